@@ -1,0 +1,119 @@
+# stableq: one binary, ./stableq, plus its tests, fuzzers and benchmarks.
+#
+#   make            build ./stableq
+#   make deps       install the Debian packages stableq needs (idempotent)
+#   make check      every test under prove (unit tests built with ASan+UBSan)
+#   make run        the daemon with its defaults on the shipped queue
+#   make bench      the benchmarks in bench/, printing their figures
+#   make fuzz       libFuzzer builds of the parsers (clang)
+#   make SANITIZE=address,undefined check    the whole binary sanitized too
+
+CC ?= cc
+PKGS := libgit2 sqlite3 libmicrohttpd jansson libcurl libcrypto
+WARN := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wvla
+BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O2 $(WARN) -Idaemon -Ikernel-queue \
+	-Iqemu-runner -Ivar/gen $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
+
+SANITIZE ?=
+ifneq ($(SANITIZE),)
+SAN_FLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+VARIANT := san
+else
+SAN_FLAGS :=
+VARIANT := plain
+endif
+# Unit tests are always built with ASan+UBSan.
+TEST_SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+
+SRC_DIRS := daemon kernel-queue qemu-runner
+LIB_SRCS := $(filter-out daemon/main.c,$(wildcard $(addsuffix /*.c,$(SRC_DIRS))))
+GEN_SRCS := var/gen/embed.c
+EMBED_FILES := $(sort $(wildcard sql/*.sql)) $(sort $(wildcard web/*.html web/*.js web/*.css web/*.svg)) \
+	$(wildcard web/openapi.json)
+
+OBJ := var/obj/$(VARIANT)
+TOBJ := var/obj/test
+LIB_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(LIB_SRCS) $(GEN_SRCS))
+TLIB_OBJS := $(patsubst %.c,$(TOBJ)/%.o,$(LIB_SRCS) $(GEN_SRCS))
+
+UNIT_SRCS := $(wildcard tests/t-*.c)
+UNIT_BINS := $(patsubst tests/%.c,tests/bin/%.t,$(UNIT_SRCS))
+FUZZ_SRCS := $(wildcard fuzz/fuzz-*.c)
+REPLAY_BINS := $(patsubst fuzz/%.c,fuzz/bin/replay-%,$(FUZZ_SRCS))
+LIBFUZZ_BINS := $(patsubst fuzz/%.c,fuzz/bin/%,$(FUZZ_SRCS))
+BENCH_SRCS := $(wildcard bench/*.c)
+BENCH_BINS := $(patsubst bench/%.c,bench/bin/%,$(BENCH_SRCS))
+
+.PHONY: all deps check unit-check run bench fuzz clean format guest
+all: stableq
+
+stableq: $(LIB_OBJS) $(OBJ)/daemon/main.o
+	$(CC) $(SAN_FLAGS) -o $@ $^ $(LIBS)
+
+$(OBJ)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) -MMD -MP -c -o $@ $<
+
+$(TOBJ)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(TEST_SAN) -MMD -MP -c -o $@ $<
+
+# sql/ and web/ are compiled into the binary: one file to deploy.
+var/gen/embed.c: daemon/embed.sh $(EMBED_FILES)
+	@mkdir -p var/gen
+	sh daemon/embed.sh $(EMBED_FILES) > $@.tmp && mv $@.tmp $@
+
+tests/bin/%.t: tests/%.c $(TLIB_OBJS) tests/tap.h
+	@mkdir -p tests/bin
+	$(CC) $(BASE_CFLAGS) -Itests $(TEST_SAN) -o $@ $< $(TLIB_OBJS) $(LIBS)
+
+# The fuzz targets, replayed over their corpus without libFuzzer.
+fuzz/bin/replay-%: fuzz/%.c fuzz/replay.c $(TLIB_OBJS)
+	@mkdir -p fuzz/bin
+	$(CC) $(BASE_CFLAGS) $(TEST_SAN) -o $@ $< fuzz/replay.c $(TLIB_OBJS) $(LIBS)
+
+fuzz/bin/fuzz-%: fuzz/fuzz-%.c $(LIB_SRCS) $(GEN_SRCS)
+	@mkdir -p fuzz/bin
+	clang $(filter-out -Werror,$(BASE_CFLAGS)) -fsanitize=fuzzer,address,undefined \
+		-o $@ $< $(LIB_SRCS) $(GEN_SRCS) $(LIBS)
+
+fuzz: $(LIBFUZZ_BINS)
+
+bench/bin/%: bench/%.c $(LIB_OBJS)
+	@mkdir -p bench/bin
+	$(CC) $(BASE_CFLAGS) -o $@ $< $(LIB_OBJS) $(LIBS)
+
+# Idempotent: apt-get runs only when a package is missing.
+deps:
+	@pkgs=$$(grep -v '^#' config/debian-packages | grep .); \
+	missing=$$(for p in $$pkgs; do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
+		grep -q 'install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "make deps: installing" $$missing; \
+		export DEBIAN_FRONTEND=noninteractive; \
+		apt-get update -q && apt-get install -y -q --no-install-recommends $$missing; \
+	fi
+
+unit-check: $(UNIT_BINS) $(REPLAY_BINS)
+
+# Every test, under prove: unit tests (ASan+UBSan), fuzz corpus replays, then
+# the integration tests that drive the real binary, git, QEMU, SMTP, Chromium.
+check: deps
+	$(MAKE) stableq unit-check
+	prove -e '' $(UNIT_BINS) $(patsubst fuzz/bin/replay-%,tests/replay-%.t,$(REPLAY_BINS)) \
+		$(sort $(wildcard tests/[0-9]*.t))
+
+run: deps stableq
+	./stableq serve -d
+
+bench: stableq $(BENCH_BINS)
+	@for b in $(sort $(wildcard bench/*.sh)); do echo "== $$b"; sh $$b || exit 1; done
+
+format:
+	clang-format -i $(wildcard daemon/*.[ch] kernel-queue/*.[ch] qemu-runner/*.[ch] tests/*.[ch] fuzz/*.c bench/*.c)
+
+clean:
+	rm -rf var/obj var/gen tests/bin fuzz/bin bench/bin stableq
+
+-include $(shell find var/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,34 @@
+/* app.h: what every command gets: the config, the open store and who acts. */
+#ifndef STABLEQ_APP_H
+#define STABLEQ_APP_H
+
+#include "config.h"
+
+#include <sqlite3.h>
+
+struct app {
+	struct config cfg;
+	sqlite3 *db;          /* owned; opened by app_open_db() */
+	const char *actor;    /* "cli", "daemon", "token:NAME" (borrowed) */
+	const char *self;     /* path of the stableq binary, for child steps */
+	int json;             /* --json */
+	int verbose;
+};
+
+/* Opens cfg.db (creating var/ if needed). */
+int app_open_db(struct app *app);
+/* Creates dir and its parents; 0 or negative (err_set). */
+int mkdir_p(const char *dir);
+
+/* One subcommand: argv[0] is its name. Returns the process exit status. */
+struct command {
+	const char *name;
+	int (*run)(struct app *app, int argc, char **argv);
+	int needs_db;
+	const char *usage;
+};
+
+/* The table, terminated by a NULL name (main.c). */
+extern const struct command commands[];
+
+#endif

@@ -1,0 +1,15 @@
+/* cmd-config.c: `stableq config`: the settings in force, one `key = value` a line. */
+#include "cli.h"
+
+#include <stdio.h>
+
+static void emit(const char *line)
+{
+	puts(line);
+}
+
+int cmd_config(struct app *app, int argc, char **argv)
+{
+	config_dump(&app->cfg, emit);
+	return 0;
+}

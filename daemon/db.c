@@ -1,0 +1,278 @@
+/* db.c: opening, migrating and querying the SQLite store. */
+#include "db.h"
+#include "embed.h"
+#include "err.h"
+#include "strbuf.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int bind_va(sqlite3 *db, sqlite3_stmt *st, const char *types,
+		   va_list ap)
+{
+	int rc = SQLITE_OK;
+
+	for (int i = 0; types && types[i]; i++) {
+		int idx = i + 1;
+		switch (types[i]) {
+		case 'i':
+			rc = sqlite3_bind_int64(st, idx, va_arg(ap, long long));
+			break;
+		case 'd':
+			rc = sqlite3_bind_int(st, idx, va_arg(ap, int));
+			break;
+		case 'f':
+			rc = sqlite3_bind_double(st, idx, va_arg(ap, double));
+			break;
+		case 't': {
+			const char *s = va_arg(ap, const char *);
+			rc = s ? sqlite3_bind_text(st, idx, s, -1,
+						   SQLITE_TRANSIENT)
+			       : sqlite3_bind_null(st, idx);
+			break;
+		}
+		case 'n':
+			rc = sqlite3_bind_null(st, idx);
+			break;
+		default:
+			return err_set(ERR_INVALID, "db: bad bind type '%c'",
+				       types[i]);
+		}
+		if (rc != SQLITE_OK)
+			return err_set(ERR_IO, "db: bind %d: %s", idx,
+				       sqlite3_errmsg(db));
+	}
+	return 0;
+}
+
+static sqlite3_stmt *prepare_va(sqlite3 *db, const char *sql,
+				const char *types, va_list ap)
+{
+	sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+		err_set(ERR_IO, "db: %s (in: %.80s)", sqlite3_errmsg(db), sql);
+		return NULL;
+	}
+	if (bind_va(db, st, types, ap) < 0) {
+		sqlite3_finalize(st);
+		return NULL;
+	}
+	return st;
+}
+
+sqlite3_stmt *db_prepare(sqlite3 *db, const char *sql, const char *types, ...)
+{
+	va_list ap;
+	sqlite3_stmt *st;
+
+	va_start(ap, types);
+	st = prepare_va(db, sql, types, ap);
+	va_end(ap);
+	return st;
+}
+
+int db_exec(sqlite3 *db, const char *sql, const char *types, ...)
+{
+	va_list ap;
+	sqlite3_stmt *st;
+	int rc;
+
+	va_start(ap, types);
+	st = prepare_va(db, sql, types, ap);
+	va_end(ap);
+	if (!st)
+		return ERR_IO;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		;
+	if (rc != SQLITE_DONE) {
+		int code = rc == SQLITE_CONSTRAINT ? ERR_CONFLICT : ERR_IO;
+		err_set(code, "db: %s", sqlite3_errmsg(db));
+		sqlite3_finalize(st);
+		return code;
+	}
+	sqlite3_finalize(st);
+	return sqlite3_changes(db);
+}
+
+int db_query_int(sqlite3 *db, long long *out, const char *sql,
+		 const char *types, ...)
+{
+	va_list ap;
+	sqlite3_stmt *st;
+	int rc, ret;
+
+	va_start(ap, types);
+	st = prepare_va(db, sql, types, ap);
+	va_end(ap);
+	if (!st)
+		return ERR_IO;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*out = sqlite3_column_int64(st, 0);
+		ret = 0;
+	} else if (rc == SQLITE_DONE) {
+		ret = err_set(ERR_NOTFOUND, "db: no row");
+	} else {
+		ret = err_set(ERR_IO, "db: %s", sqlite3_errmsg(db));
+	}
+	sqlite3_finalize(st);
+	return ret;
+}
+
+int db_query_text(sqlite3 *db, char **out, const char *sql, const char *types,
+		  ...)
+{
+	va_list ap;
+	sqlite3_stmt *st;
+	int rc, ret;
+
+	*out = NULL;
+	va_start(ap, types);
+	st = prepare_va(db, sql, types, ap);
+	va_end(ap);
+	if (!st)
+		return ERR_IO;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		const char *t = db_col_text(st, 0);
+		*out = t ? xstrdup(t) : NULL;
+		ret = 0;
+	} else if (rc == SQLITE_DONE) {
+		ret = err_set(ERR_NOTFOUND, "db: no row");
+	} else {
+		ret = err_set(ERR_IO, "db: %s", sqlite3_errmsg(db));
+	}
+	sqlite3_finalize(st);
+	return ret;
+}
+
+int db_exec_script(sqlite3 *db, const char *sql)
+{
+	char *msg = NULL;
+
+	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		int ret = err_set(ERR_IO, "db: %s", msg ? msg : "error");
+		sqlite3_free(msg);
+		return ret;
+	}
+	return 0;
+}
+
+long long db_last_id(sqlite3 *db)
+{
+	return sqlite3_last_insert_rowid(db);
+}
+
+const char *db_col_text(sqlite3_stmt *st, int col)
+{
+	return (const char *)sqlite3_column_text(st, col);
+}
+
+int db_begin(sqlite3 *db)
+{
+	return db_exec_script(db, "BEGIN IMMEDIATE");
+}
+
+int db_commit(sqlite3 *db)
+{
+	return db_exec_script(db, "COMMIT");
+}
+
+void db_rollback(sqlite3 *db)
+{
+	if (!sqlite3_get_autocommit(db))
+		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+static int migrate(sqlite3 *db)
+{
+	long long version = 0;
+	int n = 0;
+
+	if (db_query_int(db, &version, "PRAGMA user_version", NULL) < 0)
+		return ERR_IO;
+	for (const struct embedded_file *f = embedded_files; f->path; f++) {
+		if (strncmp(f->path, "sql/", 4) || !strstr(f->path, ".sql"))
+			continue;
+		n++;
+		if (n <= version)
+			continue;
+		if (db_begin(db) < 0)
+			return ERR_IO;
+		if (db_exec_script(db, f->start) < 0) {
+			db_rollback(db);
+			return err_prefix(ERR_IO, "migration %s", f->path);
+		}
+		char pragma[64];
+		snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %d", n);
+		if (db_exec_script(db, pragma) < 0 || db_commit(db) < 0) {
+			db_rollback(db);
+			return err_prefix(ERR_IO, "migration %s", f->path);
+		}
+	}
+	if (version > n)
+		return err_set(ERR_INVALID,
+			       "database schema version %lld is newer than this "
+			       "stableq knows (%d)",
+			       version, n);
+	return 0;
+}
+
+int db_open(sqlite3 **out, const char *path)
+{
+	sqlite3 *db = NULL;
+	int ret;
+
+	*out = NULL;
+	if (sqlite3_open_v2(path, &db,
+			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+				    SQLITE_OPEN_FULLMUTEX,
+			    NULL) != SQLITE_OK) {
+		ret = err_set(ERR_IO, "%s: cannot open database: %s", path,
+			      db ? sqlite3_errmsg(db) : "out of memory");
+		sqlite3_close(db);
+		return ret;
+	}
+	sqlite3_busy_timeout(db, 10000);
+	if ((ret = db_exec_script(db, "PRAGMA journal_mode = WAL;"
+				      "PRAGMA synchronous = NORMAL;"
+				      "PRAGMA foreign_keys = ON;")) < 0 ||
+	    (ret = migrate(db)) < 0) {
+		err_prefix(ret, "%s", path);
+		sqlite3_close(db);
+		return ret;
+	}
+	*out = db;
+	return 0;
+}
+
+void db_close(sqlite3 *db)
+{
+	if (db)
+		sqlite3_close(db);
+}
+
+long long event_add(sqlite3 *db, const char *actor, const char *subject_kind,
+		    long long subject_id, const char *kind, const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT;
+	va_list ap;
+	int ret;
+
+	if (fmt) {
+		va_start(ap, fmt);
+		strbuf_vaddf(&sb, fmt, ap);
+		va_end(ap);
+	}
+	ret = db_exec(db,
+		      "INSERT INTO events (actor, subject_kind, subject_id, kind,"
+		      " detail) VALUES (?, ?, ?, ?, ?)",
+		      "ttitt", actor, subject_kind, subject_id, kind,
+		      fmt ? sb.buf : NULL);
+	strbuf_release(&sb);
+	return ret < 0 ? ret : db_last_id(db);
+}

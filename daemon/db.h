@@ -1,0 +1,50 @@
+/* db.h: the SQLite store: open + migrate, bound statements, transactions, events. */
+#ifndef STABLEQ_DB_H
+#define STABLEQ_DB_H
+
+#include <sqlite3.h>
+
+/*
+ * Opens (creating) the database at path, sets WAL mode, foreign keys and a
+ * busy timeout, and applies the migrations compiled in from sql/ that
+ * PRAGMA user_version says are missing, each in its own transaction.
+ * The caller owns *out and closes it with db_close().
+ */
+int db_open(sqlite3 **out, const char *path);
+void db_close(sqlite3 *db);
+
+/* BEGIN IMMEDIATE / COMMIT / ROLLBACK. Negative with err_msg() on failure. */
+int db_begin(sqlite3 *db);
+int db_commit(sqlite3 *db);
+void db_rollback(sqlite3 *db);
+
+/*
+ * Statements take bound parameters only, described by a type string, one
+ * letter per '?': 'i' long long, 'd' int, 'f' double, 't' const char *
+ * (NULL binds NULL), 'n' NULL (no argument).
+ */
+/* Prepares and binds; NULL with err_msg() on failure. Caller finalizes. */
+sqlite3_stmt *db_prepare(sqlite3 *db, const char *sql, const char *types, ...);
+/* Runs a statement to completion. Returns changes (>= 0) or negative. */
+int db_exec(sqlite3 *db, const char *sql, const char *types, ...);
+/* First column of the first row. ERR_NOTFOUND when there is no row. */
+int db_query_int(sqlite3 *db, long long *out, const char *sql,
+		 const char *types, ...);
+/* As above; *out is malloc'd (caller frees), NULL for SQL NULL. */
+int db_query_text(sqlite3 *db, char **out, const char *sql, const char *types,
+		  ...);
+/* Runs several ;-separated statements with no parameters (migrations). */
+int db_exec_script(sqlite3 *db, const char *sql);
+long long db_last_id(sqlite3 *db);
+/* sqlite3_column_text as const char *, NULL-safe. */
+const char *db_col_text(sqlite3_stmt *st, int col);
+
+/*
+ * Appends to the event log (inside the caller's transaction). Returns the
+ * event id (> 0) or negative.
+ */
+__attribute__((format(printf, 6, 7)))
+long long event_add(sqlite3 *db, const char *actor, const char *subject_kind,
+		    long long subject_id, const char *kind, const char *fmt, ...);
+
+#endif

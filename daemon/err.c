@@ -1,0 +1,64 @@
+/* err.c: the per-thread error message slot. */
+#include "err.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static _Thread_local char err_buf[4096];
+
+int err_set(int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err_buf, sizeof(err_buf), fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+int err_prefix(int code, const char *fmt, ...)
+{
+	char old[sizeof(err_buf)];
+	char pre[1024];
+	va_list ap;
+
+	memcpy(old, err_buf, sizeof(old));
+	va_start(ap, fmt);
+	vsnprintf(pre, sizeof(pre), fmt, ap);
+	va_end(ap);
+	snprintf(err_buf, sizeof(err_buf), "%s: %s", pre, old);
+	return code;
+}
+
+const char *err_msg(void)
+{
+	return err_buf;
+}
+
+void err_clear(void)
+{
+	err_buf[0] = '\0';
+}
+
+const char *err_name(int code)
+{
+	switch (code) {
+	case ERR_NOTFOUND:
+		return "not-found";
+	case ERR_INVALID:
+		return "invalid";
+	case ERR_CONFLICT:
+		return "conflict";
+	case ERR_EXISTS:
+		return "exists";
+	case ERR_IO:
+		return "io";
+	case ERR_TOOBIG:
+		return "too-big";
+	case ERR_AUTH:
+		return "auth";
+	default:
+		return "error";
+	}
+}

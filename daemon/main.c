@@ -1,0 +1,87 @@
+/* main.c: `stableq COMMAND`: global options, then the command table. */
+#include "app.h"
+#include "cli.h"
+#include "db.h"
+#include "err.h"
+#include "log.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const struct command commands[] = {
+	{ "config", cmd_config, 0, "config            (print the settings in force)" },
+	{ NULL, NULL, 0, NULL },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: stableq [-c FILE] [--db FILE] [-v] COMMAND [ARGS]\n\n"
+		   "commands:\n");
+	for (const struct command *c = commands; c->name; c++)
+		fprintf(f, "  stableq %s\n", c->usage);
+}
+
+int main(int argc, char **argv)
+{
+	struct app app = { .actor = "cli" };
+	const char *conf = NULL, *dbpath = NULL;
+	const struct command *cmd = NULL;
+	char **args = calloc((size_t)argc + 1, sizeof(*args));
+	int nargs = 0, ret;
+
+	app.self = argv[0];
+	/* Global options may stand before or after the command name. */
+	for (int i = 1; i < argc; i++) {
+		if ((!strcmp(argv[i], "-c") || !strcmp(argv[i], "--config")) &&
+		    i + 1 < argc) {
+			conf = argv[++i];
+		} else if (!strcmp(argv[i], "--db") && i + 1 < argc) {
+			dbpath = argv[++i];
+		} else if (!strcmp(argv[i], "--json")) {
+			app.json = 1;
+		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			usage(stdout);
+			return 0;
+		} else if (!strcmp(argv[i], "-v") && !nargs) {
+			app.verbose++;
+		} else {
+			args[nargs++] = argv[i];
+		}
+	}
+	if (!nargs) {
+		usage(stderr);
+		return 2;
+	}
+	for (const struct command *c = commands; c->name; c++)
+		if (!strcmp(c->name, args[0]))
+			cmd = c;
+	if (!cmd) {
+		fprintf(stderr, "stableq: unknown command '%s'\n", args[0]);
+		usage(stderr);
+		return 2;
+	}
+	if (!conf && !getenv("STABLEQ_NO_DEFAULT_CONFIG") &&
+	    access("config/stableq.conf", R_OK) == 0)
+		conf = "config/stableq.conf";
+	if (config_load(&app.cfg, conf) < 0) {
+		fprintf(stderr, "stableq: %s\n", err_msg());
+		return 2;
+	}
+	if (dbpath) {
+		free(app.cfg.db);
+		app.cfg.db = strdup(dbpath);
+	}
+	log_init(app.verbose, 0);
+	if (cmd->needs_db && app_open_db(&app) < 0) {
+		fprintf(stderr, "stableq: %s\n", err_msg());
+		config_free(&app.cfg);
+		return 1;
+	}
+	ret = cmd->run(&app, nargs, args);
+	db_close(app.db);
+	config_free(&app.cfg);
+	free(args);
+	return ret;
+}

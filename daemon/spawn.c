@@ -1,0 +1,274 @@
+/* spawn.c: child processes with deadlines, captured output and reaped status. */
+#include "spawn.h"
+#include "err.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+double now_monotonic(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+char *spawn_cmdline(const char *const *argv)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	for (size_t i = 0; argv && argv[i]; i++) {
+		if (i)
+			strbuf_addch(&sb, ' ');
+		strbuf_addstr(&sb, argv[i]);
+	}
+	return strbuf_detach(&sb, NULL);
+}
+
+static void child_exec(const struct spawn *s, int outfd, int errpipe)
+{
+	int in;
+
+	setpgid(0, 0);
+	signal(SIGPIPE, SIG_DFL);
+	signal(SIGCHLD, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+
+	in = open(s->stdin_path ? s->stdin_path : "/dev/null", O_RDONLY);
+	if (in < 0)
+		goto fail;
+	dup2(in, 0);
+	if (outfd >= 0) {
+		dup2(outfd, 1);
+		dup2(outfd, 2);
+	}
+	if (s->cwd && chdir(s->cwd) < 0)
+		goto fail;
+	for (size_t i = 0; s->env && s->env[i]; i++) {
+		const char *eq = strchr(s->env[i], '=');
+		if (!eq)
+			continue;
+		char *k = strndup(s->env[i], (size_t)(eq - s->env[i]));
+		if (k) {
+			setenv(k, eq + 1, 1);
+			free(k);
+		}
+	}
+	execvp(s->argv[0], (char *const *)s->argv);
+fail:;
+	int e = errno;
+	ssize_t r = write(errpipe, &e, sizeof(e));
+	(void)r;
+	_exit(127);
+}
+
+int spawn_start(struct spawn *s)
+{
+	int errpipe[2] = { -1, -1 }, outpipe[2] = { -1, -1 };
+	int outfd = -1, e = 0;
+	ssize_t n;
+
+	if (!s->argv || !s->argv[0])
+		return err_set(ERR_INVALID, "spawn: empty command");
+	if (pipe2(errpipe, O_CLOEXEC) < 0)
+		return err_set(ERR_IO, "spawn %s: pipe: %s", s->argv[0],
+			       strerror(errno));
+	if (s->log_path) {
+		outfd = open(s->log_path,
+			     O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		if (outfd < 0) {
+			e = errno;
+			close(errpipe[0]);
+			close(errpipe[1]);
+			return err_set(ERR_IO, "spawn %s: log %s: %s",
+				       s->argv[0], s->log_path, strerror(e));
+		}
+	} else if (s->capture) {
+		if (pipe2(outpipe, O_CLOEXEC) < 0) {
+			close(errpipe[0]);
+			close(errpipe[1]);
+			return err_set(ERR_IO, "spawn %s: pipe: %s", s->argv[0],
+				       strerror(errno));
+		}
+		outfd = outpipe[1];
+	}
+	s->started = now_monotonic();
+	s->timed_out = 0;
+	s->signaled = 0;
+	s->status = -1;
+	s->pid = fork();
+	if (s->pid < 0) {
+		e = errno;
+		close(errpipe[0]);
+		close(errpipe[1]);
+		if (outfd >= 0)
+			close(outfd);
+		if (outpipe[0] >= 0)
+			close(outpipe[0]);
+		return err_set(ERR_IO, "spawn %s: fork: %s", s->argv[0],
+			       strerror(e));
+	}
+	if (s->pid == 0)
+		child_exec(s, outfd, errpipe[1]);
+	/* Both sides set the group, so a kill right after start hits it. */
+	setpgid(s->pid, s->pid);
+	close(errpipe[1]);
+	if (outfd >= 0)
+		close(outfd);
+	s->out_fd = outpipe[0];
+	do
+		n = read(errpipe[0], &e, sizeof(e));
+	while (n < 0 && errno == EINTR);
+	close(errpipe[0]);
+	if (n == (ssize_t)sizeof(e)) {
+		waitpid(s->pid, NULL, 0);
+		s->pid = -1;
+		if (s->out_fd >= 0) {
+			close(s->out_fd);
+			s->out_fd = -1;
+		}
+		if (e == ENOENT)
+			return err_set(ERR_NOTFOUND, "%s: command not found",
+				       s->argv[0]);
+		return err_set(ERR_IO, "%s: cannot run: %s", s->argv[0],
+			       strerror(e));
+	}
+	if (s->out_fd >= 0)
+		fcntl(s->out_fd, F_SETFL, O_NONBLOCK);
+	return 0;
+}
+
+static void drain(struct spawn *s)
+{
+	size_t max = s->capture_max ? s->capture_max : (1u << 20);
+	char buf[65536];
+
+	for (;;) {
+		ssize_t n = read(s->out_fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n == 0 || errno != EAGAIN) {
+				close(s->out_fd);
+				s->out_fd = -1;
+			}
+			return;
+		}
+		strbuf_add(&s->out, buf, (size_t)n);
+		if (s->out.len > 2 * max) {
+			/* keep the tail: the end of a log says what failed */
+			memmove(s->out.buf, s->out.buf + s->out.len - max, max);
+			strbuf_setlen(&s->out, max);
+		}
+	}
+}
+
+void spawn_kill(struct spawn *s, int grace_ms)
+{
+	if (s->pid <= 0)
+		return;
+	kill(-s->pid, SIGTERM);
+	kill(s->pid, SIGTERM);
+	for (int waited = 0; waited < grace_ms; waited += 10) {
+		if (waitpid(s->pid, NULL, WNOHANG) == s->pid) {
+			kill(-s->pid, SIGKILL);
+			s->pid = -1;
+			return;
+		}
+		usleep(10000);
+	}
+	kill(-s->pid, SIGKILL);
+	kill(s->pid, SIGKILL);
+}
+
+int spawn_poll(struct spawn *s, int block)
+{
+	int wst;
+
+	if (s->pid <= 0)
+		return err_set(ERR_INVALID, "spawn: no child to wait for");
+	for (;;) {
+		if (s->out_fd >= 0)
+			drain(s);
+		pid_t r = waitpid(s->pid, &wst, WNOHANG);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return err_set(ERR_IO, "waitpid %ld: %s", (long)s->pid,
+				       strerror(errno));
+		if (r == s->pid)
+			break;
+		if (s->timeout_ms > 0 && !s->timed_out &&
+		    now_monotonic() - s->started > s->timeout_ms / 1000.0) {
+			s->timed_out = 1;
+			kill(-s->pid, SIGKILL);
+			kill(s->pid, SIGKILL);
+			continue;
+		}
+		if (!block)
+			return 0;
+		if (s->out_fd >= 0) {
+			struct pollfd p = { .fd = s->out_fd, .events = POLLIN };
+			poll(&p, 1, 50);
+		} else {
+			usleep(20000);
+		}
+	}
+	/* The group may have stragglers (make's children): end them too. */
+	kill(-s->pid, SIGKILL);
+	if (s->out_fd >= 0) {
+		drain(s);
+		if (s->out_fd >= 0) {
+			close(s->out_fd);
+			s->out_fd = -1;
+		}
+	}
+	s->seconds = now_monotonic() - s->started;
+	if (WIFEXITED(wst)) {
+		s->status = WEXITSTATUS(wst);
+	} else if (WIFSIGNALED(wst)) {
+		s->signaled = WTERMSIG(wst);
+		s->status = 128 + s->signaled;
+	}
+	s->pid = -1;
+	return 1;
+}
+
+int spawn_run(struct spawn *s)
+{
+	int ret = spawn_start(s);
+
+	if (ret < 0)
+		return ret;
+	ret = spawn_poll(s, 1);
+	return ret < 0 ? ret : 0;
+}
+
+void spawn_release(struct spawn *s)
+{
+	if (!s)
+		return;
+	if (s->pid > 0) {
+		spawn_kill(s, 0);
+		waitpid(s->pid, NULL, 0);
+		s->pid = -1;
+	}
+	if (s->out_fd >= 0) {
+		close(s->out_fd);
+		s->out_fd = -1;
+	}
+	strbuf_release(&s->out);
+}

@@ -1,0 +1,93 @@
+/* patch.h: one patch as parsed from a mail, a git format-patch file or `git show` text. */
+#ifndef STABLEQ_PATCH_H
+#define STABLEQ_PATCH_H
+
+#include <stddef.h>
+
+/*
+ * Tag kinds (struct patch_tag.kind), each from the message's trailers/notes:
+ *   "fixes"          Fixes: <sha> ("subject")          value sha (lower-case hex), extra subject
+ *   "stable"         Cc: [<]stable@vger.kernel.org[>] [# annotation]
+ *                                                      value the address, extra the annotation ("6.1.x", "5.10+") or NULL
+ *   "prereq"         Cc: stable # 6.1.x: a1f84a3: subject  (prerequisite note)
+ *                                                      value sha, extra "subject" (annotation kept in a "stable" tag too)
+ *   "stable_dep_of"  Stable-dep-of: <sha> ("subject")  value sha, extra subject
+ *   "upstream"       "commit <sha> upstream." / "[ Upstream commit <sha> ]" / git-show "commit <sha>" header
+ *                                                      value sha
+ *   "signed_off_by", "reported_by", "reviewed_by", "acked_by", "tested_by", "cc"
+ *                                                      value address, extra name (may be NULL)
+ *   "link"           Link: <url>                        value url
+ *   "noautosel"      Cc: stable+noautosel@kernel.org    value address, extra reason
+ * Strings are owned by the patch.
+ */
+struct patch_tag {
+	char *kind;
+	char *value;
+	char *extra;
+};
+
+struct patch_file {
+	char *path;  /* new path ("b/" stripped); old path for deletions */
+	char change; /* 'A' added, 'M' modified, 'D' deleted, 'R' renamed */
+};
+
+struct patch {
+	char *subject;        /* without "[PATCH ...]" prefixes; never NULL */
+	char *subject_prefix; /* "PATCH 6.1 2/3" or NULL */
+	int series_part;      /* n of [PATCH n/m], 0 if none */
+	int series_total;     /* m of [PATCH n/m], 0 if none */
+	char *author_name;    /* decoded (RFC 2047), or NULL */
+	char *author_email;   /* lower-cased addr-spec, or NULL */
+	char *date;           /* as written in the Date: header, or NULL */
+	char *message_id;     /* without <>, or NULL */
+	char *in_reply_to;    /* without <>, or NULL */
+	char *upstream;       /* upstream sha named by the message, or NULL */
+	char *message;        /* the commit message: subject line, blank, body with trailers (no diffstat) */
+	char *diff;           /* the diff text, from the first "diff --git" (or "--- a/") line */
+	char *filename;       /* set by callers (series import), may be NULL */
+	struct patch_tag *tags;
+	size_t ntags;
+	struct patch_file *files;
+	size_t nfiles;
+	char patch_id[41];    /* hex SHA-1 of the diff, white space and line numbers ignored */
+	int adds_file;        /* the diff creates a file */
+	int adds_kconfig;     /* adds a "config FOO" entry to a Kconfig file */
+	int touches_uapi;     /* changes include/uapi/ or arch/x/include/uapi/ */
+};
+
+/*
+ * Parses one message: a mail (RFC 5322 headers, folded lines, RFC 2047
+ * words, quoted-printable or 8bit body) or `git show` text ("commit <sha>",
+ * "Author:", "Date:", indented message, diff). name is used in messages
+ * ("queue/0001-x.patch:12: Fixes: 'xyz' is not a hex SHA"). Errors, each
+ * ERR_INVALID with a message naming name and line: no diff, a truncated or
+ * malformed hunk, NUL bytes, a non-UTF-8 header, a Fixes:/Stable-dep-of:
+ * with a non-hex SHA, input over max_bytes (ERR_TOOBIG). *out is owned by
+ * the caller (patch_free()).
+ */
+int patch_parse(struct patch **out, const char *buf, size_t len,
+		const char *name, size_t max_bytes);
+void patch_free(struct patch *p);
+
+/*
+ * Splits an mbox (one or many messages, "From " separator lines, ">From "
+ * unquoting) and parses each message. A file that is not an mbox but a
+ * single message is accepted too. Returns the number of patches (>= 1) in
+ * *out (caller frees each and the array), or negative: one bad message
+ * fails the whole file (nothing is half-imported).
+ */
+int mbox_parse(struct patch ***out, const char *buf, size_t len,
+	       const char *name, size_t max_bytes);
+
+/* The tags of a kind, in order: returns the count, fills at most max. */
+size_t patch_tags_of(const struct patch *p, const char *kind,
+		     const struct patch_tag **out, size_t max);
+
+/*
+ * Does the stable annotation (a "stable" tag's extra: "6.1.x", "5.10+",
+ * "4.19.x-5.15.x", "v6.1", "6.1") cover the kernel version ("6.1.192")?
+ * 1 yes, 0 no, negative if the annotation cannot be read.
+ */
+int stable_version_covers(const char *annotation, const char *version);
+
+#endif
