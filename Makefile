@@ -69,9 +69,10 @@ tests/bin/%.t: tests/%.c $(TLIB_OBJS) tests/tap.h
 	$(CC) $(BASE_CFLAGS) -Itests $(TEST_SAN) -o $@ $< $(TLIB_OBJS) $(LIBS)
 
 # The fuzz targets, replayed over their corpus without libFuzzer.
-fuzz/bin/replay-%: fuzz/%.c fuzz/replay.c $(TLIB_OBJS)
+# fuzz/fuzz-NAME.c replays fuzz/corpus/NAME/*, printing TAP.
+fuzz/bin/replay-fuzz-%: fuzz/fuzz-%.c fuzz/replay.c $(TLIB_OBJS)
 	@mkdir -p fuzz/bin
-	$(CC) $(BASE_CFLAGS) $(TEST_SAN) -o $@ $< fuzz/replay.c $(TLIB_OBJS) $(LIBS)
+	$(CC) $(BASE_CFLAGS) $(TEST_SAN) -DCORPUS_DIR='"fuzz/corpus/$*"' -o $@ $< fuzz/replay.c $(TLIB_OBJS) $(LIBS)
 
 fuzz/bin/fuzz-%: fuzz/fuzz-%.c $(LIB_SRCS) $(GEN_SRCS)
 	@mkdir -p fuzz/bin
@@ -101,8 +102,7 @@ unit-check: $(UNIT_BINS) $(REPLAY_BINS)
 # the integration tests that drive the real binary, git, QEMU, SMTP, Chromium.
 check: deps
 	$(MAKE) stableq unit-check
-	prove -e '' $(UNIT_BINS) $(patsubst fuzz/bin/replay-%,tests/replay-%.t,$(REPLAY_BINS)) \
-		$(sort $(wildcard tests/[0-9]*.t))
+	prove -e '' $(UNIT_BINS) $(REPLAY_BINS) $(sort $(wildcard tests/[0-9]*.t))
 
 run: deps stableq
 	./stableq serve -d

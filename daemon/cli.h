@@ -8,6 +8,16 @@ int cmd_import(struct app *app, int argc, char **argv);
 int cmd_check(struct app *app, int argc, char **argv);
 int cmd_queue(struct app *app, int argc, char **argv);
 int cmd_show(struct app *app, int argc, char **argv);
+int cmd_tree(struct app *app, int argc, char **argv);
+int cmd_candidate(struct app *app, int argc, char **argv);
+int cmd_bisect(struct app *app, int argc, char **argv);
+int cmd_flag(struct app *app, int argc, char **argv);
+int cmd_revert(struct app *app, int argc, char **argv);
+int cmd_override(struct app *app, int argc, char **argv);
+int cmd_release(struct app *app, int argc, char **argv);
+int cmd_mail(struct app *app, int argc, char **argv);
+int cmd_token(struct app *app, int argc, char **argv);
+int cmd_serve(struct app *app, int argc, char **argv);
 int cmd_config(struct app *app, int argc, char **argv);
 
 #endif

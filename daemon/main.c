@@ -11,6 +11,20 @@
 #include <unistd.h>
 
 const struct command commands[] = {
+	{ "import", cmd_import, 1, "import PATH...            (quilt dir, mbox or patch file)" },
+	{ "check", cmd_check, 1, "check [ID...]" },
+	{ "queue", cmd_queue, 1, "queue [--json] [--state S]" },
+	{ "show", cmd_show, 1, "show [--json] ID" },
+	{ "tree", cmd_tree, 0, "tree init                 (the stable tree from linux-source-6.1)" },
+	{ "candidate", cmd_candidate, 1, "candidate [--upto ID] [--json]" },
+	{ "bisect", cmd_bisect, 1, "bisect [CANDIDATE-ID] [--json]" },
+	{ "flag", cmd_flag, 1, "flag ID --reason TEXT" },
+	{ "revert", cmd_revert, 1, "revert ID [--dry-run] [--reason TEXT]" },
+	{ "override", cmd_override, 1, "override ID --reason TEXT" },
+	{ "release", cmd_release, 1, "release" },
+	{ "mail", cmd_mail, 1, "mail list|send" },
+	{ "token", cmd_token, 1, "token add NAME" },
+	{ "serve", cmd_serve, 0, "serve [-d] [-n] [-v]" },
 	{ "config", cmd_config, 0, "config            (print the settings in force)" },
 	{ NULL, NULL, 0, NULL },
 };
