@@ -276,3 +276,50 @@ long long event_add(sqlite3 *db, const char *actor, const char *subject_kind,
 	strbuf_release(&sb);
 	return ret < 0 ? ret : db_last_id(db);
 }
+
+json_t *db_col_json(sqlite3_stmt *st, int col)
+{
+	switch (sqlite3_column_type(st, col)) {
+	case SQLITE_INTEGER:
+		return json_integer(sqlite3_column_int64(st, col));
+	case SQLITE_FLOAT:
+		return json_real(sqlite3_column_double(st, col));
+	case SQLITE_NULL:
+		return json_null();
+	default: {
+		const char *t = db_col_text(st, col);
+		json_t *j = json_stringn(t, (size_t)sqlite3_column_bytes(st, col));
+		/* text is checked for UTF-8 on the way in; stay safe anyway */
+		return j ? j : json_string("(invalid UTF-8)");
+	}
+	}
+}
+
+json_t *db_rows_json(sqlite3 *db, const char *sql, const char *types, ...)
+{
+	va_list ap;
+	sqlite3_stmt *st;
+	json_t *arr;
+	int rc;
+
+	va_start(ap, types);
+	st = prepare_va(db, sql, types, ap);
+	va_end(ap);
+	if (!st)
+		return NULL;
+	arr = json_array();
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		json_t *o = json_object();
+		for (int i = 0; i < sqlite3_column_count(st); i++)
+			json_object_set_new(o, sqlite3_column_name(st, i),
+					    db_col_json(st, i));
+		json_array_append_new(arr, o);
+	}
+	if (rc != SQLITE_DONE) {
+		err_set(ERR_IO, "db: %s", sqlite3_errmsg(db));
+		json_decref(arr);
+		arr = NULL;
+	}
+	sqlite3_finalize(st);
+	return arr;
+}

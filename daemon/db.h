@@ -2,6 +2,7 @@
 #ifndef STABLEQ_DB_H
 #define STABLEQ_DB_H
 
+#include <jansson.h>
 #include <sqlite3.h>
 
 /*
@@ -38,6 +39,14 @@ int db_exec_script(sqlite3 *db, const char *sql);
 long long db_last_id(sqlite3 *db);
 /* sqlite3_column_text as const char *, NULL-safe. */
 const char *db_col_text(sqlite3_stmt *st, int col);
+
+/* One column of the current row as JSON (integer, real, string or null). */
+json_t *db_col_json(sqlite3_stmt *st, int col);
+/*
+ * The rows of a query as a JSON array of objects keyed by column name; a
+ * new reference, or NULL with err_msg() on failure.
+ */
+json_t *db_rows_json(sqlite3 *db, const char *sql, const char *types, ...);
 
 /*
  * Appends to the event log (inside the caller's transaction). Returns the

@@ -29,6 +29,8 @@ struct patch_tag {
 struct patch_file {
 	char *path;  /* new path ("b/" stripped); old path for deletions */
 	char change; /* 'A' added, 'M' modified, 'D' deleted, 'R' renamed */
+	int binary;     /* a "GIT binary patch" or "Binary files ... differ" */
+	char *old_path; /* renames and copies: the source path, else NULL */
 };
 
 struct patch {
@@ -68,6 +70,18 @@ struct patch {
 int patch_parse(struct patch **out, const char *buf, size_t len,
 		const char *name, size_t max_bytes);
 void patch_free(struct patch *p);
+
+/*
+ * patch_parse() with the position of buf in a larger file: first_line is the
+ * line number of buf's first line in name (1 for a whole file), so that
+ * messages point into the file. With PATCH_SKIP_COVER a cover letter
+ * ("[PATCH 0/m]" without a diff) is not an error: 0 is returned with *out
+ * set to NULL.
+ */
+#define PATCH_SKIP_COVER 1u
+int patch_parse_at(struct patch **out, const char *buf, size_t len,
+		   const char *name, size_t max_bytes, size_t first_line,
+		   unsigned flags);
 
 /*
  * Splits an mbox (one or many messages, "From " separator lines, ">From "

@@ -1,0 +1,205 @@
+/* cmd-queue.c: `stableq import`, `queue` and `show`: intake and reading the store. */
+#include "check.h"
+#include "cli.h"
+#include "err.h"
+#include "intake.h"
+#include "queue.h"
+#include "strbuf.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int print_json(json_t *j)
+{
+	char *s = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
+
+	if (!s)
+		return 1;
+	puts(s);
+	free(s);
+	return 0;
+}
+
+/* "applies=clean fixes=present" from a verdicts object. */
+static void verdict_line(struct strbuf *sb, json_t *verdicts)
+{
+	const char *check;
+	json_t *v;
+
+	json_object_foreach(verdicts, check, v)
+	{
+		strbuf_addf(sb, "%s%s=%s", sb->len ? " " : "", check,
+			    json_string_value(json_object_get(v, "result")));
+	}
+}
+
+int cmd_import(struct app *app, int argc, char **argv)
+{
+	struct intake_result res;
+	int ret;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: stableq import PATH...\n");
+		return 2;
+	}
+	ret = intake_import_paths(app->db, (const char *const *)argv + 1,
+				  (size_t)argc - 1, (size_t)app->cfg.max_patch_bytes,
+				  app->actor, &res);
+	if (ret < 0) {
+		fprintf(stderr, "stableq import: %s\n", err_msg());
+		return 1;
+	}
+	printf("imported %zu new patch%s, %zu already known\n", res.added,
+	       res.added == 1 ? "" : "es", res.duplicates);
+	if (res.added) {
+		struct check_summary sum;
+		ret = check_run(app, res.ids, res.nids, &sum);
+		if (ret == ERR_NOTFOUND)
+			printf("checks not run: %s\n", err_msg());
+		else if (ret < 0) {
+			fprintf(stderr, "stableq import: checks: %s\n",
+				err_msg());
+			intake_result_release(&res);
+			return 1;
+		} else
+			check_summary_print(&sum, stdout);
+	}
+	intake_result_release(&res);
+	return 0;
+}
+
+int cmd_check(struct app *app, int argc, char **argv)
+{
+	long long *ids = NULL;
+	size_t n = 0;
+	struct check_summary sum;
+	int ret;
+
+	if (argc > 1) {
+		ids = xcalloc((size_t)argc, sizeof(*ids));
+		for (int i = 1; i < argc; i++) {
+			char *end;
+			ids[n++] = strtoll(argv[i], &end, 10);
+			if (*end || end == argv[i] || ids[n - 1] <= 0) {
+				fprintf(stderr, "stableq check: '%s' is not a patch id\n",
+					argv[i]);
+				free(ids);
+				return 2;
+			}
+		}
+	}
+	ret = check_run(app, ids, n, &sum);
+	free(ids);
+	if (ret < 0) {
+		fprintf(stderr, "stableq check: %s\n", err_msg());
+		return 1;
+	}
+	if (app->json)
+		return print_json(sum.json);
+	check_summary_print(&sum, stdout);
+	json_decref(sum.json);
+	return 0;
+}
+
+int cmd_queue(struct app *app, int argc, char **argv)
+{
+	const char *state = NULL;
+	json_t *list, *p;
+	size_t i;
+
+	for (int a = 1; a < argc; a++) {
+		if (!strcmp(argv[a], "--state") && a + 1 < argc)
+			state = argv[++a];
+		else {
+			fprintf(stderr, "usage: stableq queue [--json] [--state S]\n");
+			return 2;
+		}
+	}
+	if (state && patch_state_parse(state) < 0) {
+		fprintf(stderr, "stableq queue: unknown state '%s'\n", state);
+		return 2;
+	}
+	list = queue_list_json(app->db, state, 0, 0, NULL);
+	if (!list) {
+		fprintf(stderr, "stableq queue: %s\n", err_msg());
+		return 1;
+	}
+	if (app->json) {
+		int r = print_json(list);
+		json_decref(list);
+		return r;
+	}
+	json_array_foreach(list, i, p)
+	{
+		struct strbuf v = STRBUF_INIT;
+		verdict_line(&v, json_object_get(p, "verdicts"));
+		printf("%4lld  %-9s %s\n      %s\n",
+		       (long long)json_integer_value(json_object_get(p, "id")),
+		       json_string_value(json_object_get(p, "state")),
+		       json_string_value(json_object_get(p, "subject")),
+		       v.len ? v.buf : "(not checked)");
+		strbuf_release(&v);
+	}
+	json_decref(list);
+	return 0;
+}
+
+int cmd_show(struct app *app, int argc, char **argv)
+{
+	json_t *p, *v, *arr;
+	const char *check;
+	char *end;
+	long long id;
+	size_t i;
+
+	if (argc != 2 || (id = strtoll(argv[1], &end, 10)) <= 0 || *end) {
+		fprintf(stderr, "usage: stableq show [--json] ID\n");
+		return 2;
+	}
+	p = queue_patch_json(app->db, id, 1);
+	if (!p) {
+		fprintf(stderr, "stableq show: %s\n", err_msg());
+		return 1;
+	}
+	if (app->json) {
+		int r = print_json(p);
+		json_decref(p);
+		return r;
+	}
+#define S(k) (json_string_value(json_object_get(p, k)) ?: "-")
+	printf("patch %lld: %s\n", id, S("subject"));
+	printf("  state:      %s%s%s\n", S("state"),
+	       json_is_string(json_object_get(p, "state_reason")) ? " - " : "",
+	       json_is_string(json_object_get(p, "state_reason"))
+		       ? S("state_reason")
+		       : "");
+	printf("  author:     %s <%s>\n", S("author_name"), S("author_email"));
+	printf("  message-id: %s\n  upstream:   %s\n", S("message_id"),
+	       S("upstream"));
+	json_array_foreach(json_object_get(p, "fixes"), i, v)
+		printf("  fixes:      %s\n", json_string_value(v));
+	json_array_foreach(json_object_get(p, "stable_versions"), i, v)
+		printf("  stable:     %s\n", json_string_value(v));
+	json_array_foreach(json_object_get(p, "stable_dep_of"), i, v)
+		printf("  dep-of:     %s\n", json_string_value(v));
+	json_array_foreach(json_object_get(p, "files"), i, v)
+		printf("  file:       %s %s\n",
+		       json_string_value(json_object_get(v, "change")),
+		       json_string_value(json_object_get(v, "path")));
+	json_object_foreach(json_object_get(p, "verdicts"), check, v)
+		printf("  %-10s  %s: %s\n", check,
+		       json_string_value(json_object_get(v, "result")),
+		       json_string_value(json_object_get(v, "detail")));
+	arr = json_object_get(p, "events");
+	json_array_foreach(arr, i, v)
+		printf("  event %s %s %s: %s\n",
+		       json_string_value(json_object_get(v, "at")),
+		       json_string_value(json_object_get(v, "actor")),
+		       json_string_value(json_object_get(v, "kind")),
+		       json_string_value(json_object_get(v, "detail")) ?: "");
+#undef S
+	json_decref(p);
+	return 0;
+}

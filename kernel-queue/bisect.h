@@ -1,0 +1,23 @@
+/* bisect.h: find the first failing queue prefix of a failing candidate. */
+#ifndef STABLEQ_BISECT_H
+#define STABLEQ_BISECT_H
+
+#include "app.h"
+
+#include <jansson.h>
+
+/*
+ * Binary search over the prefixes of the failing candidate's patch list,
+ * steered by the tests that failed in it (or by the build, if it failed to
+ * build), in at most ceil(log2(N+1)) candidate builds; then confirms the
+ * culprit: its prefix fails and the one before passes, each booted
+ * cfg.bisect_confirm times. A test with mixed results on one build is
+ * recorded flaky and stops steering. On success the culprit is flagged
+ * broken with the evidence. Every step is stored. *bisection_id is set as
+ * soon as the row exists.
+ */
+int bisect_run(struct app *app, long long candidate_id, long long *bisection_id,
+	       void (*progress)(const char *line, void *ctx), void *ctx);
+json_t *bisect_json(sqlite3 *db, long long id);
+
+#endif

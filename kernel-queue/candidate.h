@@ -1,0 +1,36 @@
+/* candidate.h: branch + a queue prefix, materialized as a commit, built, booted, tested. */
+#ifndef STABLEQ_CANDIDATE_H
+#define STABLEQ_CANDIDATE_H
+
+#include "app.h"
+
+#include <jansson.h>
+
+/*
+ * A candidate row is created 'pending' (by the CLI, the API or the daemon)
+ * and then run: apply -> build -> boot -> done. The verdict is pass, fail,
+ * build-failed, apply-failed or hang, with per-test rows.
+ *
+ * patch_ids: the patches to apply in order (NULL: the queued patches, up to
+ * and including upto if upto > 0). purpose: queue, bisect, confirm, baseline.
+ */
+long long candidate_create(sqlite3 *db, const long long *patch_ids, size_t n,
+			   long long upto, const char *purpose,
+			   long long bisection_id, const char *actor);
+/*
+ * Runs a pending candidate to its verdict (runs: boots of the same build,
+ * >= 1; a test with mixed results across runs is recorded 'flaky').
+ * progress (may be NULL) gets one line per step. Returns 0 when a verdict
+ * was stored (look at it with candidate_verdict()), negative when the
+ * candidate could not be run at all (the tree is missing...).
+ */
+int candidate_run(struct app *app, long long id, int runs,
+		  void (*progress)(const char *line, void *ctx), void *ctx);
+/* The stored verdict ("pass", ...) or NULL while it runs; caller frees. */
+char *candidate_verdict(sqlite3 *db, long long id);
+/* {id, purpose, step, verdict, detail, patch_ids, commit, build{}, tests[]} */
+json_t *candidate_json(sqlite3 *db, long long id);
+/* Oldest pending candidate, 0 if none. */
+long long candidate_next_pending(sqlite3 *db);
+
+#endif

@@ -1,0 +1,205 @@
+/* intake.c: parse everything first, then store it in one transaction. */
+#include "intake.h"
+#include "db.h"
+#include "err.h"
+#include "queue.h"
+#include "series.h"
+#include "strbuf.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+struct parsed {
+	struct patch **v;
+	size_t n, alloc;
+	const char **kinds; /* per patch: source kind */
+	const char **paths; /* per patch: source path (borrowed) */
+};
+
+static void parsed_push(struct parsed *ps, struct patch *p, const char *kind,
+			const char *path)
+{
+	if (ps->n == ps->alloc) {
+		ps->alloc = ps->alloc ? ps->alloc * 2 : 16;
+		ps->v = xrealloc(ps->v, ps->alloc * sizeof(*ps->v));
+		ps->kinds = xrealloc(ps->kinds, ps->alloc * sizeof(*ps->kinds));
+		ps->paths = xrealloc(ps->paths, ps->alloc * sizeof(*ps->paths));
+	}
+	ps->v[ps->n] = p;
+	ps->kinds[ps->n] = kind;
+	ps->paths[ps->n] = path;
+	ps->n++;
+}
+
+static void parsed_free(struct parsed *ps)
+{
+	for (size_t i = 0; i < ps->n; i++)
+		patch_free(ps->v[i]);
+	free(ps->v);
+	free(ps->kinds);
+	free(ps->paths);
+}
+
+void intake_result_release(struct intake_result *r)
+{
+	if (!r)
+		return;
+	free(r->ids);
+	memset(r, 0, sizeof(*r));
+}
+
+static int parse_series(struct parsed *ps, const char *dir, size_t max)
+{
+	struct series_entry *e = NULL;
+	struct strbuf sb = STRBUF_INIT;
+	size_t n = 0;
+	int ret = series_load(&e, &n, dir);
+
+	if (ret < 0)
+		return ret;
+	for (size_t i = 0; i < n; i++) {
+		struct patch *p = NULL;
+		strbuf_reset(&sb);
+		if ((ret = strbuf_read_file(&sb, e[i].path, max)) < 0) {
+			ret = errno == EFBIG ? ERR_TOOBIG : ERR_IO;
+			break;
+		}
+		if ((ret = patch_parse(&p, sb.buf, sb.len, e[i].path, max)) < 0)
+			break;
+		free(p->filename);
+		p->filename = xstrdup(e[i].name);
+		parsed_push(ps, p, "series", dir);
+	}
+	strbuf_release(&sb);
+	series_free(e, n);
+	return ret < 0 ? ret : 0;
+}
+
+static int parse_buffer(struct parsed *ps, const char *buf, size_t len,
+			const char *name, size_t max, const char *kind)
+{
+	struct patch **v = NULL;
+	int n = mbox_parse(&v, buf, len, name, max);
+
+	if (n < 0)
+		return n;
+	for (int i = 0; i < n; i++)
+		parsed_push(ps, v[i], n > 1 ? "mbox" : kind, name);
+	free(v);
+	return 0;
+}
+
+static int parse_path(struct parsed *ps, const char *path, size_t max)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct stat st;
+	int ret;
+
+	if (stat(path, &st) < 0)
+		return err_set(ERR_NOTFOUND, "%s: %s", path, strerror(errno));
+	if (S_ISDIR(st.st_mode))
+		return parse_series(ps, path, max);
+	if (!S_ISREG(st.st_mode))
+		return err_set(ERR_INVALID, "%s: not a file or a directory",
+			       path);
+	if (max && (size_t)st.st_size > max)
+		return err_set(ERR_TOOBIG,
+			       "%s: %lld bytes is over the limit of %zu bytes"
+			       " (max_patch_bytes)",
+			       path, (long long)st.st_size, max);
+	if ((ret = strbuf_read_file(&sb, path, max)) < 0)
+		return ret;
+	ret = parse_buffer(ps, sb.buf, sb.len, path, max, "patch");
+	strbuf_release(&sb);
+	return ret;
+}
+
+static int store(sqlite3 *db, struct parsed *ps, const char *actor,
+		 struct intake_result *res)
+{
+	long long source_id = 0;
+	const char *last_path = NULL;
+	int ret;
+
+	memset(res, 0, sizeof(*res));
+	if (!ps->n)
+		return err_set(ERR_INVALID, "no patches in the input");
+	res->ids = xcalloc(ps->n, sizeof(*res->ids));
+	if ((ret = db_begin(db)) < 0)
+		return ret;
+	for (size_t i = 0; i < ps->n; i++) {
+		long long id = 0;
+		if (ps->paths[i] != last_path) {
+			ret = db_exec(db,
+				      "INSERT INTO sources (kind, path, actor)"
+				      " VALUES (?, ?, ?)",
+				      "ttt", ps->kinds[i], ps->paths[i], actor);
+			if (ret < 0)
+				goto fail;
+			source_id = db_last_id(db);
+			last_path = ps->paths[i];
+		}
+		ret = queue_add(db, ps->v[i], source_id, &id);
+		if (ret < 0) {
+			err_prefix(ret, "%s", ps->paths[i]);
+			goto fail;
+		}
+		if (ret)
+			res->added++;
+		else
+			res->duplicates++;
+		res->ids[res->nids++] = id;
+	}
+	if ((ret = queue_link_dependencies(db)) < 0)
+		goto fail;
+	if (res->added &&
+	    (ret = (int)event_add(db, actor, "queue", 0, "imported",
+				  "%zu new, %zu already known from %s",
+				  res->added, res->duplicates,
+				  ps->paths[0])) < 0)
+		goto fail;
+	if ((ret = db_commit(db)) < 0)
+		goto fail;
+	return 0;
+fail:
+	db_rollback(db);
+	intake_result_release(res);
+	return ret;
+}
+
+int intake_import_paths(sqlite3 *db, const char *const *paths, size_t n,
+			size_t max_bytes, const char *actor,
+			struct intake_result *res)
+{
+	struct parsed ps = { 0 };
+	int ret = 0;
+
+	memset(res, 0, sizeof(*res));
+	for (size_t i = 0; i < n && ret >= 0; i++)
+		ret = parse_path(&ps, paths[i], max_bytes);
+	if (ret >= 0)
+		ret = store(db, &ps, actor, res);
+	parsed_free(&ps);
+	return ret;
+}
+
+int intake_import_buffer(sqlite3 *db, const char *buf, size_t len,
+			 const char *name, size_t max_bytes, const char *actor,
+			 struct intake_result *res)
+{
+	struct parsed ps = { 0 };
+	int ret;
+
+	memset(res, 0, sizeof(*res));
+	if (max_bytes && len > max_bytes)
+		return err_set(ERR_TOOBIG,
+			       "%s: %zu bytes is over the limit of %zu bytes",
+			       name, len, max_bytes);
+	ret = parse_buffer(&ps, buf, len, name, max_bytes, "api");
+	if (ret >= 0)
+		ret = store(db, &ps, actor, res);
+	parsed_free(&ps);
+	return ret;
+}

@@ -1,0 +1,32 @@
+/* intake.h: importing quilt directories, mboxes and patch files into the queue. */
+#ifndef STABLEQ_INTAKE_H
+#define STABLEQ_INTAKE_H
+
+#include "patch.h"
+
+#include <sqlite3.h>
+#include <stddef.h>
+
+struct intake_result {
+	size_t added;       /* new patches */
+	size_t duplicates;  /* already in the store: nothing changed */
+	long long *ids;     /* every patch of the input, new or existing, in order (owned) */
+	size_t nids;
+};
+
+void intake_result_release(struct intake_result *r);
+
+/*
+ * Parses every path first (a directory with a quilt `series`, an mbox, a
+ * patch file); any error names the file and line and changes nothing. Then
+ * stores all patches in one transaction, in order, skipping duplicates.
+ */
+int intake_import_paths(sqlite3 *db, const char *const *paths, size_t n,
+			size_t max_bytes, const char *actor,
+			struct intake_result *res);
+/* The same for a buffer (an mbox or a patch, e.g. an API request body). */
+int intake_import_buffer(sqlite3 *db, const char *buf, size_t len,
+			 const char *name, size_t max_bytes, const char *actor,
+			 struct intake_result *res);
+
+#endif

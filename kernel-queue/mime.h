@@ -1,0 +1,34 @@
+/* mime.h: mail text decoding for intake: RFC 2047 words, quoted-printable, base64, charsets to UTF-8. */
+#ifndef STABLEQ_MIME_H
+#define STABLEQ_MIME_H
+
+#include <stddef.h>
+
+struct strbuf;
+
+/* 1 if s[0..len) is well-formed UTF-8 (no overlongs, no surrogates). */
+int utf8_valid(const char *s, size_t len);
+
+/*
+ * Appends s[0..len) converted from charset (a MIME name, case-insensitive;
+ * NULL or "" means UTF-8) to UTF-8. Returns 0, or -1 if the text is not valid
+ * in that charset or the charset is unknown (out is then left as it was).
+ */
+int mime_to_utf8(struct strbuf *out, const char *charset, const char *s,
+		 size_t len);
+
+/*
+ * Appends the header value s[0..len) with its RFC 2047 encoded words
+ * ("=?UTF-8?q?J=C3=B6rg?=", "=?iso-8859-1?B?...?=") decoded to UTF-8.
+ * White space between two adjacent encoded words is dropped; a word in an
+ * unknown charset is kept as written. Returns 0, or -1 if a word decodes to
+ * bytes that are not valid in its charset.
+ */
+int rfc2047_decode(struct strbuf *out, const char *s, size_t len);
+
+/* Appends the quoted-printable text s[0..len) decoded ("=\n" soft breaks). */
+void qp_decode(struct strbuf *out, const char *s, size_t len);
+/* Appends the base64 text s[0..len) decoded; other characters are skipped. */
+void base64_decode(struct strbuf *out, const char *s, size_t len);
+
+#endif

@@ -1,0 +1,420 @@
+/* queue.c: patches in SQLite: insertion with dedupe, states, verdicts, dependencies, JSON. */
+#include "queue.h"
+#include "db.h"
+#include "err.h"
+#include "strbuf.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const state_names[PS_COUNT] = {
+	[PS_IMPORTED] = "imported", [PS_CHECKED] = "checked",
+	[PS_QUEUED] = "queued",     [PS_HELD] = "held",
+	[PS_REJECTED] = "rejected", [PS_BROKEN] = "broken",
+	[PS_DROPPED] = "dropped",   [PS_RELEASED] = "released",
+	[PS_REVERTED] = "reverted",
+};
+
+/* allowed[from] is a bit set of the states it may move to. */
+#define B(s) (1u << (s))
+static const unsigned allowed[PS_COUNT] = {
+	[PS_IMPORTED] = B(PS_CHECKED) | B(PS_QUEUED) | B(PS_HELD) |
+			B(PS_REJECTED) | B(PS_BROKEN) | B(PS_DROPPED),
+	[PS_CHECKED] = B(PS_CHECKED) | B(PS_QUEUED) | B(PS_HELD) |
+		       B(PS_REJECTED) | B(PS_BROKEN) | B(PS_DROPPED),
+	[PS_QUEUED] = B(PS_CHECKED) | B(PS_HELD) | B(PS_REJECTED) |
+		      B(PS_BROKEN) | B(PS_DROPPED) | B(PS_RELEASED),
+	[PS_HELD] = B(PS_CHECKED) | B(PS_QUEUED) | B(PS_BROKEN) |
+		    B(PS_DROPPED) | B(PS_REJECTED),
+	[PS_REJECTED] = B(PS_CHECKED) | B(PS_QUEUED) | B(PS_HELD) |
+			B(PS_DROPPED),
+	[PS_BROKEN] = B(PS_DROPPED) | B(PS_REVERTED),
+	[PS_DROPPED] = 0,
+	[PS_RELEASED] = B(PS_BROKEN) | B(PS_REVERTED),
+	[PS_REVERTED] = 0,
+};
+#undef B
+
+const char *patch_state_name(enum patch_state s)
+{
+	return (unsigned)s < PS_COUNT ? state_names[s] : "?";
+}
+
+int patch_state_parse(const char *name)
+{
+	for (int i = 0; i < PS_COUNT; i++)
+		if (name && !strcmp(state_names[i], name))
+			return i;
+	return -1;
+}
+
+int patch_get_state(sqlite3 *db, long long id, enum patch_state *out)
+{
+	char *s = NULL;
+	int ret = db_query_text(db, &s, "SELECT state FROM patches WHERE id = ?",
+				"i", id);
+
+	if (ret == ERR_NOTFOUND)
+		return err_set(ERR_NOTFOUND, "patch %lld: no such patch", id);
+	if (ret < 0)
+		return ret;
+	*out = (enum patch_state)patch_state_parse(s);
+	free(s);
+	return 0;
+}
+
+long long patch_set_state(sqlite3 *db, long long id, enum patch_state to,
+			  const char *reason, const char *actor)
+{
+	enum patch_state from;
+	int ret = patch_get_state(db, id, &from);
+
+	if (ret < 0)
+		return ret;
+	if (!(allowed[from] & (1u << to)))
+		return err_set(ERR_CONFLICT, "patch %lld: cannot go from %s to %s",
+			       id, patch_state_name(from), patch_state_name(to));
+	ret = db_exec(db,
+		      "UPDATE patches SET state = ?, state_reason = ?,"
+		      " updated_at = strftime('%Y-%m-%dT%H:%M:%SZ','now')"
+		      " WHERE id = ?",
+		      "tti", patch_state_name(to), reason, id);
+	if (ret < 0)
+		return ret;
+	return event_add(db, actor, "patch", id, "state", "%s -> %s%s%s",
+			 patch_state_name(from), patch_state_name(to),
+			 reason ? ": " : "", reason ? reason : "");
+}
+
+int verdict_add(sqlite3 *db, long long patch_id, const char *check,
+		const char *result, const char *detail)
+{
+	int ret = db_exec(db,
+			  "INSERT INTO verdicts (patch_id, check_name, result,"
+			  " detail) VALUES (?, ?, ?, ?)",
+			  "ittt", patch_id, check, result, detail ? detail : "");
+	return ret < 0 ? ret : 0;
+}
+
+static int find_duplicate(sqlite3 *db, const struct patch *p, long long *id)
+{
+	int ret;
+
+	if (p->message_id) {
+		ret = db_query_int(db, id,
+				   "SELECT id FROM patches WHERE message_id = ?",
+				   "t", p->message_id);
+		if (ret != ERR_NOTFOUND)
+			return ret < 0 ? ret : 1;
+	}
+	if (p->upstream && strlen(p->upstream) >= 12) {
+		ret = db_query_int(db, id,
+				   "SELECT id FROM patches WHERE upstream IS NOT"
+				   " NULL AND substr(upstream, 1, 12) ="
+				   " substr(?, 1, 12)",
+				   "t", p->upstream);
+		if (ret != ERR_NOTFOUND)
+			return ret < 0 ? ret : 1;
+	}
+	ret = db_query_int(db, id, "SELECT id FROM patches WHERE patch_id = ?",
+			   "t", p->patch_id);
+	if (ret != ERR_NOTFOUND)
+		return ret < 0 ? ret : 1;
+	return 0;
+}
+
+int queue_add(sqlite3 *db, const struct patch *p, long long source_id,
+	      long long *id)
+{
+	long long pos = 0;
+	int ret = find_duplicate(db, p, id);
+	char change[2] = { 0, 0 };
+
+	if (ret != 0)
+		return ret < 0 ? ret : 0;
+	if ((ret = db_query_int(db, &pos,
+				"SELECT COALESCE(MAX(queue_pos), 0) + 1 FROM"
+				" patches",
+				NULL)) < 0)
+		return ret;
+	ret = db_exec(db,
+		      "INSERT INTO patches (source_id, queue_pos, filename,"
+		      " subject, subject_prefix, series_part, series_total,"
+		      " author_name, author_email, date, message_id,"
+		      " in_reply_to, upstream, patch_id, message, diff)"
+		      " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+		      "iittdtttttttttt" "t", source_id, pos, p->filename,
+		      p->subject, p->subject_prefix, p->series_part,
+		      p->series_total, p->author_name, p->author_email,
+		      p->date, p->message_id, p->in_reply_to, p->upstream,
+		      p->patch_id, p->message, p->diff);
+	if (ret < 0)
+		return ret;
+	*id = db_last_id(db);
+	for (size_t i = 0; i < p->ntags; i++) {
+		ret = db_exec(db,
+			      "INSERT INTO patch_tags (patch_id, kind, value,"
+			      " extra) VALUES (?,?,?,?)",
+			      "ittt", *id, p->tags[i].kind, p->tags[i].value,
+			      p->tags[i].extra);
+		if (ret < 0)
+			return ret;
+	}
+	for (size_t i = 0; i < p->nfiles; i++) {
+		change[0] = p->files[i].change;
+		ret = db_exec(db,
+			      "INSERT OR IGNORE INTO patch_files (patch_id,"
+			      " path, change) VALUES (?,?,?)",
+			      "itt", *id, p->files[i].path, change);
+		if (ret < 0)
+			return ret;
+	}
+	if ((ret = (int)event_add(db, "intake", "patch", *id, "imported",
+				  "%s", p->subject)) < 0)
+		return ret;
+	return 1;
+}
+
+/*
+ * Edges are derived from tags each time: a patch imported later can name
+ * one imported earlier and the other way round. Abbreviated SHAs match on
+ * their first 12 digits (or fewer, if the tag is shorter).
+ */
+int queue_link_dependencies(sqlite3 *db)
+{
+	static const char *const sql[] = {
+		"DELETE FROM dependencies",
+		/* P carries Stable-dep-of: X: P was brought in for X, goes with X */
+		"INSERT OR IGNORE INTO dependencies (patch_id, depends_on, kind)"
+		" SELECT t.patch_id, x.id, 'stable-dep-of' FROM patch_tags t"
+		" JOIN patches x ON x.upstream IS NOT NULL AND"
+		"  substr(x.upstream, 1, min(12, length(t.value))) ="
+		"  substr(t.value, 1, min(12, length(x.upstream)))"
+		" WHERE t.kind = 'stable_dep_of' AND x.id != t.patch_id",
+		/* ... and X needs P: X goes with P */
+		"INSERT OR IGNORE INTO dependencies (patch_id, depends_on, kind)"
+		" SELECT x.id, t.patch_id, 'prereq' FROM patch_tags t"
+		" JOIN patches x ON x.upstream IS NOT NULL AND"
+		"  substr(x.upstream, 1, min(12, length(t.value))) ="
+		"  substr(t.value, 1, min(12, length(x.upstream)))"
+		" WHERE t.kind = 'stable_dep_of' AND x.id != t.patch_id",
+		/* a prerequisite note (# 6.1.x: sha: subject) names what P needs */
+		"INSERT OR IGNORE INTO dependencies (patch_id, depends_on, kind)"
+		" SELECT t.patch_id, x.id, 'prereq' FROM patch_tags t"
+		" JOIN patches x ON x.upstream IS NOT NULL AND"
+		"  substr(x.upstream, 1, min(12, length(t.value))) ="
+		"  substr(t.value, 1, min(12, length(x.upstream)))"
+		" WHERE t.kind = 'prereq' AND x.id != t.patch_id",
+		/* later parts of a [PATCH n/m] series from the same source */
+		"INSERT OR IGNORE INTO dependencies (patch_id, depends_on, kind)"
+		" SELECT b.id, a.id, 'series' FROM patches a JOIN patches b ON"
+		"  a.source_id = b.source_id AND a.series_total > 1 AND"
+		"  a.series_total = b.series_total AND"
+		"  b.series_part > a.series_part AND a.series_part > 0",
+		/* fix-ups: Fixes: names X's upstream or branch commit */
+		"INSERT OR IGNORE INTO dependencies (patch_id, depends_on, kind)"
+		" SELECT t.patch_id, x.id, 'fixes' FROM patch_tags t"
+		" JOIN patches x ON (x.upstream IS NOT NULL AND"
+		"  substr(x.upstream, 1, min(12, length(t.value))) ="
+		"  substr(t.value, 1, min(12, length(x.upstream))))"
+		"  OR (x.released_commit IS NOT NULL AND"
+		"  substr(x.released_commit, 1, min(12, length(t.value))) ="
+		"  substr(t.value, 1, min(12, length(x.released_commit))))"
+		" WHERE t.kind = 'fixes' AND x.id != t.patch_id",
+	};
+	for (size_t i = 0; i < sizeof(sql) / sizeof(sql[0]); i++) {
+		int ret = db_exec(db, sql[i], NULL);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+int queue_ids(sqlite3 *db, int state, long long **ids, size_t *n)
+{
+	sqlite3_stmt *st;
+	size_t alloc = 16;
+	int rc;
+
+	*n = 0;
+	*ids = xmalloc(alloc * sizeof(**ids));
+	if (state >= 0)
+		st = db_prepare(db,
+				"SELECT id FROM patches WHERE state = ? ORDER BY"
+				" queue_pos",
+				"t", patch_state_name((enum patch_state)state));
+	else
+		st = db_prepare(db, "SELECT id FROM patches ORDER BY queue_pos",
+				NULL);
+	if (!st) {
+		free(*ids);
+		*ids = NULL;
+		return ERR_IO;
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (*n == alloc)
+			*ids = xrealloc(*ids, (alloc *= 2) * sizeof(**ids));
+		(*ids)[(*n)++] = sqlite3_column_int64(st, 0);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		free(*ids);
+		*ids = NULL;
+		return err_set(ERR_IO, "db: %s", sqlite3_errmsg(db));
+	}
+	return 0;
+}
+
+/* ---- JSON ---- */
+
+static json_t *tag_values(sqlite3 *db, long long id, const char *kind,
+			  int use_extra)
+{
+	sqlite3_stmt *st = db_prepare(db,
+				      "SELECT value, extra FROM patch_tags WHERE"
+				      " patch_id = ? AND kind = ? ORDER BY id",
+				      "it", id, kind);
+	json_t *arr = json_array();
+
+	while (st && sqlite3_step(st) == SQLITE_ROW) {
+		const char *v = db_col_text(st, use_extra ? 1 : 0);
+		if (v)
+			json_array_append_new(arr, json_string(v));
+	}
+	sqlite3_finalize(st);
+	return arr;
+}
+
+static json_t *latest_verdicts(sqlite3 *db, long long id)
+{
+	sqlite3_stmt *st = db_prepare(
+		db,
+		"SELECT check_name, result, detail, created_at FROM verdicts v"
+		" WHERE patch_id = ? AND id = (SELECT MAX(id) FROM verdicts w"
+		" WHERE w.patch_id = v.patch_id AND w.check_name = v.check_name)"
+		" ORDER BY check_name",
+		"i", id);
+	json_t *o = json_object();
+
+	while (st && sqlite3_step(st) == SQLITE_ROW) {
+		json_t *v = json_object();
+		json_object_set_new(v, "result", db_col_json(st, 1));
+		json_object_set_new(v, "detail", db_col_json(st, 2));
+		json_object_set_new(v, "at", db_col_json(st, 3));
+		json_object_set_new(o, db_col_text(st, 0), v);
+	}
+	sqlite3_finalize(st);
+	return o;
+}
+
+static json_t *patch_row_json(sqlite3 *db, sqlite3_stmt *st, int full)
+{
+	json_t *o = json_object();
+	long long id = sqlite3_column_int64(st, 0);
+
+	for (int i = 0; i < sqlite3_column_count(st); i++) {
+		const char *name = sqlite3_column_name(st, i);
+		if (!full && (!strcmp(name, "message") || !strcmp(name, "diff")))
+			continue;
+		json_object_set_new(o, name, db_col_json(st, i));
+	}
+	json_object_set_new(o, "fixes", tag_values(db, id, "fixes", 0));
+	json_object_set_new(o, "stable_versions",
+			    tag_values(db, id, "stable", 1));
+	json_object_set_new(o, "stable_dep_of",
+			    tag_values(db, id, "stable_dep_of", 0));
+	json_object_set_new(o, "prereqs", tag_values(db, id, "prereq", 0));
+	json_object_set_new(o, "verdicts", latest_verdicts(db, id));
+	json_object_set_new(o, "files",
+			    db_rows_json(db,
+					 "SELECT path, change FROM patch_files"
+					 " WHERE patch_id = ? ORDER BY path",
+					 "i", id));
+	if (!full)
+		return o;
+	json_object_set_new(o, "tags",
+			    db_rows_json(db,
+					 "SELECT kind, value, extra FROM"
+					 " patch_tags WHERE patch_id = ? ORDER"
+					 " BY id",
+					 "i", id));
+	json_object_set_new(o, "verdict_history",
+			    db_rows_json(db,
+					 "SELECT check_name AS \"check\", result,"
+					 " detail, created_at AS at FROM verdicts"
+					 " WHERE patch_id = ? ORDER BY id",
+					 "i", id));
+	json_object_set_new(o, "depends_on",
+			    db_rows_json(db,
+					 "SELECT depends_on AS id, kind FROM"
+					 " dependencies WHERE patch_id = ?",
+					 "i", id));
+	json_object_set_new(o, "dependents",
+			    db_rows_json(db,
+					 "SELECT patch_id AS id, kind FROM"
+					 " dependencies WHERE depends_on = ?",
+					 "i", id));
+	json_object_set_new(o, "flags",
+			    db_rows_json(db,
+					 "SELECT id, reason, evidence, build_id,"
+					 " bisection_id, actor, created_at FROM"
+					 " flags WHERE patch_id = ? ORDER BY id",
+					 "i", id));
+	json_object_set_new(o, "events",
+			    db_rows_json(db,
+					 "SELECT id, at, actor, kind, detail FROM"
+					 " events WHERE subject_kind = 'patch'"
+					 " AND subject_id = ? ORDER BY id",
+					 "i", id));
+	return o;
+}
+
+#define PATCH_COLS                                                             \
+	"id, subject, subject_prefix, author_name, author_email, date,"        \
+	" message_id, in_reply_to, upstream, patch_id, state, state_reason,"   \
+	" queue_pos, filename, series_part, series_total, released_commit,"    \
+	" source_id, created_at, updated_at, message, diff"
+
+json_t *queue_patch_json(sqlite3 *db, long long id, int full)
+{
+	sqlite3_stmt *st = db_prepare(db,
+				      "SELECT " PATCH_COLS
+				      " FROM patches WHERE id = ?",
+				      "i", id);
+	json_t *o = NULL;
+
+	if (!st)
+		return NULL;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		o = patch_row_json(db, st, full);
+	else
+		err_set(ERR_NOTFOUND, "patch %lld: no such patch", id);
+	sqlite3_finalize(st);
+	return o;
+}
+
+json_t *queue_list_json(sqlite3 *db, const char *state, long long limit,
+			long long offset, long long *total)
+{
+	sqlite3_stmt *st;
+	json_t *arr;
+
+	if (limit <= 0)
+		limit = -1;
+	if (total && db_query_int(db, total,
+				  "SELECT COUNT(*) FROM patches WHERE ? IS NULL"
+				  " OR state = ?",
+				  "tt", state, state) < 0)
+		return NULL;
+	st = db_prepare(db,
+			"SELECT " PATCH_COLS " FROM patches WHERE ? IS NULL OR"
+			" state = ? ORDER BY queue_pos LIMIT ? OFFSET ?",
+			"ttii", state, state, limit, offset);
+	if (!st)
+		return NULL;
+	arr = json_array();
+	while (sqlite3_step(st) == SQLITE_ROW)
+		json_array_append_new(arr, patch_row_json(db, st, 0));
+	sqlite3_finalize(st);
+	return arr;
+}

@@ -1,0 +1,81 @@
+/* queue.h: the stable queue in SQLite: patches, their tags, files, states and dependencies. */
+#ifndef STABLEQ_QUEUE_H
+#define STABLEQ_QUEUE_H
+
+#include "patch.h"
+
+#include <jansson.h>
+#include <sqlite3.h>
+
+/*
+ * A patch's life (DESIGN.md). Each arrow is one transaction that writes the
+ * new state, an event and, where the author must hear of it, a mail.
+ *
+ *   imported -> checked -> queued -> released -> reverted
+ *                  |  \-> held (fix-up of a broken patch; override queues it)
+ *                  |         \-> broken (bisection or a maintainer) -> dropped
+ *                  \-> rejected (Fixes: target absent, already applied)
+ */
+enum patch_state {
+	PS_IMPORTED,
+	PS_CHECKED,
+	PS_QUEUED,
+	PS_HELD,
+	PS_REJECTED,
+	PS_BROKEN,
+	PS_DROPPED,
+	PS_RELEASED,
+	PS_REVERTED,
+	PS_COUNT
+};
+
+const char *patch_state_name(enum patch_state s);
+/* -1 if name is not a state. */
+int patch_state_parse(const char *name);
+
+/*
+ * Inserts a parsed patch at the end of the queue (inside the caller's
+ * transaction) with its tags and files. Duplicates (same Message-Id,
+ * upstream SHA or patch-id as a stored patch) are not inserted: returns
+ * 0 and sets *id to the existing patch; a new patch returns 1 and its id.
+ */
+int queue_add(sqlite3 *db, const struct patch *p, long long source_id,
+	      long long *id);
+
+/*
+ * Recomputes the "goes with" edges of the dependencies table for all
+ * patches: if depends_on is reverted or dropped, patch_id goes with it
+ * (Stable-dep-of either way, later parts of a [PATCH n/m] series, Fixes:).
+ */
+int queue_link_dependencies(sqlite3 *db);
+
+/*
+ * Moves a patch to a new state: checks the transition is allowed (else
+ * ERR_CONFLICT naming both states), writes state, reason, an event by actor
+ * and returns the event id (> 0). Caller holds the transaction.
+ */
+long long patch_set_state(sqlite3 *db, long long id, enum patch_state to,
+			  const char *reason, const char *actor);
+int patch_get_state(sqlite3 *db, long long id, enum patch_state *out);
+
+/* Stores a verdict (history: never overwrites). */
+int verdict_add(sqlite3 *db, long long patch_id, const char *check,
+		const char *result, const char *detail);
+
+/* Ids of the patches in a state (or all with state < 0), in queue order. */
+int queue_ids(sqlite3 *db, int state, long long **ids, size_t *n);
+
+/*
+ * JSON for one patch: id, subject, author_name, author_email, message_id,
+ * in_reply_to, upstream, fixes, stable_versions, stable_dep_of, prereqs,
+ * state, state_reason, verdicts {check: {result, detail, at}}, files,
+ * queue_pos, released_commit, flags (adds_file...). full adds tags, message,
+ * diff, depends_on, dependents, verdict history, flags and events.
+ * Returns a new reference or NULL (ERR_NOTFOUND for an unknown id).
+ */
+json_t *queue_patch_json(sqlite3 *db, long long id, int full);
+/* An array of patch objects (not full) by state (NULL: all), limit/offset. */
+json_t *queue_list_json(sqlite3 *db, const char *state, long long limit,
+			long long offset, long long *total);
+
+#endif
