@@ -10,7 +10,7 @@
 
 CC ?= cc
 PKGS := libgit2 sqlite3 libmicrohttpd jansson libcurl libcrypto
-WARN := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wvla
+WARN := -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers -Wshadow -Wvla
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O2 $(WARN) -Idaemon -Ikernel-queue \
 	-Iqemu-runner -Ivar/gen $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm

@@ -24,18 +24,74 @@ struct notice {
  * the caller's transaction, so the mail exists iff the event does.
  * A malformed author address stores the mail as 'invalid' with the reason
  * (reported, never sent). Returns the mail id (> 0) or negative.
+ *
+ * Subject: "[stableq] <kind>: Re: [<subject_prefix or PATCH>] <subject>".
+ * Malformed Signed-off-by or mail_cc addresses are left out (logged), an
+ * address that recurs (in any case) is named once, the author never in Cc.
+ * An invalid mail_from also makes the mail 'invalid'. The log excerpt
+ * keeps its last 32 KiB; a revert over 1 MiB is not quoted. Outside text
+ * is made valid UTF-8; header text is RFC 2047 encoded when not ASCII;
+ * body lines longer than 998 octets are broken (8bit transfer encoding).
+ * The message is stored as sent: CRLF line ends.
  */
 long long outbox_add(sqlite3 *db, const struct config *cfg,
 		     const struct notice *n);
 
 /*
- * Delivers due mail over SMTP (libcurl, cfg->smtp_url) one at a time:
- * each is marked 'sending' in its own transaction before the SMTP
- * conversation and 'sent' or back to 'queued' with the error and a backoff
- * after it. Mail left 'sending' by a crash is retried (a duplicate is
- * possible only if the crash fell between the relay's acceptance and the
- * commit). Returns the number sent, or negative.
+ * Delivers due mail over SMTP (libcurl, cfg->smtp_url) one at a time, the
+ * oldest first, each at most once per call: a mail is due when it is
+ * 'queued' with next_attempt_at <= now, or 'sending' (left by a process
+ * that died while sending it). Each is marked 'sending' with attempts + 1
+ * in its own committed transaction before the SMTP conversation, then
+ * 'sent' (sent_at) or, with the error in last_error, back to 'queued'
+ * with next_attempt_at = now + outbox_backoff(cfg->mail_backoff,
+ * attempts), or 'failed' once attempts reach cfg->mail_max_attempts.
+ * A failure of the relay as a whole (unreachable, timed out, refusing
+ * logins) ends the pass: the other mail stays queued, untouched.
+ *
+ * Empty cfg->smtp_url: nothing is sent, one log line says how much waits.
+ * One deliverer per database: a lock file next to it ("<db>-outbox.lock",
+ * flock) makes a second concurrent call return 0 at once; the kernel
+ * drops the lock of a killed process, so its 'sending' mail is retried
+ * on the next call.
+ *
+ * The duplicate window: a mail can reach its recipients twice only if the
+ * process dies (or the store cannot be written) after the relay answered
+ * 250 to the end of DATA and before the 'sent' commit that follows
+ * immediately -- one SQLite commit; QUIT is said after it. A crash at any
+ * other point loses nothing and sends nothing twice: before DATA ends the
+ * relay has not taken the mail, and the retry sends it once.
+ *
+ * Must be called outside a transaction. Returns the number sent, or
+ * negative (the store failed).
  */
 int outbox_deliver(sqlite3 *db, const struct config *cfg, int max);
+
+/* What happened to one mail in a delivery pass. Strings borrowed. */
+struct outbox_report {
+	long long mail_id;
+	long long patch_id;
+	const char *state;         /* sent, queued (will retry), failed */
+	int attempts;              /* including this one */
+	long long next_attempt_at; /* unix seconds, when queued */
+	const char *rcpt;          /* the first recipient (the author) */
+	const char *error;         /* NULL when sent */
+};
+typedef void outbox_report_fn(const struct outbox_report *r, void *arg);
+
+/*
+ * outbox_deliver(), calling fn for each mail tried instead of logging it
+ * (`stableq mail send` prints a line per mail). max <= 0: no limit.
+ */
+int outbox_deliver_report(sqlite3 *db, const struct config *cfg, int max,
+			  outbox_report_fn *fn, void *arg);
+
+/* Longest wait between two attempts, in seconds. */
+#define OUTBOX_BACKOFF_MAX 86400
+/*
+ * Seconds to wait after the attempts-th failed attempt: base *
+ * 2^(attempts - 1), at most OUTBOX_BACKOFF_MAX; 0 when base <= 0.
+ */
+long long outbox_backoff(int base, int attempts);
 
 #endif

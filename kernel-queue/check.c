@@ -462,6 +462,24 @@ static int wanted(const long long *ids, size_t n, long long id)
 	return 0;
 }
 
+int branch_version(struct repo *r, const char *tip, char **version)
+{
+	char *desc = NULL;
+	int ret = repo_describe(r, tip, &desc);
+
+	if (ret < 0)
+		return err_prefix(ret, "the branch's base version (a v6.1.N tag)");
+	/* "v6.1.192" or "v6.1.192-3-g0123456789ab" */
+	char *p = desc + (desc[0] == 'v');
+	size_t n = strspn(p, "0123456789.");
+	*version = xstrndup(p, n);
+	free(desc);
+	if (!n)
+		return err_set(ERR_INVALID, "the branch's tag does not name a"
+					    " version");
+	return 0;
+}
+
 static int open_ctx(struct ctx *c, struct app *app)
 {
 	int ret;
@@ -475,7 +493,7 @@ static int open_ctx(struct ctx *c, struct app *app)
 			       app->cfg.tree_dir, err_msg());
 	if ((ret = repo_branch_tip(c->repo, app->cfg.branch, c->tip)) < 0)
 		return err_prefix(ERR_NOTFOUND, "branch %s", app->cfg.branch);
-	if ((ret = repo_tree_version(c->repo, c->tip, &c->version)) < 0)
+	if ((ret = branch_version(c->repo, c->tip, &c->version)) < 0)
 		return ret;
 	c->series = xstrdup(c->version);
 	char *dot = strchr(c->series, '.');

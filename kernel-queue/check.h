@@ -30,6 +30,9 @@ struct check_summary {
  */
 int check_run(struct app *app, const long long *ids, size_t n,
 	      struct check_summary *sum);
+struct repo;
+/* "6.1.192" from the v6.1.192 tag the tip descends from; caller frees. */
+int branch_version(struct repo *r, const char *tip, char **version);
 void check_summary_print(const struct check_summary *s, FILE *f);
 
 #endif

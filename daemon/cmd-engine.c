@@ -1,0 +1,267 @@
+/* cmd-engine.c: `stableq candidate|bisect|flag|revert|override|release`. */
+#include "bisect.h"
+#include "candidate.h"
+#include "cli.h"
+#include "db.h"
+#include "err.h"
+#include "revert.h"
+#include "strbuf.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void progress(const char *line, void *ctx)
+{
+	struct app *app = ctx;
+
+	fprintf(app->json ? stderr : stdout, "%s\n", line);
+	fflush(app->json ? stderr : stdout);
+}
+
+static int print_json(json_t *j)
+{
+	char *s = j ? json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
+
+	if (!s)
+		return 1;
+	puts(s);
+	free(s);
+	return 0;
+}
+
+static int parse_id(const char *s, long long *id)
+{
+	char *end;
+
+	*id = s ? strtoll(s, &end, 10) : 0;
+	return s && *s && !*end && *id > 0 ? 0 : -1;
+}
+
+static int fail(const char *cmd)
+{
+	fprintf(stderr, "stableq %s: %s\n", cmd, err_msg());
+	return 1;
+}
+
+static int show_candidate(struct app *app, long long id)
+{
+	json_t *j = candidate_json(app->db, id);
+	size_t i;
+	json_t *t;
+
+	if (!j)
+		return fail("candidate");
+	if (app->json) {
+		print_json(j);
+	} else {
+		json_t *b = json_object_get(j, "build");
+		printf("candidate %lld: %s\n", id,
+		       json_string_value(json_object_get(j, "verdict")) ?: "(running)");
+		if (json_is_object(b))
+			printf("  build %lld: %s in %.1f s\n",
+			       (long long)json_integer_value(json_object_get(b, "id")),
+			       json_string_value(json_object_get(b, "result")),
+			       json_number_value(json_object_get(b, "seconds")));
+		json_array_foreach(json_object_get(j, "tests"), i, t)
+			printf("  %-5s %s%s%s\n",
+			       json_string_value(json_object_get(t, "result")),
+			       json_string_value(json_object_get(t, "name")),
+			       json_string_value(json_object_get(t, "detail")) ? ": " : "",
+			       json_string_value(json_object_get(t, "detail")) ?: "");
+		if (json_string_value(json_object_get(j, "detail")))
+			printf("  %s\n", json_string_value(json_object_get(j, "detail")));
+	}
+	const char *v = json_string_value(json_object_get(j, "verdict"));
+	int rc = v && !strcmp(v, "pass") ? 0 : 3;
+	json_decref(j);
+	return rc;
+}
+
+/* stableq candidate [--upto ID] [--run ID] [--json]: exit 0 pass, 3 otherwise. */
+int cmd_candidate(struct app *app, int argc, char **argv)
+{
+	long long upto = 0, run = 0, id;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--upto") && i + 1 < argc &&
+		    !parse_id(argv[i + 1], &upto))
+			i++;
+		else if (!strcmp(argv[i], "--run") && i + 1 < argc &&
+			 !parse_id(argv[i + 1], &run))
+			i++;
+		else {
+			fprintf(stderr, "usage: stableq candidate [--upto ID] [--json]\n");
+			return 2;
+		}
+	}
+	id = run ? run : candidate_create(app->db, NULL, 0, upto, "queue", 0,
+					  app->actor);
+	if (id < 0)
+		return fail("candidate");
+	if (candidate_run(app, id, 1, progress, app) < 0)
+		return fail("candidate");
+	return show_candidate(app, id);
+}
+
+int cmd_bisect(struct app *app, int argc, char **argv)
+{
+	long long cid = 0, bid = 0;
+	json_t *j;
+
+	if (argc == 2 && parse_id(argv[1], &cid) < 0) {
+		fprintf(stderr, "usage: stableq bisect [CANDIDATE-ID] [--json]\n");
+		return 2;
+	}
+	if (argc == 1 &&
+	    db_query_int(app->db, &cid,
+			 "SELECT id FROM candidates WHERE verdict IN ('fail',"
+			 "'build-failed','hang') AND purpose IN ('queue',"
+			 "'confirm') ORDER BY id DESC LIMIT 1",
+			 NULL) < 0) {
+		fprintf(stderr, "stableq bisect: no failing candidate\n");
+		return 1;
+	}
+	if (bisect_run(app, cid, &bid, progress, app) < 0)
+		return fail("bisect");
+	j = bisect_json(app->db, bid);
+	if (app->json)
+		print_json(j);
+	else
+		printf("bisection %lld: %s%s%s\n", bid,
+		       json_string_value(json_object_get(j, "state")),
+		       json_string_value(json_object_get(j, "detail")) ? ": " : "",
+		       json_string_value(json_object_get(j, "detail")) ?: "");
+	json_decref(j);
+	return 0;
+}
+
+static const char *reason_arg(int argc, char **argv, long long *id)
+{
+	const char *reason = NULL;
+
+	*id = 0;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--reason") && i + 1 < argc)
+			reason = argv[++i];
+		else if (!*id && !parse_id(argv[i], id))
+			;
+		else if (strcmp(argv[i], "--dry-run") && strcmp(argv[i], "--resume") &&
+			 strcmp(argv[i], "--no-confirm") && strcmp(argv[i], "--force"))
+			return NULL;
+	}
+	return reason ? reason : "";
+}
+
+static int has(int argc, char **argv, const char *opt)
+{
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], opt))
+			return 1;
+	return 0;
+}
+
+int cmd_flag(struct app *app, int argc, char **argv)
+{
+	long long id;
+	const char *reason = reason_arg(argc, argv, &id);
+
+	if (!reason || !id || !*reason) {
+		fprintf(stderr, "usage: stableq flag ID --reason TEXT\n");
+		return 2;
+	}
+	if (revert_flag(app, id, reason, NULL) < 0)
+		return fail("flag");
+	printf("patch %lld flagged broken: %s\n", id, reason);
+	return 0;
+}
+
+int cmd_override(struct app *app, int argc, char **argv)
+{
+	long long id;
+	const char *reason = reason_arg(argc, argv, &id);
+
+	if (!reason || !id || !*reason) {
+		fprintf(stderr, "usage: stableq override ID --reason TEXT\n");
+		return 2;
+	}
+	if (revert_override(app, id, reason) < 0)
+		return fail("override");
+	printf("patch %lld queued by override: %s\n", id, reason);
+	return 0;
+}
+
+/* stableq revert ID [--dry-run] [--reason TEXT] [--no-confirm] | --resume */
+int cmd_revert(struct app *app, int argc, char **argv)
+{
+	long long id, rid = 0;
+	const char *reason = reason_arg(argc, argv, &id);
+	json_t *plan;
+	size_t i;
+	json_t *it;
+
+	if (has(argc, argv, "--resume"))
+		return revert_resume(app) < 0 ? fail("revert") : 0;
+	if (!reason || !id) {
+		fprintf(stderr, "usage: stableq revert ID [--dry-run] [--reason TEXT]\n");
+		return 2;
+	}
+	plan = revert_plan(app, id);
+	if (!plan)
+		return fail("revert");
+	if (app->json && has(argc, argv, "--dry-run")) {
+		print_json(plan);
+		json_decref(plan);
+		return 0;
+	}
+	printf("plan for patch %lld (newest first):\n", id);
+	json_array_foreach(json_object_get(plan, "items"), i, it)
+		printf("  %-6s patch %lld \"%s\" (%s): %s\n",
+		       json_string_value(json_object_get(it, "action")),
+		       (long long)json_integer_value(json_object_get(it, "patch_id")),
+		       json_string_value(json_object_get(it, "subject")),
+		       json_string_value(json_object_get(it, "state")),
+		       json_string_value(json_object_get(it, "why")));
+	json_decref(plan);
+	if (has(argc, argv, "--dry-run"))
+		return 0;
+	if (!*reason)
+		reason = "reverted by a maintainer";
+	if (revert_execute(app, id, reason, &rid) < 0)
+		return fail("revert");
+	printf("revert %lld: done\n", rid);
+	if (has(argc, argv, "--no-confirm"))
+		return 0;
+	/* confirm: the branch and what is left of the queue pass again */
+	long long cid = candidate_create(app->db, NULL, 0, 0, "confirm", 0,
+					 app->actor);
+	if (cid < 0)
+		return fail("revert");
+	db_exec(app->db, "UPDATE reverts SET confirm_candidate_id = ? WHERE id = ?",
+		"ii", cid, rid);
+	if (candidate_run(app, cid, 1, progress, app) < 0)
+		return fail("revert");
+	char *v = candidate_verdict(app->db, cid);
+	int ok = v && !strcmp(v, "pass");
+	db_exec(app->db, "UPDATE reverts SET state = ? WHERE id = ?", "ti",
+		ok ? "confirmed" : "done", rid);
+	printf("confirmation candidate %lld: %s\n", cid, v ? v : "?");
+	free(v);
+	return ok ? 0 : 3;
+}
+
+int cmd_release(struct app *app, int argc, char **argv)
+{
+	size_t n = 0;
+
+	if (argc > 2 || (argc == 2 && strcmp(argv[1], "--force"))) {
+		fprintf(stderr, "usage: stableq release [--force]\n");
+		return 2;
+	}
+	if (release_queue(app, argc == 2, &n) < 0)
+		return fail("release");
+	printf("released %zu patch%s onto %s\n", n, n == 1 ? "" : "es",
+	       app->cfg.branch);
+	return 0;
+}

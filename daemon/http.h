@@ -1,0 +1,18 @@
+/* http.h: the REST API and the dashboard's files over libmicrohttpd. */
+#ifndef STABLEQ_HTTP_H
+#define STABLEQ_HTTP_H
+
+#include "app.h"
+
+struct http_server;
+
+/*
+ * Listens on app->cfg.listen ("127.0.0.1:8080") with libmicrohttpd's own
+ * threads; the caller's loop stays free. app is borrowed for the server's
+ * lifetime (cfg may be swapped on SIGHUP between http_stop/http_start).
+ * Returns 0 or negative (the address in use, a bad listen value).
+ */
+int http_start(struct app *app, struct http_server **out);
+void http_stop(struct http_server *s);
+
+#endif

@@ -1,0 +1,354 @@
+/* bisect.c: binary search of a failing candidate's queue prefixes for the culprit. */
+#include "bisect.h"
+#include "candidate.h"
+#include "db.h"
+#include "err.h"
+#include "log.h"
+#include "queue.h"
+#include "revert.h"
+#include "strbuf.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum outcome { GOOD, BAD, FLAKY };
+static const char *const outcome_name[] = { "good", "bad", "flaky" };
+
+struct bis {
+	struct app *app;
+	long long id;          /* bisection */
+	long long *patches;    /* the failing candidate's patch list */
+	size_t n;
+	int by_build;          /* steered by the build, not by tests */
+	int by_hang;
+	json_t *steer;         /* names of the tests that steer */
+	void (*progress)(const char *, void *);
+	void *ctx;
+	long long last_candidate;
+};
+
+static void say(struct bis *b, const char *line)
+{
+	if (b->progress)
+		b->progress(line, b->ctx);
+	log_info("bisection %lld: %s", b->id, line);
+}
+
+/* Per test across runs: every run failed -> fail, mixed -> flaky. */
+static enum outcome classify(struct bis *b, long long cid, struct strbuf *why)
+{
+	char *verdict = candidate_verdict(b->app->db, cid);
+	enum outcome o = GOOD;
+	size_t i;
+	json_t *t;
+
+	if (!verdict)
+		verdict = xstrdup("error");
+	if (b->by_build) {
+		o = !strcmp(verdict, "build-failed") ? BAD : GOOD;
+		strbuf_addf(why, "build %s", o == BAD ? "failed" : "ok");
+		free(verdict);
+		return o;
+	}
+	if (!strcmp(verdict, "build-failed") || !strcmp(verdict, "apply-failed")) {
+		/* cannot tell: treat as bad so the search stays on the safe
+		 * side, and say so */
+		strbuf_addf(why, "%s (counted as bad)", verdict);
+		free(verdict);
+		return BAD;
+	}
+	if (b->by_hang) {
+		o = !strcmp(verdict, "hang") ? BAD : GOOD;
+		strbuf_addf(why, "guest %s", o == BAD ? "hung" : "finished");
+		free(verdict);
+		return o;
+	}
+	free(verdict);
+	json_array_foreach(b->steer, i, t)
+	{
+		long long fails = 0, passes = 0;
+		db_query_int(b->app->db, &fails,
+			     "SELECT COUNT(*) FROM test_results WHERE"
+			     " candidate_id = ? AND name = ? AND result = 'fail'",
+			     "it", cid, json_string_value(t));
+		db_query_int(b->app->db, &passes,
+			     "SELECT COUNT(*) FROM test_results WHERE"
+			     " candidate_id = ? AND name = ? AND result = 'pass'",
+			     "it", cid, json_string_value(t));
+		if (fails && passes) {
+			strbuf_addf(why, "%s%s flaky (%lld pass, %lld fail)",
+				    why->len ? ", " : "", json_string_value(t),
+				    passes, fails);
+			return FLAKY;
+		}
+		if (fails) {
+			strbuf_addf(why, "%s%s fails", why->len ? ", " : "",
+				    json_string_value(t));
+			o = BAD;
+		}
+	}
+	if (o == GOOD)
+		strbuf_addstr(why, "steering tests pass");
+	return o;
+}
+
+static int evaluate(struct bis *b, size_t prefix, int runs, const char *kind,
+		    enum outcome *out)
+{
+	struct strbuf why = STRBUF_INIT;
+	long long cid;
+	char line[512];
+	int ret;
+
+	cid = candidate_create(b->app->db, b->patches, prefix, 0,
+			       !strcmp(kind, "confirm") ? "confirm" : "bisect",
+			       b->id, "bisection");
+	if (cid < 0)
+		return (int)cid;
+	/* a bisect 'confirm' candidate is not the queue's confirmation */
+	db_exec(b->app->db, "UPDATE candidates SET purpose = 'bisect' WHERE id = ?",
+		"i", cid);
+	snprintf(line, sizeof(line), "%s: prefix %zu/%zu (candidate %lld, %d run%s)",
+		 kind, prefix, b->n, cid, runs, runs == 1 ? "" : "s");
+	say(b, line);
+	if ((ret = candidate_run(b->app, cid, runs, b->progress, b->ctx)) < 0)
+		return ret;
+	b->last_candidate = cid;
+	*out = classify(b, cid, &why);
+	db_exec(b->app->db,
+		"INSERT INTO bisection_steps (bisection_id, prefix_len,"
+		" candidate_id, result, kind) VALUES (?, ?, ?, ?, ?)",
+		"iiitt", b->id, (long long)prefix, cid, outcome_name[*out],
+		kind);
+	db_exec(b->app->db,
+		"UPDATE bisections SET builds_used = builds_used + 1 WHERE id = ?",
+		"i", b->id);
+	snprintf(line, sizeof(line), "prefix %zu is %s: %s", prefix,
+		 outcome_name[*out], why.buf);
+	say(b, line);
+	strbuf_release(&why);
+	return 0;
+}
+
+static int end(struct bis *b, const char *state, long long culprit,
+	       const char *detail)
+{
+	return db_exec(b->app->db,
+		       "UPDATE bisections SET state = ?, culprit_patch_id ="
+		       " NULLIF(?, 0), detail = ?, finished_at ="
+		       " strftime('%Y-%m-%dT%H:%M:%SZ','now') WHERE id = ?",
+		       "titi", state, culprit, detail, b->id);
+}
+
+static char *excerpt_of(sqlite3 *db, long long cid, const char *test)
+{
+	char *e = NULL;
+
+	db_query_text(db, &e,
+		      "SELECT COALESCE(log_excerpt, detail) FROM test_results"
+		      " WHERE candidate_id = ? AND (? IS NULL OR name = ?) AND"
+		      " result = 'fail' ORDER BY id LIMIT 1",
+		      "itt", cid, test, test);
+	if (!e)
+		db_query_text(db, &e,
+			      "SELECT b.error_excerpt FROM candidates c JOIN"
+			      " builds b ON b.id = c.build_id WHERE c.id = ?",
+			      "i", cid);
+	return e;
+}
+
+int bisect_run(struct app *app, long long candidate_id, long long *bisection_id,
+	       void (*progress)(const char *line, void *ctx), void *ctx)
+{
+	struct bis b = { .app = app, .progress = progress, .ctx = ctx };
+	char *verdict = candidate_verdict(app->db, candidate_id);
+	char *ids_text = NULL;
+	json_t *ids = NULL, *v;
+	size_t lo, hi, i;
+	enum outcome o;
+	int ret, confirm = app->cfg.bisect_confirm > 0 ? app->cfg.bisect_confirm : 1;
+
+	*bisection_id = 0;
+	if (!verdict)
+		return err_set(ERR_NOTFOUND,
+			       "candidate %lld: no such candidate, or it has no"
+			       " verdict yet",
+			       candidate_id);
+	if (!strcmp(verdict, "pass") || !strcmp(verdict, "apply-failed")) {
+		ret = err_set(ERR_CONFLICT,
+			      "candidate %lld is %s: there is nothing to bisect",
+			      candidate_id, verdict);
+		free(verdict);
+		return ret;
+	}
+	b.by_build = !strcmp(verdict, "build-failed");
+	b.by_hang = !strcmp(verdict, "hang");
+	free(verdict);
+	db_query_text(app->db, &ids_text,
+		      "SELECT patch_ids FROM candidates WHERE id = ?", "i",
+		      candidate_id);
+	ids = ids_text ? json_loads(ids_text, 0, NULL) : NULL;
+	free(ids_text);
+	if (!json_is_array(ids) || !json_array_size(ids)) {
+		json_decref(ids);
+		return err_set(ERR_CONFLICT,
+			       "candidate %lld has no patches: the branch alone"
+			       " fails, no patch is to blame",
+			       candidate_id);
+	}
+	b.n = json_array_size(ids);
+	b.patches = xcalloc(b.n, sizeof(*b.patches));
+	json_array_foreach(ids, i, v) b.patches[i] = json_integer_value(v);
+	json_decref(ids);
+	b.steer = b.by_build || b.by_hang
+			  ? json_array()
+			  : db_rows_json(app->db,
+					 "SELECT DISTINCT name FROM test_results"
+					 " WHERE candidate_id = ? AND result ="
+					 " 'fail' ORDER BY name",
+					 "i", candidate_id);
+	if (!b.steer) {
+		free(b.patches);
+		return ERR_IO;
+	}
+	/* rows -> names */
+	json_t *names = json_array();
+	json_array_foreach(b.steer, i, v)
+		json_array_append(names, json_object_get(v, "name"));
+	json_decref(b.steer);
+	b.steer = names;
+	if (!b.by_build && !b.by_hang && !json_array_size(b.steer)) {
+		ret = err_set(ERR_CONFLICT,
+			      "candidate %lld failed but no test failed in it",
+			      candidate_id);
+		goto out;
+	}
+	char *steer_text = json_dumps(b.steer, JSON_COMPACT);
+	ret = db_exec(app->db,
+		      "INSERT INTO bisections (candidate_id, failing_tests, good,"
+		      " bad) VALUES (?, ?, 0, ?)",
+		      "iti", candidate_id,
+		      b.by_build ? "[\"build\"]" : b.by_hang ? "[\"hang\"]"
+							   : steer_text,
+		      (long long)b.n);
+	free(steer_text);
+	if (ret < 0)
+		goto out;
+	b.id = *bisection_id = db_last_id(app->db);
+	event_add(app->db, app->actor, "bisection", b.id, "started",
+		  "candidate %lld, %zu patches", candidate_id, b.n);
+
+	/* prefix 0 (the branch alone) is taken as good, prefix n as bad */
+	lo = 0;
+	hi = b.n;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+		if ((ret = evaluate(&b, mid, 1, "search", &o)) < 0)
+			goto out;
+		if (o == FLAKY) {
+			end(&b, "flaky", 0, "a steering test gave mixed results");
+			ret = 0;
+			goto out;
+		}
+		if (o == BAD)
+			hi = mid;
+		else
+			lo = mid;
+		db_exec(app->db,
+			"UPDATE bisections SET good = ?, bad = ? WHERE id = ?",
+			"iii", (long long)lo, (long long)hi, b.id);
+	}
+	/* confirm: prefix hi fails, prefix hi-1 passes, each `confirm` boots */
+	long long bad_cid;
+	if ((ret = evaluate(&b, hi, confirm, "confirm", &o)) < 0)
+		goto out;
+	bad_cid = b.last_candidate;
+	if (o != BAD) {
+		ret = end(&b, o == FLAKY ? "flaky" : "failed", 0,
+			  o == FLAKY ? "the culprit's prefix gave mixed results:"
+				       " recorded as flaky"
+				     : "the culprit's prefix passed when repeated");
+		if (o == FLAKY)
+			db_exec(app->db,
+				"UPDATE test_results SET result = 'flaky' WHERE"
+				" candidate_id = ? AND result = 'fail'",
+				"i", bad_cid);
+		goto out;
+	}
+	if ((ret = evaluate(&b, hi - 1, confirm, "confirm", &o)) < 0)
+		goto out;
+	if (o != GOOD) {
+		ret = end(&b, o == FLAKY ? "flaky" : "failed", 0,
+			  hi - 1 == 0 ? "the branch alone fails: no queued"
+					" patch is to blame"
+				      : "the prefix before the culprit fails too");
+		goto out;
+	}
+	long long culprit = b.patches[hi - 1];
+	const char *test = json_array_size(b.steer)
+				   ? json_string_value(json_array_get(b.steer, 0))
+				   : NULL;
+	char *excerpt = excerpt_of(app->db, bad_cid, test);
+	long long build_id = 0;
+	db_query_int(app->db, &build_id,
+		     "SELECT COALESCE(build_id, 0) FROM candidates WHERE id = ?",
+		     "i", bad_cid);
+	char *detail = xstrfmt("patch %lld is the first bad patch (prefix %zu"
+			       " of %zu), confirmed %d times each way",
+			       culprit, hi, b.n, confirm);
+	end(&b, "found", culprit, detail);
+	event_add(app->db, app->actor, "bisection", b.id, "found", "%s", detail);
+	char *reason = xstrfmt("bisection %lld: %s%s%s", b.id,
+			       b.by_build ? "the build fails from this patch on"
+			       : b.by_hang ? "the guest hangs from this patch on"
+					   : "regression test fails from this"
+					     " patch on: ",
+			       test ? test : "", "");
+	struct evidence ev = {
+		.test = b.by_build ? "build" : b.by_hang ? "hang" : test,
+		.log_excerpt = excerpt,
+		.build_id = build_id,
+		.bisection_id = b.id,
+	};
+	enum patch_state cs;
+	if (patch_get_state(app->db, culprit, &cs) == 0 && cs != PS_BROKEN)
+		ret = revert_flag(app, culprit, reason, &ev);
+	say(&b, detail);
+	free(detail);
+	free(reason);
+	free(excerpt);
+out:
+	json_decref(b.steer);
+	free(b.patches);
+	return ret < 0 ? ret : 0;
+}
+
+json_t *bisect_json(sqlite3 *db, long long id)
+{
+	json_t *rows = db_rows_json(db,
+				    "SELECT b.*, p.subject AS culprit_subject FROM"
+				    " bisections b LEFT JOIN patches p ON p.id ="
+				    " b.culprit_patch_id WHERE b.id = ?",
+				    "i", id);
+	json_t *o;
+
+	if (!rows)
+		return NULL;
+	if (!json_array_size(rows)) {
+		json_decref(rows);
+		err_set(ERR_NOTFOUND, "bisection %lld: no such bisection", id);
+		return NULL;
+	}
+	o = json_incref(json_array_get(rows, 0));
+	json_decref(rows);
+	json_object_set_new(o, "steps",
+			    db_rows_json(db,
+					 "SELECT s.id, s.prefix_len, s.candidate_id,"
+					 " s.result, s.kind, s.created_at,"
+					 " c.build_id FROM bisection_steps s LEFT"
+					 " JOIN candidates c ON c.id ="
+					 " s.candidate_id WHERE s.bisection_id = ?"
+					 " ORDER BY s.id",
+					 "i", id));
+	return o;
+}
