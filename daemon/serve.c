@@ -84,6 +84,40 @@ static void step_release(struct step *s)
 	s->running = 0;
 }
 
+/*
+ * A step that failed is not started again at once: the same failure would
+ * spin the loop. It waits 30 s, doubling up to 30 min, until it succeeds.
+ */
+static struct {
+	char name[64];
+	double until;
+	int delay;
+} backoff;
+
+static int backing_off(const char *name)
+{
+	return !strcmp(backoff.name, name) && now_monotonic() < backoff.until;
+}
+
+static void step_done(const struct step *s)
+{
+	/* 3: a candidate ran and did not pass: a verdict, not a failure */
+	if (s->sp.status == 0 || s->sp.status == 3) {
+		if (!strcmp(backoff.name, s->name))
+			backoff.name[0] = '\0';
+		return;
+	}
+	if (strcmp(backoff.name, s->name)) {
+		snprintf(backoff.name, sizeof(backoff.name), "%s", s->name);
+		backoff.delay = 30;
+	} else if (backoff.delay < 1800) {
+		backoff.delay *= 2;
+	}
+	backoff.until = now_monotonic() + backoff.delay;
+	log_warnx("step %s failed: not again for %d s (see %s)", s->name,
+		  backoff.delay, s->log_path);
+}
+
 static int step_start(struct app *app, struct step *s, int timeout_s,
 		      const char *name, ...)
 {
@@ -92,6 +126,10 @@ static int step_start(struct app *app, struct step *s, int timeout_s,
 	struct spawn init = SPAWN_INIT;
 	char *logdir = xstrfmt("%s/log", app->cfg.var_dir);
 
+	if (backing_off(name)) {
+		free(logdir);
+		return 0;
+	}
 	step_release(s);
 	snprintf(s->name, sizeof(s->name), "%s", name);
 	s->argv[s->argc++] = xstrdup(app->self);
@@ -311,6 +349,7 @@ int cmd_serve(struct app *app, int argc, char **argv)
 					 step.sp.timed_out ? "killed at its deadline, status"
 							   : "exited with status",
 					 step.sp.status, step.sp.seconds);
+				step_done(&step);
 				step_release(&step);
 				set_status("idle", 0);
 			} else {

@@ -208,15 +208,17 @@ static int lock_builds(struct app *app, int *fd)
 static int store_tests(sqlite3 *db, long long id, int run,
 		       const struct runner_result *rr)
 {
-	for (size_t i = 0; i < rr->ntests; i++) {
-		const struct test_result *t = &rr->tests[i];
+	for (size_t i = 0; i < rr->report.nresults; i++) {
+		const struct test_result *t = &rr->report.results[i];
+		const char *res = t->status == TEST_PASS   ? "pass"
+				  : t->status == TEST_SKIP ? "skip"
+							   : "fail";
 		int ret = db_exec(db,
 				  "INSERT INTO test_results (candidate_id, run,"
 				  " name, result, detail, log_excerpt) VALUES"
 				  " (?, ?, ?, ?, ?, ?)",
-				  "idtttt", id, run, t->name,
-				  test_result_name(t->result), t->detail,
-				  t->log_excerpt);
+				  "idtttt", id, run, t->name, res, t->detail,
+				  t->excerpt);
 		if (ret < 0)
 			return ret;
 	}
@@ -350,7 +352,7 @@ int candidate_run(struct app *app, long long id, int runs,
 		" seconds, log_path, error_excerpt) VALUES (?, ?, ?, ?, ?, ?, ?)",
 		"tttt" "ftt", commit, tree, kb.config_hash,
 		kb.ok ? "ok" : "failed", kb.seconds, blog,
-		kb.ok ? NULL : (kb.error_excerpt ? kb.error_excerpt : err_msg()));
+		kb.ok ? NULL : (kb.error ? kb.error : err_msg()));
 	free(blog);
 	build_id = db_last_id(app->db);
 	db_exec(app->db, "UPDATE candidates SET build_id = ? WHERE id = ?",
@@ -359,35 +361,43 @@ int candidate_run(struct app *app, long long id, int runs,
 	    build_id, kb.ok ? "ok" : "FAILED", kb.seconds);
 	if (!kb.ok) {
 		ret = finish(app->db, id, "build-failed",
-			     kb.error_excerpt ? kb.error_excerpt : err_msg());
+			     kb.error ? kb.error : err_msg());
 		goto out;
 	}
 
 	/* boot and test, runs times on the same build */
 	set_step(app->db, id, "boot");
 	for (int run = 1; run <= runs; run++) {
+		char *work = xstrfmt("%s/guest", app->cfg.var_dir);
+		char *clog = xstrfmt("%s/log/console-%lld-%d.log",
+				     app->cfg.var_dir, id, run);
 		struct runner_opts ro = {
-			.bzimage = kb.bzimage,
 			.build_dir = app->cfg.build_dir,
+			.kernel = kb.bzimage,
 			.tests_file = app->cfg.tests_file,
 			.accel = app->cfg.qemu_accel,
 			.memory_mb = app->cfg.qemu_memory,
 			.timeout_s = app->cfg.boot_timeout,
-			.work_dir = app->cfg.var_dir,
-			.log_path = log_path,
+			.work_dir = work,
+			.log_path = clog,
 		};
 		struct runner_result rr = { 0 };
 		say(progress, ctx, "candidate %lld: booting (run %d of %d)", id,
 		    run, runs);
 		ret = runner_boot(&ro, &rr);
+		free(work);
+		free(clog);
 		if (ret < 0) {
 			runner_result_release(&rr);
 			goto out;
 		}
-		hung |= rr.hung;
+		hung |= rr.verdict == VERDICT_HANG;
 		say(progress, ctx,
-		    "candidate %lld: run %d: %zu tests in %.1f s (%s)", id, run,
-		    rr.ntests, rr.seconds, rr.accel ? rr.accel : "?");
+		    "candidate %lld: run %d: %s, %zu results in %.1f s (%s)%s%s",
+		    id, run, run_verdict_name(rr.verdict), rr.report.nresults,
+		    rr.seconds, rr.accel ? rr.accel : "?",
+		    rr.reason && *rr.reason ? ": " : "",
+		    rr.reason ? rr.reason : "");
 		ret = store_tests(app->db, id, run, &rr);
 		runner_result_release(&rr);
 		if (ret < 0)

@@ -72,7 +72,7 @@ mail 07-already.patch 7 "a: add helper again" "Cc: <stable@vger.kernel.org> # 6.
 	"$(git show v6.1.10:a.c > a.c; git diff -R a.c; git checkout -q a.c)"
 mail 08-version.patch 8 "lib: fix line 17" "Cc: <stable@vger.kernel.org> # 6.1.x" "$(diff_of lib.c 's/^line 17$/line seventeen/')"
 mail 09-other-version.patch 9 "lib: fix line 19" "Cc: <stable@vger.kernel.org> # 5.10.x" "$(diff_of lib.c 's/^line 19$/line nineteen/')"
-ls "$T/q" | sort > "$T/q/series"
+(cd "$T/q" && ls *.patch | sort) > "$T/series" && mv "$T/series" "$T/q/series"
 cd "$T"
 
 cat > "$T/stableq.conf" <<CONF
