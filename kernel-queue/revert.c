@@ -482,7 +482,7 @@ static int insert_revert(struct app *app, long long root, const char *reason,
 			      "INSERT INTO revert_items (revert_id, ord, patch_id,"
 			      " action, why, revert_commit, patch_text) VALUES"
 			      " (?, ?, ?, ?, ?, NULL, NULL)",
-			      "idits", *revert_id, (int)i, it->id,
+			      "iditt", *revert_id, (int)i, it->id,
 			      it->revert ? "revert" : "drop", it->why);
 		if (ret < 0)
 			return ret;
