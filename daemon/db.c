@@ -4,6 +4,7 @@
 #include "err.h"
 #include "strbuf.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +49,106 @@ static int bind_va(sqlite3 *db, sqlite3_stmt *st, const char *types,
 	return 0;
 }
 
+/*
+ * db_exec() and db_query_*() reuse prepared statements, keyed by the SQL
+ * text's address (callers pass literals) and the connection: preparing
+ * costs more than running most of stableq's statements. A connection is
+ * used by one thread at a time; the table itself is shared.
+ */
+#define STMT_CACHE 128
+static struct {
+	sqlite3 *db;
+	const char *sql;
+	sqlite3_stmt *st;
+	int busy;
+	unsigned long used;
+} cache[STMT_CACHE];
+static unsigned long cache_clock;
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static sqlite3_stmt *cache_get(sqlite3 *db, const char *sql, int *slot)
+{
+	sqlite3_stmt *st = NULL;
+	int victim = -1;
+
+	*slot = -1;
+	pthread_mutex_lock(&cache_lock);
+	for (int i = 0; i < STMT_CACHE; i++) {
+		/* the text is compared too: a freed buffer's address comes back */
+		if (cache[i].db == db && cache[i].sql == sql && !cache[i].busy &&
+		    !strcmp(sqlite3_sql(cache[i].st), sql)) {
+			cache[i].busy = 1;
+			cache[i].used = ++cache_clock;
+			*slot = i;
+			st = cache[i].st;
+			break;
+		}
+		if (!cache[i].busy &&
+		    (victim < 0 || cache[i].used < cache[victim].used))
+			victim = i;
+	}
+	pthread_mutex_unlock(&cache_lock);
+	if (st)
+		return st;
+	if (sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st,
+			       NULL) != SQLITE_OK) {
+		err_set(ERR_IO, "db: %s (in: %.80s)", sqlite3_errmsg(db), sql);
+		return NULL;
+	}
+	pthread_mutex_lock(&cache_lock);
+	if (victim >= 0 && !cache[victim].busy) {
+		if (cache[victim].st)
+			sqlite3_finalize(cache[victim].st);
+		cache[victim].db = db;
+		cache[victim].sql = sql;
+		cache[victim].st = st;
+		cache[victim].busy = 1;
+		cache[victim].used = ++cache_clock;
+		*slot = victim;
+	}
+	pthread_mutex_unlock(&cache_lock);
+	return st;
+}
+
+/* Gives a statement back (resets it), or finalizes it if it is not cached. */
+static void cache_put(sqlite3_stmt *st, int slot)
+{
+	if (slot < 0) {
+		sqlite3_finalize(st);
+		return;
+	}
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	pthread_mutex_lock(&cache_lock);
+	cache[slot].busy = 0;
+	pthread_mutex_unlock(&cache_lock);
+}
+
+static void cache_drop(sqlite3 *db)
+{
+	pthread_mutex_lock(&cache_lock);
+	for (int i = 0; i < STMT_CACHE; i++)
+		if (cache[i].db == db) {
+			sqlite3_finalize(cache[i].st);
+			memset(&cache[i], 0, sizeof(cache[i]));
+		}
+	pthread_mutex_unlock(&cache_lock);
+}
+
+static sqlite3_stmt *cached_va(sqlite3 *db, const char *sql, const char *types,
+			       va_list ap, int *slot)
+{
+	sqlite3_stmt *st = cache_get(db, sql, slot);
+
+	if (!st)
+		return NULL;
+	if (bind_va(db, st, types, ap) < 0) {
+		cache_put(st, *slot);
+		return NULL;
+	}
+	return st;
+}
+
 static sqlite3_stmt *prepare_va(sqlite3 *db, const char *sql,
 				const char *types, va_list ap)
 {
@@ -79,22 +180,22 @@ int db_exec(sqlite3 *db, const char *sql, const char *types, ...)
 {
 	va_list ap;
 	sqlite3_stmt *st;
-	int rc;
+	int rc, slot;
 
 	va_start(ap, types);
-	st = prepare_va(db, sql, types, ap);
+	st = cached_va(db, sql, types, ap, &slot);
 	va_end(ap);
 	if (!st)
 		return ERR_IO;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
 		;
 	if (rc != SQLITE_DONE) {
-		int code = rc == SQLITE_CONSTRAINT ? ERR_CONFLICT : ERR_IO;
+		int code = (rc & 0xff) == SQLITE_CONSTRAINT ? ERR_CONFLICT : ERR_IO;
 		err_set(code, "db: %s", sqlite3_errmsg(db));
-		sqlite3_finalize(st);
+		cache_put(st, slot);
 		return code;
 	}
-	sqlite3_finalize(st);
+	cache_put(st, slot);
 	return sqlite3_changes(db);
 }
 
@@ -103,10 +204,10 @@ int db_query_int(sqlite3 *db, long long *out, const char *sql,
 {
 	va_list ap;
 	sqlite3_stmt *st;
-	int rc, ret;
+	int rc, ret, slot;
 
 	va_start(ap, types);
-	st = prepare_va(db, sql, types, ap);
+	st = cached_va(db, sql, types, ap, &slot);
 	va_end(ap);
 	if (!st)
 		return ERR_IO;
@@ -119,7 +220,7 @@ int db_query_int(sqlite3 *db, long long *out, const char *sql,
 	} else {
 		ret = err_set(ERR_IO, "db: %s", sqlite3_errmsg(db));
 	}
-	sqlite3_finalize(st);
+	cache_put(st, slot);
 	return ret;
 }
 
@@ -128,11 +229,11 @@ int db_query_text(sqlite3 *db, char **out, const char *sql, const char *types,
 {
 	va_list ap;
 	sqlite3_stmt *st;
-	int rc, ret;
+	int rc, ret, slot;
 
 	*out = NULL;
 	va_start(ap, types);
-	st = prepare_va(db, sql, types, ap);
+	st = cached_va(db, sql, types, ap, &slot);
 	va_end(ap);
 	if (!st)
 		return ERR_IO;
@@ -146,7 +247,7 @@ int db_query_text(sqlite3 *db, char **out, const char *sql, const char *types,
 	} else {
 		ret = err_set(ERR_IO, "db: %s", sqlite3_errmsg(db));
 	}
-	sqlite3_finalize(st);
+	cache_put(st, slot);
 	return ret;
 }
 
@@ -252,8 +353,10 @@ int db_open(sqlite3 **out, const char *path)
 
 void db_close(sqlite3 *db)
 {
-	if (db)
+	if (db) {
+		cache_drop(db);
 		sqlite3_close(db);
+	}
 }
 
 long long event_add(sqlite3 *db, const char *actor, const char *subject_kind,

@@ -152,7 +152,7 @@ static int store(sqlite3 *db, struct parsed *ps, const char *actor,
 			res->duplicates++;
 		res->ids[res->nids++] = id;
 	}
-	if ((ret = queue_link_dependencies(db)) < 0)
+	if (res->added && (ret = queue_link_dependencies(db)) < 0)
 		goto fail;
 	if (res->added &&
 	    (ret = (int)event_add(db, actor, "queue", 0, "imported",

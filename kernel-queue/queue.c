@@ -109,9 +109,11 @@ static int find_duplicate(sqlite3 *db, const struct patch *p, long long *id)
 	}
 	if (p->upstream && strlen(p->upstream) >= 12) {
 		ret = db_query_int(db, id,
-				   "SELECT id FROM patches WHERE upstream IS NOT"
-				   " NULL AND substr(upstream, 1, 12) ="
-				   " substr(?, 1, 12)",
+				   "SELECT id FROM patches WHERE"
+				   " substr(upstream, 1, 12) = substr(?1, 1, 12)"
+				   " AND substr(upstream, 1, min(length(upstream),"
+				   " length(?1))) = substr(?1, 1,"
+				   " min(length(upstream), length(?1)))",
 				   "t", p->upstream);
 		if (ret != ERR_NOTFOUND)
 			return ret < 0 ? ret : 1;
@@ -143,7 +145,7 @@ int queue_add(sqlite3 *db, const struct patch *p, long long source_id,
 		      " author_name, author_email, date, message_id,"
 		      " in_reply_to, upstream, patch_id, message, diff)"
 		      " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-		      "iittdtttttttttt" "t", source_id, pos, p->filename,
+		      "iitttddttttttttt", source_id, pos, p->filename,
 		      p->subject, p->subject_prefix, p->series_part,
 		      p->series_total, p->author_name, p->author_email,
 		      p->date, p->message_id, p->in_reply_to, p->upstream,
@@ -187,39 +189,37 @@ int queue_link_dependencies(sqlite3 *db)
 		/* P carries Stable-dep-of: X: P was brought in for X, goes with X */
 		"INSERT OR IGNORE INTO dependencies (patch_id, depends_on, kind)"
 		" SELECT t.patch_id, x.id, 'stable-dep-of' FROM patch_tags t"
-		" JOIN patches x ON x.upstream IS NOT NULL AND"
-		"  substr(x.upstream, 1, min(12, length(t.value))) ="
-		"  substr(t.value, 1, min(12, length(x.upstream)))"
+		" JOIN patches x ON substr(x.upstream, 1, 12) ="
+		"  substr(t.value, 1, 12)"
 		" WHERE t.kind = 'stable_dep_of' AND x.id != t.patch_id",
 		/* ... and X needs P: X goes with P */
 		"INSERT OR IGNORE INTO dependencies (patch_id, depends_on, kind)"
 		" SELECT x.id, t.patch_id, 'prereq' FROM patch_tags t"
-		" JOIN patches x ON x.upstream IS NOT NULL AND"
-		"  substr(x.upstream, 1, min(12, length(t.value))) ="
-		"  substr(t.value, 1, min(12, length(x.upstream)))"
+		" JOIN patches x ON substr(x.upstream, 1, 12) ="
+		"  substr(t.value, 1, 12)"
 		" WHERE t.kind = 'stable_dep_of' AND x.id != t.patch_id",
 		/* a prerequisite note (# 6.1.x: sha: subject) names what P needs */
 		"INSERT OR IGNORE INTO dependencies (patch_id, depends_on, kind)"
 		" SELECT t.patch_id, x.id, 'prereq' FROM patch_tags t"
-		" JOIN patches x ON x.upstream IS NOT NULL AND"
-		"  substr(x.upstream, 1, min(12, length(t.value))) ="
-		"  substr(t.value, 1, min(12, length(x.upstream)))"
+		" JOIN patches x ON substr(x.upstream, 1, 12) ="
+		"  substr(t.value, 1, 12)"
 		" WHERE t.kind = 'prereq' AND x.id != t.patch_id",
 		/* later parts of a [PATCH n/m] series from the same source */
 		"INSERT OR IGNORE INTO dependencies (patch_id, depends_on, kind)"
 		" SELECT b.id, a.id, 'series' FROM patches a JOIN patches b ON"
 		"  a.source_id = b.source_id AND a.series_total > 1 AND"
 		"  a.series_total = b.series_total AND"
-		"  b.series_part > a.series_part AND a.series_part > 0",
+		"  b.series_part = a.series_part + 1 AND a.series_part > 0",
 		/* fix-ups: Fixes: names X's upstream or branch commit */
 		"INSERT OR IGNORE INTO dependencies (patch_id, depends_on, kind)"
 		" SELECT t.patch_id, x.id, 'fixes' FROM patch_tags t"
-		" JOIN patches x ON (x.upstream IS NOT NULL AND"
-		"  substr(x.upstream, 1, min(12, length(t.value))) ="
-		"  substr(t.value, 1, min(12, length(x.upstream))))"
-		"  OR (x.released_commit IS NOT NULL AND"
-		"  substr(x.released_commit, 1, min(12, length(t.value))) ="
-		"  substr(t.value, 1, min(12, length(x.released_commit))))"
+		" JOIN patches x ON substr(x.upstream, 1, 12) ="
+		"  substr(t.value, 1, 12)"
+		" WHERE t.kind = 'fixes' AND x.id != t.patch_id",
+		"INSERT OR IGNORE INTO dependencies (patch_id, depends_on, kind)"
+		" SELECT t.patch_id, x.id, 'fixes' FROM patch_tags t"
+		" JOIN patches x ON substr(x.released_commit, 1, 12) ="
+		"  substr(t.value, 1, 12)"
 		" WHERE t.kind = 'fixes' AND x.id != t.patch_id",
 	};
 	for (size_t i = 0; i < sizeof(sql) / sizeof(sql[0]); i++) {
