@@ -7,6 +7,7 @@
 #include "err.h"
 #include "http.h"
 #include "log.h"
+#include "revert.h"
 #include "spawn.h"
 #include "strbuf.h"
 
@@ -233,6 +234,21 @@ static int schedule(struct app *app, struct step *s, int *imported_once)
 		snprintf(idbuf, sizeof(idbuf), "%lld", id);
 		return step_start(app, s, tmo_build, "revert", "revert", idbuf,
 				  "--reason", "found broken; revert first", NULL);
+	}
+	/* auto_revert = plan: store the plan and wait for a maintainer */
+	if (strcmp(c->auto_revert, "yes") &&
+	    db_query_int(app->db, &id,
+			 "SELECT p.id FROM patches p WHERE p.state = 'broken'"
+			 " AND NOT EXISTS (SELECT 1 FROM reverts r WHERE"
+			 " r.patch_id = p.id) ORDER BY p.id LIMIT 1",
+			 NULL) == 0) {
+		if (revert_store_plan(app, id, "found broken; waiting for a"
+					       " maintainer (auto_revert = plan)") < 0)
+			log_warnx("patch %lld: plan: %s", id, err_msg());
+		else
+			log_info("patch %lld: revert plan stored, waiting for a"
+				 " maintainer",
+				 id);
 	}
 	/* the queue changed since its last candidate */
 	if (count(app->db, "SELECT COUNT(*) FROM patches WHERE state ="

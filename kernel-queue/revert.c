@@ -542,7 +542,18 @@ int revert_execute(struct app *app, long long patch_id, const char *reason,
 	}
 	if ((ret = db_begin(app->db)) < 0)
 		goto out;
-	ret = insert_revert(app, patch_id, reason, &p,
+	/* a stored plan (auto_revert = plan) is replaced by the real thing */
+	ret = db_exec(app->db,
+		      "DELETE FROM revert_items WHERE revert_id IN (SELECT id"
+		      " FROM reverts WHERE patch_id = ? AND state = 'planned')",
+		      "i", patch_id);
+	if (ret >= 0)
+		ret = db_exec(app->db,
+			      "DELETE FROM reverts WHERE patch_id = ? AND state ="
+			      " 'planned'",
+			      "i", patch_id);
+	if (ret >= 0)
+		ret = insert_revert(app, patch_id, reason, &p,
 			    nrev ? "applying" : "done", nrev ? tip : NULL,
 			    nrev ? chain : NULL, revert_id);
 	for (size_t i = 0; ret >= 0 && i < p.n; i++)
@@ -585,6 +596,25 @@ out:
 	free(texts);
 	plan_free(&p);
 	repo_free(r);
+	return ret < 0 ? ret : 0;
+}
+
+int revert_store_plan(struct app *app, long long patch_id, const char *reason)
+{
+	struct plan p;
+	long long id;
+	int ret = plan_build(app, patch_id, &p);
+
+	if (ret < 0)
+		return ret;
+	if ((ret = db_begin(app->db)) < 0)
+		goto out;
+	ret = insert_revert(app, patch_id, reason, &p, "planned", NULL, NULL,
+			    &id);
+	if (ret < 0 || (ret = db_commit(app->db)) < 0)
+		db_rollback(app->db);
+out:
+	plan_free(&p);
 	return ret < 0 ? ret : 0;
 }
 

@@ -43,6 +43,11 @@ json_t *revert_plan(struct app *app, long long patch_id);
  */
 int revert_execute(struct app *app, long long patch_id, const char *reason,
 		   long long *revert_id);
+/*
+ * Stores the plan as a revert in state 'planned' (auto_revert = plan): it
+ * waits there for a maintainer, who runs it with revert_execute().
+ */
+int revert_store_plan(struct app *app, long long patch_id, const char *reason);
 /* Completes reverts interrupted by a crash. Safe to call at every start. */
 int revert_resume(struct app *app);
 json_t *revert_json(sqlite3 *db, long long revert_id);
