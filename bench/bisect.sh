@@ -7,7 +7,7 @@
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 STABLEQ=$TOP/stableq
-TREE=${TREE:-$TOP/var/test-linux}
+TREE=${TREE:-$TOP/var/linux}
 T=$(mktemp -d)
 trap 'rm -rf "$T"; git -C "$TREE" branch -D bench-bisect > /dev/null 2>&1' EXIT
 printf 'tree_dir = %s\n' "$TREE" > "$T/init.conf"
@@ -16,7 +16,7 @@ tag=$(git -C "$TREE" describe --tags --abbrev=0 linux-6.1.y)
 
 # leaf files compiled into the tinyconfig kernel: a comment change rebuilds one object
 mapfile -t FILES < <(cd "$TREE" && ls lib/*.c kernel/*.c mm/*.c fs/*.c | while read -r f; do
-	[ -f "$TOP/var/test-build/${f%.c}.o" ] && echo "$f"; done | head -80)
+	[ -f "$TOP/var/build/${f%.c}.o" ] && echo "$f"; done | head -80)
 [ "${#FILES[@]}" -ge 64 ] || { echo "bench/bisect: build the kernel first (make check)" >&2; exit 1; }
 
 mkq() { # N CULPRIT-POSITION DIR
@@ -59,7 +59,7 @@ db = $T/$n.db
 var_dir = $T/var$n
 tree_dir = $TREE
 branch = bench-bisect
-build_dir = $TOP/var/test-build
+build_dir = $TOP/var/build
 queue_dir = $T/q$n
 kernel_config_dir = $TOP/config/kernel
 tests_file = $TOP/config/tests.conf

@@ -191,10 +191,10 @@ static int apply_all(struct app *app, struct repo *r, long long id,
 /* One build directory, one worktree: one candidate at a time. */
 static int lock_builds(struct app *app, int *fd)
 {
-	char *path = xstrfmt("%s/candidate.lock", app->cfg.var_dir);
+	char *path = xstrfmt("%s/.stableq-lock", app->cfg.build_dir);
 	int ret = 0;
 
-	mkdir_p(app->cfg.var_dir);
+	mkdir_p(app->cfg.build_dir);
 	*fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (*fd < 0)
 		ret = err_set(ERR_IO, "%s: %s", path, strerror(errno));

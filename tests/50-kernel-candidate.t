@@ -13,8 +13,8 @@ mkdir -p "$TOP/var"
 cat > "$T/stableq.conf" <<CONF
 db = $T/stableq.db
 var_dir = $T/var
-tree_dir = $TOP/var/test-linux
-build_dir = $TOP/var/test-build
+tree_dir = $TOP/var/linux
+build_dir = $TOP/var/build
 queue_dir = $T/q
 kernel_config_dir = $TOP/config/kernel
 tests_file = $TOP/config/tests.conf
@@ -24,7 +24,7 @@ py() { /usr/bin/python3 -c "$1"; }
 
 out=$(SQ tree init 2>&1)
 ok $? "tree init imports linux-source-6.1 (or finds it imported)"
-tag=$(git -C "$TOP/var/test-linux" describe --tags linux-6.1.y 2>/dev/null)
+tag=$(git -C "$TOP/var/linux" describe --tags linux-6.1.y 2>/dev/null)
 like "$tag" "v6.1." "the branch sits on the v6.1.N tag of the tarball"
 
 Q=$TOP/kernel-queue/queue-6.1

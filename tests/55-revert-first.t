@@ -11,7 +11,7 @@ set -u
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 py() { /usr/bin/python3 -c "$1"; }
-TREE=$TOP/var/test-linux
+TREE=$TOP/var/linux
 printf 'tree_dir = %s\n' "$TREE" > "$T/init.conf"
 (cd "$TOP" && "$STABLEQ" -c "$T/init.conf" --db "$T/init.db" tree init > "$T/init.log" 2>&1)
 tag=$(git -C "$TREE" describe --tags --abbrev=0 linux-6.1.y)
@@ -27,7 +27,7 @@ db = $T/$1.db
 var_dir = $T/var-$1
 tree_dir = $TREE
 branch = t55-$1
-build_dir = $TOP/var/test-build
+build_dir = $TOP/var/build
 queue_dir = $T/q-$1
 kernel_config_dir = $TOP/config/kernel
 tests_file = $TOP/config/tests.conf
