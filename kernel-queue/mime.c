@@ -1,4 +1,4 @@
-/* mime.c: mail text decoding for intake: RFC 2047 words, quoted-printable, base64, charsets to UTF-8. */
+/* mime.c: RFC 2047 words, quoted-printable, base64, charsets to UTF-8. */
 #include "mime.h"
 #include "strbuf.h"
 
@@ -44,6 +44,15 @@ int utf8_valid(const char *s, size_t len)
 	return 1;
 }
 
+int utf8_cut(const char *s, size_t len, size_t max)
+{
+	if (len <= max)
+		return (int)len;
+	while (max && ((unsigned char)s[max] & 0xc0) == 0x80)
+		max--;
+	return (int)max;
+}
+
 static void add_utf8(struct strbuf *out, uint32_t cp)
 {
 	char b[4];
@@ -62,7 +71,8 @@ static void add_utf8(struct strbuf *out, uint32_t cp)
 	}
 }
 
-/* windows-1252 0x80..0x9f; the five holes map to the C1 code points, as Windows does. */
+/* windows-1252 0x80..0x9f; the five holes map to the C1 code points, as Windows
+ * does. */
 static const uint16_t cp1252_hi[32] = {
 	0x20ac, 0x0081, 0x201a, 0x0192, 0x201e, 0x2026, 0x2020, 0x2021,
 	0x02c6, 0x2030, 0x0160, 0x2039, 0x0152, 0x008d, 0x017d, 0x008f,
@@ -78,12 +88,12 @@ static enum cs charset_kind(const char *cs)
 		const char *name;
 		enum cs kind;
 	} tab[] = {
-		{ "utf-8", CS_UTF8 },	    { "utf8", CS_UTF8 },
-		{ "us-ascii", CS_UTF8 },    { "ascii", CS_UTF8 },
-		{ "iso-8859-1", CS_LATIN1 }, { "iso8859-1", CS_LATIN1 },
-		{ "latin1", CS_LATIN1 },    { "l1", CS_LATIN1 },
-		{ "windows-1252", CS_CP1252 }, { "cp1252", CS_CP1252 },
-		{ "iso-8859-15", CS_LATIN9 }, { "latin-9", CS_LATIN9 },
+		{"utf-8", CS_UTF8},	     {"utf8", CS_UTF8},
+		{"us-ascii", CS_UTF8},	     {"ascii", CS_UTF8},
+		{"iso-8859-1", CS_LATIN1},   {"iso8859-1", CS_LATIN1},
+		{"latin1", CS_LATIN1},	     {"l1", CS_LATIN1},
+		{"windows-1252", CS_CP1252}, {"cp1252", CS_CP1252},
+		{"iso-8859-15", CS_LATIN9},  {"latin-9", CS_LATIN9},
 	};
 
 	if (!cs || !*cs)
@@ -97,15 +107,24 @@ static enum cs charset_kind(const char *cs)
 static uint32_t latin9(unsigned char c)
 {
 	switch (c) {
-	case 0xa4: return 0x20ac;
-	case 0xa6: return 0x0160;
-	case 0xa8: return 0x0161;
-	case 0xb4: return 0x017d;
-	case 0xb8: return 0x017e;
-	case 0xbc: return 0x0152;
-	case 0xbd: return 0x0153;
-	case 0xbe: return 0x0178;
-	default: return c;
+	case 0xa4:
+		return 0x20ac;
+	case 0xa6:
+		return 0x0160;
+	case 0xa8:
+		return 0x0161;
+	case 0xb4:
+		return 0x017d;
+	case 0xb8:
+		return 0x017e;
+	case 0xbc:
+		return 0x0152;
+	case 0xbd:
+		return 0x0153;
+	case 0xbe:
+		return 0x0178;
+	default:
+		return c;
 	}
 }
 
@@ -246,6 +265,8 @@ void base64_decode(struct strbuf *out, const char *s, size_t len)
 	}
 }
 
+#define ENCODED_WORD_MAX 1024
+
 /*
  * Parses one encoded word at s ("=?cs?e?text?="), filling its parts; returns
  * its length or 0 if s does not start with a well-formed word.
@@ -259,7 +280,7 @@ static size_t encoded_word(const char *s, size_t len, const char **cs,
 	if (len < 8 || s[0] != '=' || s[1] != '?')
 		return 0;
 	*cs = s + 2;
-	while (i < len && s[i] != '?' && s[i] != ' ' && s[i] != '\t')
+	while (i < len && i < 80 && s[i] != '?' && s[i] != ' ' && s[i] != '\t')
 		i++;
 	if (i + 2 >= len || s[i] != '?' || i == 2 || s[i + 2] != '?')
 		return 0;
@@ -271,6 +292,9 @@ static size_t encoded_word(const char *s, size_t len, const char **cs,
 	for (j = i + 3; j + 1 < len; j++) {
 		if (s[j] == '?' && s[j + 1] == '=')
 			break;
+		/* RFC 2047 allows 75; be lenient, but stay linear */
+		if (j > ENCODED_WORD_MAX)
+			return 0;
 		if (s[j] == ' ' || s[j] == '\t' || s[j] == '\n')
 			return 0;
 	}
@@ -292,13 +316,15 @@ int rfc2047_decode(struct strbuf *out, const char *s, size_t len)
 		size_t cslen, textlen, wl;
 		char enc;
 
-		if (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
+		if (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' ||
+		    s[i] == '\r') {
 			ws_start = i;
 			while (i < len && (s[i] == ' ' || s[i] == '\t' ||
 					   s[i] == '\n' || s[i] == '\r'))
 				i++;
-			wl = i < len ? encoded_word(s + i, len - i, &csp, &cslen,
-						    &enc, &text, &textlen)
+			wl = i < len ? encoded_word(s + i, len - i, &csp,
+						    &cslen, &enc, &text,
+						    &textlen)
 				     : 0;
 			/* white space between two encoded words is dropped */
 			if (!(prev_word && wl))
@@ -338,8 +364,10 @@ int rfc2047_decode(struct strbuf *out, const char *s, size_t len)
 				else if (text[k] == '=' && k + 2 < textlen &&
 					 hexval(text[k + 1]) >= 0 &&
 					 hexval(text[k + 2]) >= 0) {
-					strbuf_addch(&raw, hexval(text[k + 1]) * 16 +
-								   hexval(text[k + 2]));
+					strbuf_addch(
+						&raw,
+						hexval(text[k + 1]) * 16 +
+							hexval(text[k + 2]));
 					k += 2;
 				} else {
 					strbuf_addch(&raw, text[k]);

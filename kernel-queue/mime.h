@@ -1,4 +1,4 @@
-/* mime.h: mail text decoding for intake: RFC 2047 words, quoted-printable, base64, charsets to UTF-8. */
+/* mime.h: RFC 2047 words, quoted-printable, base64, charsets to UTF-8. */
 #ifndef STABLEQ_MIME_H
 #define STABLEQ_MIME_H
 
@@ -8,6 +8,12 @@ struct strbuf;
 
 /* 1 if s[0..len) is well-formed UTF-8 (no overlongs, no surrogates). */
 int utf8_valid(const char *s, size_t len);
+
+/*
+ * How many bytes of s[0..len) to print so that at most max bytes are shown
+ * and no UTF-8 sequence is cut (for "%.*s" in messages).
+ */
+int utf8_cut(const char *s, size_t len, size_t max);
 
 /*
  * Appends s[0..len) converted from charset (a MIME name, case-insensitive;

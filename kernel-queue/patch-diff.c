@@ -1,4 +1,4 @@
-/* patch-diff.c: the diff part of a patch: file list, hunk validation, flags and patch-id. */
+/* patch-diff.c: a patch's diff: files, hunk checks, flags, patch-id. */
 #include "err.h"
 #include "patch-int.h"
 #include "patch.h"
@@ -41,7 +41,7 @@ static void idh_add(struct idhash *h, const char *s, size_t n)
 
 struct fstate {
 	int active;
-	int git;        /* started by "diff --git" */
+	int git; /* started by "diff --git" */
 	int minus_plus; /* saw its ---/+++ lines */
 	int hunks;
 	int binary;
@@ -82,14 +82,29 @@ static void unquote_path(struct strbuf *out, const char *s, size_t n)
 			continue;
 		}
 		switch (c) {
-		case 'n': c = '\n'; break;
-		case 't': c = '\t'; break;
-		case 'a': c = '\a'; break;
-		case 'b': c = '\b'; break;
-		case 'f': c = '\f'; break;
-		case 'r': c = '\r'; break;
-		case 'v': c = '\v'; break;
-		default: break;
+		case 'n':
+			c = '\n';
+			break;
+		case 't':
+			c = '\t';
+			break;
+		case 'a':
+			c = '\a';
+			break;
+		case 'b':
+			c = '\b';
+			break;
+		case 'f':
+			c = '\f';
+			break;
+		case 'r':
+			c = '\r';
+			break;
+		case 'v':
+			c = '\v';
+			break;
+		default:
+			break;
 		}
 		strbuf_addch(out, c);
 	}
@@ -190,9 +205,9 @@ static int adds_config(const char *s, size_t n)
 		return 0;
 	while (i < n && (s[i] == ' ' || s[i] == '\t'))
 		i++;
-	return i < n && (s[i] == '_' || (s[i] >= 'A' && s[i] <= 'Z') ||
-			 (s[i] >= 'a' && s[i] <= 'z') ||
-			 (s[i] >= '0' && s[i] <= '9'));
+	return i < n &&
+	       (s[i] == '_' || (s[i] >= 'A' && s[i] <= 'Z') ||
+		(s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9'));
 }
 
 static void file_start(struct dparse *d, int git, size_t line)
@@ -271,7 +286,8 @@ static int parse_count(const char **s, const char *end, long *v)
 	return 0;
 }
 
-/* "@@ -a[,b] +c[,d] @@": fills the counts b and d; returns the header's length. */
+/* "@@ -a[,b] +c[,d] @@": fills the counts b and d; returns the header's length.
+ */
 static size_t hunk_header(const char *s, size_t n, long *old, long *new)
 {
 	const char *q = s + 4, *end = s + n;
@@ -296,7 +312,8 @@ static size_t hunk_header(const char *s, size_t n, long *old, long *new)
 
 static int is_b85_line(const char *s, size_t n)
 {
-	if (n < 6 || !((s[0] >= 'A' && s[0] <= 'Z') || (s[0] >= 'a' && s[0] <= 'z')))
+	if (n < 6 ||
+	    !((s[0] >= 'A' && s[0] <= 'Z') || (s[0] >= 'a' && s[0] <= 'z')))
 		return 0;
 	return (n - 1) % 5 == 0;
 }
@@ -335,7 +352,7 @@ static int ext_header(struct fstate *f, const char *s, size_t n)
 int diff_parse(struct patch *p, const char *buf, size_t len, const char *name,
 	       size_t first_line)
 {
-	struct dparse d = { .p = p, .name = name };
+	struct dparse d = {.p = p, .name = name};
 	const char *s = buf, *end = buf + len, *diff_end = buf;
 	const char *hunk = NULL;
 	size_t lineno = first_line, hunk_line = 0, hunk_len = 0;
@@ -360,33 +377,35 @@ int diff_parse(struct patch *p, const char *buf, size_t len, const char *name,
 		if (hunk) {
 			char c = nc ? s[0] : ' ';
 			if (c == ' ') {
-				old--, new--;
+				old--, new --;
 			} else if (c == '-') {
 				old--;
 			} else if (c == '+') {
-				new--;
+				new --;
 			} else if (c != '\\') {
-				ret = err_set(ERR_INVALID,
-					      "%s:%zu: %s: truncated hunk '%.*s' "
-					      "(%ld old and %ld new lines missing)",
-					      name, hunk_line,
-					      d.f.new_path.len ? d.f.new_path.buf
-							       : d.f.old_path.buf,
-					      (int)hunk_len, hunk, old, new);
+				ret = err_set(
+					ERR_INVALID,
+					"%s:%zu: %s: truncated hunk '%.*s' "
+					"(%ld old and %ld new lines missing)",
+					name, hunk_line,
+					d.f.new_path.len ? d.f.new_path.buf
+							 : d.f.old_path.buf,
+					(int)hunk_len, hunk, old, new);
 				goto out;
 			}
 			if (old < 0 || new < 0) {
-				ret = err_set(ERR_INVALID,
-					      "%s:%zu: %s: hunk '%.*s' has more "
-					      "lines than its header counts",
-					      name, hunk_line,
-					      d.f.new_path.buf, (int)hunk_len,
-					      hunk);
+				ret = err_set(
+					ERR_INVALID,
+					"%s:%zu: %s: hunk '%.*s' has more "
+					"lines than its header counts",
+					name, hunk_line, d.f.new_path.buf,
+					(int)hunk_len, hunk);
 				goto out;
 			}
 			if (c != '\\') {
 				idh_add(&d.h, s, n);
-				if (c == '+' && d.f.kconfig && adds_config(s, nc))
+				if (c == '+' && d.f.kconfig &&
+				    adds_config(s, nc))
 					p->adds_kconfig = 1;
 			}
 			diff_end = next;
@@ -468,7 +487,8 @@ int diff_parse(struct patch *p, const char *buf, size_t len, const char *name,
 		if ((nc == 3 && !memcmp(s, "-- ", 3)) ||
 		    (nc == 2 && !memcmp(s, "--", 2)))
 			break;
-		if (after_hunk && nc && (s[0] == '+' || s[0] == '-' || s[0] == ' ')) {
+		if (after_hunk && nc &&
+		    (s[0] == '+' || s[0] == '-' || s[0] == ' ')) {
 			ret = err_set(ERR_INVALID,
 				      "%s:%zu: %s: more lines than the hunk "
 				      "header before them counts",
@@ -484,15 +504,18 @@ int diff_parse(struct patch *p, const char *buf, size_t len, const char *name,
 				lineno++;
 				while (s < end) {
 					const char *be = line_end(s, end);
-					size_t bn = line_len_nocr(s, (size_t)(be - s));
-					const char *bnext = be < end ? be + 1 : end;
+					size_t bn = line_len_nocr(
+						s, (size_t)(be - s));
+					const char *bnext =
+						be < end ? be + 1 : end;
 					if (has_prefix(s, bn, "literal ") ||
 					    has_prefix(s, bn, "delta ")) {
 						blocks++;
 					} else if (!bn) {
 						if (!blocks)
 							break;
-					} else if (!blocks || !is_b85_line(s, bn)) {
+					} else if (!blocks ||
+						   !is_b85_line(s, bn)) {
 						break;
 					}
 					idh_add(&d.h, s, bn);

@@ -1,4 +1,4 @@
-/* patch-int.h: internals shared by patch.c, patch-diff.c and mbox.c (not an API). */
+/* patch-int.h: internals of patch.c, patch-diff.c and mbox.c (no API). */
 #ifndef STABLEQ_PATCH_INT_H
 #define STABLEQ_PATCH_INT_H
 

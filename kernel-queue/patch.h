@@ -27,14 +27,14 @@ struct patch_tag {
 };
 
 struct patch_file {
-	char *path;  /* new path ("b/" stripped); old path for deletions */
-	char change; /* 'A' added, 'M' modified, 'D' deleted, 'R' renamed */
+	char *path;     /* new path ("a/"/"b/" or a quilt "linux.orig/" stripped); old path for deletions */
+	char change;    /* 'A' added (also a copy), 'M' modified, 'D' deleted, 'R' renamed */
 	int binary;     /* a "GIT binary patch" or "Binary files ... differ" */
-	char *old_path; /* renames and copies: the source path, else NULL */
+	char *old_path; /* renames and copies: the source path, else NULL (owned) */
 };
 
 struct patch {
-	char *subject;        /* without "[PATCH ...]" prefixes; never NULL */
+	char *subject;        /* without "Re:" and "[PATCH ...]" prefixes; never NULL ("" for a bare diff) */
 	char *subject_prefix; /* "PATCH 6.1 2/3" or NULL */
 	int series_part;      /* n of [PATCH n/m], 0 if none */
 	int series_total;     /* m of [PATCH n/m], 0 if none */
@@ -44,14 +44,17 @@ struct patch {
 	char *message_id;     /* without <>, or NULL */
 	char *in_reply_to;    /* without <>, or NULL */
 	char *upstream;       /* upstream sha named by the message, or NULL */
-	char *message;        /* the commit message: subject line, blank, body with trailers (no diffstat) */
-	char *diff;           /* the diff text, from the first "diff --git" (or "--- a/") line */
+	char *message;        /* the commit message: subject line, blank, body with trailers (no diffstat);
+			       * "" for a bare diff. subject, message, names: always valid UTF-8 */
+	char *diff;           /* the diff text, from the first "diff --git" (or "--- a/") line to
+			       * its last hunk (no mail signature); bytes as sent, maybe not UTF-8 */
 	char *filename;       /* set by callers (series import), may be NULL */
 	struct patch_tag *tags;
 	size_t ntags;
 	struct patch_file *files;
 	size_t nfiles;
-	char patch_id[41];    /* hex SHA-1 of the diff, white space and line numbers ignored */
+	char patch_id[41];    /* hex SHA-1 of the diff, white space and line numbers ignored
+			       * (the same for a mail, `git show` and quilt form of one change) */
 	int adds_file;        /* the diff creates a file */
 	int adds_kconfig;     /* adds a "config FOO" entry to a Kconfig file */
 	int touches_uapi;     /* changes include/uapi/ or arch/x/include/uapi/ */
@@ -59,8 +62,10 @@ struct patch {
 
 /*
  * Parses one message: a mail (RFC 5322 headers, folded lines, RFC 2047
- * words, quoted-printable or 8bit body) or `git show` text ("commit <sha>",
- * "Author:", "Date:", indented message, diff). name is used in messages
+ * words, quoted-printable, base64 or 8bit body, git am's in-body From:/
+ * Subject:/Date:), `git show` text ("commit <sha>", "Author:", "Date:",
+ * indented or plain message, diff), or a quilt patch (description whose
+ * first paragraph is the subject, then the diff; or a bare diff). name is used in messages
  * ("queue/0001-x.patch:12: Fixes: 'xyz' is not a hex SHA"). Errors, each
  * ERR_INVALID with a message naming name and line: no diff, a truncated or
  * malformed hunk, NUL bytes, a non-UTF-8 header, a Fixes:/Stable-dep-of:
@@ -85,8 +90,10 @@ int patch_parse_at(struct patch **out, const char *buf, size_t len,
 
 /*
  * Splits an mbox (one or many messages, "From " separator lines, ">From "
- * unquoting) and parses each message. A file that is not an mbox but a
- * single message is accepted too. Returns the number of patches (>= 1) in
+ * unquoting) and parses each message; cover letters ("[PATCH 0/m]" without
+ * a diff) are skipped, every other message without a diff is an error
+ * (replies too). Error lines count from the start of the file. A file that
+ * is not an mbox but a single message is accepted too. Returns the number of patches (>= 1) in
  * *out (caller frees each and the array), or negative: one bad message
  * fails the whole file (nothing is half-imported).
  */

@@ -1,0 +1,208 @@
+/* t-series.c: series_parse() and series_load() on real temp queues. */
+#include "err.h"
+#include "series.h"
+#include "strbuf.h"
+#include "tap.h"
+
+#include <fcntl.h>
+#include <ftw.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char tmp[] = "/tmp/t-series.XXXXXX";
+
+static void put(const char *rel, const char *text)
+{
+	char *path = xstrfmt("%s/%s", tmp, rel);
+	if (write_file_atomic(path, text, strlen(text)) < 0)
+		diag("write %s: %s", path, err_msg());
+	free(path);
+}
+
+static char *dir(const char *rel)
+{
+	char *path = xstrfmt("%s/%s", tmp, rel);
+	mkdir(path, 0755);
+	return path;
+}
+
+static void test_parse(void)
+{
+	static const char text[] =
+		"# stable queue for 6.1\n"
+		"\n"
+		"0001-first.patch\n"
+		"  0002-second.patch -p1   # trailing comment\n"
+		"# 0003-dropped.patch\n"
+		"#0004-also-dropped.patch\n"
+		"sub/0005-fifth.patch\r\n"
+		"name#with-hash.patch\n"
+		"\t\n"
+		"0006-last.patch -p1 --fuzz=0";
+	struct series_entry *e = NULL;
+	size_t n = 0;
+	int ret = series_parse(&e, &n, text, sizeof(text) - 1, "q");
+
+	is_int(ret, 0, "series parses");
+	is_int(n, 5, "five entries (comments, blanks, # name lines skipped)");
+	if (n == 5) {
+		is_str(e[0].name, "0001-first.patch", "1: name");
+		is_int(e[0].line, 3, "1: line");
+		is_str(e[0].path, "q/0001-first.patch", "1: path");
+		is_str(e[1].name, "0002-second.patch",
+		       "2: -p1 and comment dropped");
+		is_int(e[1].line, 4, "2: line");
+		is_str(e[2].name, "sub/0005-fifth.patch",
+		       "3: subdirectory, CR dropped");
+		is_str(e[3].name, "name#with-hash.patch", "4: # inside a name");
+		is_str(e[4].name, "0006-last.patch",
+		       "5: last line without newline");
+		is_int(e[4].line, 10, "5: line 10");
+	}
+	series_free(e, n);
+
+	ret = series_parse(&e, &n, "", 0, NULL);
+	ok(ret == 0 && n == 0, "an empty text parses to no entries");
+	series_free(e, n);
+	ret = series_parse(&e, &n, "a.patch\n", 8, NULL);
+	if (ok(ret == 0 && n == 1, "no dir"))
+		is_str(e[0].path, "a.patch", "path without dir");
+	series_free(e, n);
+}
+
+static void parse_fails(const char *text, const char *needle)
+{
+	struct series_entry *e = (struct series_entry *)1;
+	size_t n = 7;
+	int ret = series_parse(&e, &n, text, strlen(text), "q");
+
+	is_int(ret, ERR_INVALID, "rejected: %s", needle);
+	ok(e == NULL && n == 0, "nothing returned: %s", needle);
+	like(err_msg(), needle, "message: %s", needle);
+}
+
+static void test_parse_bad(void)
+{
+	parse_fails("a.patch\n../x.patch\n",
+		    "q/series:2: ../x.patch: path leaves the queue directory");
+	parse_fails("/etc/passwd\n",
+		    "series:1: /etc/passwd: path leaves the queue directory");
+	parse_fails(
+		"ok.patch\nsub/../../x.patch -p1\n",
+		"series:2: sub/../../x.patch: path leaves the queue directory");
+	parse_fails("sub/..\n", "series:1: sub/..: path leaves");
+	parse_fails("a.patch -p0\n",
+		    "series:1: a.patch: option -p0 is not supported");
+	parse_fails("a.patch\nb.patch\na.patch\n",
+		    "series:3: a.patch: listed twice (first at line 1)");
+	struct series_entry *e = NULL;
+	size_t n = 0;
+	is_int(series_parse(&e, &n, "a\0b\n", 4, "q"), ERR_INVALID,
+	       "NUL byte rejected");
+	like(err_msg(), "series:1: NUL byte", "NUL message");
+	/* ".." inside a name is fine; only a ".." component leaves */
+	is_int(series_parse(&e, &n, "a..b.patch\n", 11, "q"), 0,
+	       "a..b.patch is a name");
+	series_free(e, n);
+}
+
+static void load_fails(const char *d, int code, const char *needle)
+{
+	struct series_entry *e = (struct series_entry *)1;
+	size_t n = 7;
+	int ret = series_load(&e, &n, d);
+
+	is_int(ret, code, "load fails: %s", needle);
+	ok(e == NULL && n == 0, "nothing returned: %s", needle);
+	like(err_msg(), needle, "message: %s", needle);
+}
+
+static void test_load(void)
+{
+	struct series_entry *e = NULL;
+	size_t n = 0;
+	char *q = dir("queue"), *sub = dir("queue/sub"), *msg;
+
+	put("queue/0001-a.patch", "x");
+	put("queue/sub/0002-b.patch", "y");
+	put("outside.patch", "z");
+	put("queue/series", "# comment\n0001-a.patch\nsub/0002-b.patch -p1\n# "
+			    "0003-gone.patch\n");
+	is_int(series_load(&e, &n, q), 0, "queue loads");
+	is_int(n, 2, "two patches");
+	if (n == 2) {
+		msg = xstrfmt("%s/sub/0002-b.patch", q);
+		is_str(e[1].path, msg, "path under the directory");
+		free(msg);
+	}
+	series_free(e, n);
+
+	/* a symlink inside the queue pointing inside is fine */
+	msg = xstrfmt("%s/link.patch", q);
+	symlink("0001-a.patch", msg);
+	free(msg);
+	put("queue/series", "link.patch\n");
+	is_int(series_load(&e, &n, q), 0, "a symlink staying inside is fine");
+	series_free(e, n);
+
+	msg = xstrfmt("%s/escape.patch", q);
+	symlink("../outside.patch", msg);
+	free(msg);
+	put("queue/series", "0001-a.patch\nescape.patch\n");
+	load_fails(q, ERR_INVALID,
+		   "series:2: escape.patch: path leaves the queue directory");
+
+	put("queue/series", "0001-a.patch\n\n0009-missing.patch\n");
+	load_fails(q, ERR_NOTFOUND,
+		   "queue/series:3: 0009-missing.patch: no such file");
+
+	put("queue/series", "../outside.patch\n");
+	load_fails(q, ERR_INVALID,
+		   "queue/series:1: ../outside.patch: path leaves the queue "
+		   "directory");
+
+	put("queue/series", "sub\n");
+	load_fails(q, ERR_INVALID, "series:1: sub: not a regular file");
+
+	put("queue/series", "# nothing here\n\n# 0001-a.patch\n");
+	msg = xstrfmt("%s: empty series", q);
+	load_fails(q, ERR_INVALID, msg);
+	free(msg);
+
+	char *empty = dir("empty");
+	msg = xstrfmt("%s: empty directory", empty);
+	load_fails(empty, ERR_INVALID, msg);
+	free(msg);
+
+	char *noseries = dir("noseries");
+	put("noseries/0001-a.patch", "x");
+	load_fails(noseries, ERR_NOTFOUND, "noseries: no series file");
+
+	msg = xstrfmt("%s/does-not-exist", tmp);
+	load_fails(msg, ERR_NOTFOUND, "does-not-exist: cannot open");
+	free(msg);
+
+	free(q);
+	free(sub);
+	free(empty);
+	free(noseries);
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag,
+		  struct FTW *ftw)
+{
+	return remove(path);
+}
+
+int main(void)
+{
+	if (!mkdtemp(tmp)) {
+		printf("Bail out! mkdtemp failed\n");
+		return 1;
+	}
+	test_parse();
+	test_parse_bad();
+	test_load();
+	nftw(tmp, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	return done_testing();
+}
