@@ -43,10 +43,10 @@
 #define FILL 0xa5
 
 static long page;
-static char *none_page;   /* PROT_NONE, preceded by one RW page */
-static char *rw_page;     /* the RW page just below none_page */
-static char *unmapped;    /* was mapped, now unmapped */
-static char *none_stack;  /* 64 KiB PROT_NONE, for sigaltstack */
+static char *none_page; /* PROT_NONE, preceded by one RW page */
+static char *rw_page; /* the RW page just below none_page */
+static char *unmapped; /* was mapped, now unmapped */
+static char *none_stack; /* 64 KiB PROT_NONE, for sigaltstack */
 #define NONE_STACK_SIZE (64 * 1024)
 
 static int test_no;
@@ -91,12 +91,12 @@ struct bad_ptr {
 };
 
 static struct bad_ptr ptr_table[] = {
-	{ "NULL+16", 16, NULL },
-	{ "kernel direct map 0xffff888000000000", 0xffff888000000000ul, NULL },
-	{ "kernel text 0xffffffff81000000", 0xffffffff81000000ul, NULL },
-	{ "non-canonical 0x8000000000000000", 0x8000000000000000ul, NULL },
-	{ "unmapped page", 0, &unmapped },
-	{ "PROT_NONE page", 0, &none_page },
+	{"NULL+16", 16, NULL},
+	{"kernel direct map 0xffff888000000000", 0xffff888000000000ul, NULL},
+	{"kernel text 0xffffffff81000000", 0xffffffff81000000ul, NULL},
+	{"non-canonical 0x8000000000000000", 0x8000000000000000ul, NULL},
+	{"unmapped page", 0, &unmapped},
+	{"PROT_NONE page", 0, &none_page},
 };
 
 static long sc_read(void *p)
@@ -144,7 +144,7 @@ static long sc_readv_iov(void *p)
 
 static long sc_writev_base(void *p)
 {
-	struct iovec iov = { .iov_base = p, .iov_len = 16 };
+	struct iovec iov = {.iov_base = p, .iov_len = 16};
 	int fds[2];
 	long r;
 
@@ -230,7 +230,7 @@ static long sc_poll(void *p)
 
 static long sc_select(void *p)
 {
-	struct timeval tv = { 0, 0 };
+	struct timeval tv = {0, 0};
 
 	return ret_errno(syscall(SYS_select, 1, p, NULL, NULL, &tv));
 }
@@ -247,7 +247,7 @@ static long sc_getcwd(void *p)
 
 static long sc_times(void *p)
 {
-	/* times() returns clock ticks, which can look negative; only -EFAULT counts */
+	/* times() returns ticks, which may look negative: only EFAULT counts */
 	long r = syscall(SYS_times, p);
 
 	return r == -1 && errno == EFAULT ? -EFAULT : 0;
@@ -259,28 +259,28 @@ struct sc_test {
 };
 
 static const struct sc_test sc_table[] = {
-	{ "read(pipe, buf)", sc_read },
-	{ "write(pipe, buf)", sc_write },
-	{ "readv(pipe, iov)", sc_readv_iov },
-	{ "writev(pipe, iov.iov_base)", sc_writev_base },
-	{ "stat(path)", sc_stat_path },
-	{ "stat(\"/\", statbuf)", sc_stat_buf },
-	{ "fstat(1, statbuf)", sc_fstat_buf },
-	{ "open(path)", sc_open_path },
-	{ "uname(buf)", sc_uname },
-	{ "clock_gettime(MONOTONIC, ts)", sc_clock_gettime },
-	{ "gettimeofday(tv)", sc_gettimeofday },
-	{ "nanosleep(req)", sc_nanosleep },
-	{ "getrusage(SELF, ru)", sc_getrusage },
-	{ "sysinfo(info)", sc_sysinfo },
-	{ "rt_sigaction(USR1, act)", sc_sigaction_act },
-	{ "rt_sigaction(USR1, NULL, oldact)", sc_sigaction_oldact },
-	{ "rt_sigprocmask(BLOCK, NULL, oldset)", sc_sigprocmask_old },
-	{ "poll(fds)", sc_poll },
-	{ "select(readfds)", sc_select },
-	{ "pipe2(fds)", sc_pipe },
-	{ "getcwd(buf)", sc_getcwd },
-	{ "times(buf)", sc_times },
+	{"read(pipe, buf)", sc_read},
+	{"write(pipe, buf)", sc_write},
+	{"readv(pipe, iov)", sc_readv_iov},
+	{"writev(pipe, iov.iov_base)", sc_writev_base},
+	{"stat(path)", sc_stat_path},
+	{"stat(\"/\", statbuf)", sc_stat_buf},
+	{"fstat(1, statbuf)", sc_fstat_buf},
+	{"open(path)", sc_open_path},
+	{"uname(buf)", sc_uname},
+	{"clock_gettime(MONOTONIC, ts)", sc_clock_gettime},
+	{"gettimeofday(tv)", sc_gettimeofday},
+	{"nanosleep(req)", sc_nanosleep},
+	{"getrusage(SELF, ru)", sc_getrusage},
+	{"sysinfo(info)", sc_sysinfo},
+	{"rt_sigaction(USR1, act)", sc_sigaction_act},
+	{"rt_sigaction(USR1, NULL, oldact)", sc_sigaction_oldact},
+	{"rt_sigprocmask(BLOCK, NULL, oldset)", sc_sigprocmask_old},
+	{"poll(fds)", sc_poll},
+	{"select(readfds)", sc_select},
+	{"pipe2(fds)", sc_pipe},
+	{"getcwd(buf)", sc_getcwd},
+	{"times(buf)", sc_times},
 };
 
 static void run_efault(void)
@@ -295,8 +295,7 @@ static void run_efault(void)
 			long r = sc_table[i].call(p);
 
 			tap(r == -EFAULT, "efault: %s with %s (got %ld%s%s)",
-			    sc_table[i].name, bp->name, r,
-			    r < 0 ? ", " : "",
+			    sc_table[i].name, bp->name, r, r < 0 ? ", " : "",
 			    r < 0 && r > -4096 ? strerror((int)-r) : "");
 		}
 	}
@@ -340,7 +339,7 @@ static void usr1_must_not_run(int sig)
 
 static void child_altstack_none(void)
 {
-	stack_t ss = { .ss_sp = none_stack, .ss_size = NONE_STACK_SIZE };
+	stack_t ss = {.ss_sp = none_stack, .ss_size = NONE_STACK_SIZE};
 	struct sigaction sa;
 
 	if (sigaltstack(&ss, NULL))
@@ -427,18 +426,18 @@ struct segv_test {
 };
 
 static const struct segv_test segv_table[] = {
-	{ "rt_sigreturn with its frame on a PROT_NONE page",
-	  child_sigreturn_none },
-	{ "rt_sigreturn with its frame at a kernel address",
-	  child_sigreturn_kernel },
-	{ "SA_ONSTACK signal with the alternate stack on PROT_NONE pages",
-	  child_altstack_none },
-	{ "sigreturn with uc_mcontext.fpregs at a kernel address",
-	  child_fpstate_kernel },
-	{ "sigreturn with uc_mcontext.fpregs on a PROT_NONE page",
-	  child_fpstate_none },
-	{ "sigreturn to a kernel RIP", child_rip_kernel },
-	{ "sigreturn to a non-canonical RIP", child_rip_noncanonical },
+	{"rt_sigreturn with its frame on a PROT_NONE page",
+	 child_sigreturn_none},
+	{"rt_sigreturn with its frame at a kernel address",
+	 child_sigreturn_kernel},
+	{"SA_ONSTACK signal with the alternate stack on PROT_NONE pages",
+	 child_altstack_none},
+	{"sigreturn with uc_mcontext.fpregs at a kernel address",
+	 child_fpstate_kernel},
+	{"sigreturn with uc_mcontext.fpregs on a PROT_NONE page",
+	 child_fpstate_none},
+	{"sigreturn to a kernel RIP", child_rip_kernel},
+	{"sigreturn to a non-canonical RIP", child_rip_noncanonical},
 };
 
 static void run_sigsegv(void)
@@ -509,7 +508,8 @@ static void noleak_one(const char *name, size_t accessible, size_t size,
 	tap(ok, "noleak: %s, %zu of %zu bytes accessible (got %ld)", name,
 	    accessible, size, r);
 	if (!ok && r == -EFAULT)
-		diag("byte %zu is 0x%02x, expected fill 0x%02x or answer 0x%02x",
+		diag("byte %zu is 0x%02x, expected fill 0x%02x or answer "
+		     "0x%02x",
 		     bad_at, buf[bad_at], FILL,
 		     ((const unsigned char *)ref)[bad_at]);
 }
