@@ -22,7 +22,7 @@ const struct command commands[] = {
 	{ "revert", cmd_revert, 1, "revert ID [--dry-run] [--reason TEXT]" },
 	{ "override", cmd_override, 1, "override ID --reason TEXT" },
 	{ "release", cmd_release, 1, "release" },
-	{ "mail", cmd_mail, 1, "mail list|send" },
+	{ "mail", cmd_mail, 1, "mail list|show|send" },
 	{ "token", cmd_token, 1, "token add NAME" },
 	{ "serve", cmd_serve, 0, "serve [-d] [-n] [-v]" },
 	{ "config", cmd_config, 0, "config            (print the settings in force)" },

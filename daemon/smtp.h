@@ -7,10 +7,12 @@
 /* Defaults of struct smtp_opts: the connect, and the whole of one mail. */
 #define SMTP_CONNECT_TIMEOUT_MS 10000
 #define SMTP_TIMEOUT_MS 120000
+/* Any one answer of the relay, the one to QUIT included. */
+#define SMTP_RESPONSE_TIMEOUT_S 30
 
 struct smtp_opts {
 	long connect_timeout_ms; /* 0: SMTP_CONNECT_TIMEOUT_MS */
-	long timeout_ms;         /* one message, connect included; 0: SMTP_TIMEOUT_MS */
+	long timeout_ms; /* one message, connect included; 0: SMTP_TIMEOUT_MS */
 };
 
 /*
@@ -41,7 +43,10 @@ int smtp_send(struct smtp *s, const char *from, const char *const *rcpt,
 	      size_t nrcpt, const char *data, size_t len, int *relay_down,
 	      long *code);
 
-/* Says QUIT (if connected) and frees s. NULL-safe. */
+/*
+ * Says QUIT (if connected; waits SMTP_RESPONSE_TIMEOUT_S at most for the
+ * answer) and frees s. NULL-safe.
+ */
 void smtp_close(struct smtp *s);
 
 /*
