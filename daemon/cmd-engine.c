@@ -64,12 +64,13 @@ static int show_candidate(struct app *app, long long id)
 			       (long long)json_integer_value(json_object_get(b, "id")),
 			       json_string_value(json_object_get(b, "result")),
 			       json_number_value(json_object_get(b, "seconds")));
-		json_array_foreach(json_object_get(j, "tests"), i, t)
+		json_array_foreach(json_object_get(j, "tests"), i, t) {
+			const char *d = json_string_value(json_object_get(t, "detail"));
 			printf("  %-5s %s%s%s\n",
 			       json_string_value(json_object_get(t, "result")),
 			       json_string_value(json_object_get(t, "name")),
-			       json_string_value(json_object_get(t, "detail")) ? ": " : "",
-			       json_string_value(json_object_get(t, "detail")) ?: "");
+			       d && *d ? ": " : "", d && *d ? d : "");
+		}
 		if (json_string_value(json_object_get(j, "detail")))
 			printf("  %s\n", json_string_value(json_object_get(j, "detail")));
 	}

@@ -191,7 +191,7 @@ static int apply_all(struct app *app, struct repo *r, long long id,
 /* One build directory, one worktree: one candidate at a time. */
 static int lock_builds(struct app *app, int *fd)
 {
-	char *path = xstrfmt("%s/.stableq-lock", app->cfg.build_dir);
+	char *path = xstrfmt("%s/.stableq-candidate.lock", app->cfg.build_dir);
 	int ret = 0;
 
 	mkdir_p(app->cfg.build_dir);

@@ -113,6 +113,8 @@ static const char *fixes_check(struct ctx *c, struct row *p,
 	sqlite3_stmt *st;
 	int nfix = 0, present = 0, absent = 0, cover = 0, nocover = 0,
 	    unread = 0;
+	struct strbuf annot = STRBUF_INIT;
+	const char *res;
 
 	st = db_prepare(c->app->db,
 			"SELECT kind, value, extra FROM patch_tags WHERE"
@@ -139,47 +141,68 @@ static const char *fixes_check(struct ctx *c, struct row *p,
 				nocover++;
 			else
 				unread++;
-			if (!nfix)
-				strbuf_addf(detail, "%sCc: stable # %s %s %s",
-					    detail->len ? "; " : "", extra,
-					    r > 0 ? "covers" :
-					    r == 0 ? "does not cover" :
-						     "cannot be read for",
-					    c->version);
+			strbuf_addf(&annot, "%sCc: stable # %s %s %s",
+				    annot.len ? "; " : "", extra,
+				    r > 0 ? "covers" :
+				    r == 0 ? "does not cover" :
+					     "cannot be read for",
+				    c->version);
 		}
 	}
 	sqlite3_finalize(st);
 	if (nfix) {
 		/* A Fixes: tag outranks the annotation: it says where the bug is. */
-		if (present)
-			return "present";
-		if (absent == nfix)
-			return "absent";
-		return "unknown";
+		if (present) {
+			res = "present";
+			goto out;
+		}
+		if (absent == nfix) {
+			res = "absent";
+			goto out;
+		}
+		/*
+		 * Nothing here knows the Fixes: target (the tarball has no
+		 * history), but whoever tagged it for stable said this
+		 * version has the bug: that is an answer, and it is recorded.
+		 */
+		if (cover) {
+			strbuf_addf(detail, "; %s", annot.buf);
+			res = "present";
+			goto out;
+		}
+		res = "unknown";
+		goto out;
 	}
 	strbuf_reset(detail);
 	if (cover) {
 		strbuf_addf(detail,
 			    "no Fixes: tag; the stable annotation covers %s",
 			    c->version);
-		return "present";
+		res = "present";
+		goto out;
 	}
 	if (nocover) {
 		strbuf_addf(detail,
 			    "no Fixes: tag; the stable annotation names other"
 			    " versions than %s",
 			    c->version);
-		return "absent";
+		res = "absent";
+		goto out;
 	}
 	if (unread) {
 		strbuf_addstr(detail, "no Fixes: tag and the stable annotation"
 				      " cannot be read: needs a human");
-		return "unknown";
+		res = "unknown";
+		goto out;
 	}
 	strbuf_addstr(detail, "neither a Fixes: tag nor a stable version"
 			      " annotation: nobody said this bug is in this"
 			      " tree");
-	return "missing";
+	res = "missing";
+	goto out;
+out:
+	strbuf_release(&annot);
+	return res;
 }
 
 /* ---- fixup ---- */

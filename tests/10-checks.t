@@ -72,6 +72,8 @@ mail 07-already.patch 7 "a: add helper again" "Cc: <stable@vger.kernel.org> # 6.
 	"$(git show v6.1.10:a.c > a.c; git diff -R a.c; git checkout -q a.c)"
 mail 08-version.patch 8 "lib: fix line 17" "Cc: <stable@vger.kernel.org> # 6.1.x" "$(diff_of lib.c 's/^line 17$/line seventeen/')"
 mail 09-other-version.patch 9 "lib: fix line 19" "Cc: <stable@vger.kernel.org> # 5.10.x" "$(diff_of lib.c 's/^line 19$/line nineteen/')"
+mail 10-unknown-annotated.patch 10 "lib: fix line 23" "Fixes: 0123456789ab (\"something nobody knows\")
+Cc: <stable@vger.kernel.org> # 6.1.x" "$(diff_of lib.c 's/^line 23$/line twenty-three/')"
 (cd "$T/q" && ls *.patch | sort) > "$T/series" && mv "$T/series" "$T/q/series"
 cd "$T"
 
@@ -94,8 +96,8 @@ detail() { # ID CHECK
 }
 
 out=$(SQ import "$T/q" 2>&1)
-ok $? "import of a quilt directory with 9 patches"
-like "$out" "imported 9 new patches" "import says how many patches were new"
+ok $? "import of a quilt directory with 10 patches"
+like "$out" "imported 10 new patches" "import says how many patches were new"
 
 is "$(verdict 1 fixes)" present "Fixes: a commit on the branch -> present"
 like "$(detail 1 fixes)" "is in linux-6.1.y" "... and the reason says where"
@@ -115,6 +117,8 @@ is "$(field 7 state)" rejected "... and it is rejected"
 is "$(verdict 8 fixes)" present "Cc: stable # 6.1.x without Fixes: -> present for 6.1.10"
 is "$(field 8 state)" queued "... and it is queued"
 is "$(verdict 9 fixes)" absent "Cc: stable # 5.10.x only -> absent for 6.1.10"
+is "$(verdict 10 fixes)" present "Fixes: a commit nobody knows, but Cc: stable # 6.1.x -> present"
+like "$(detail 10 fixes)" "covers 6.1.10" "... the reason gives both: the unknown target and the annotation"
 is "$(verdict 1 applies)" clean "a patch that applies -> clean"
 is "$(verdict 1 fixup)" ok "not a fix-up of a broken patch -> ok"
 is "$(field 1 state)" queued "present + clean -> queued"
@@ -122,7 +126,7 @@ is "$(field 1 state)" queued "present + clean -> queued"
 # The same directory again changes nothing.
 before=$(sqlite3 "$T/stableq.db" "SELECT COUNT(*) FROM patches; SELECT COUNT(*) FROM patch_tags;")
 out=$(SQ import "$T/q" 2>&1)
-like "$out" "0 new patches, 9 already known" "a second import finds every patch known"
+like "$out" "0 new patches, 10 already known" "a second import finds every patch known"
 is "$(sqlite3 "$T/stableq.db" "SELECT COUNT(*) FROM patches; SELECT COUNT(*) FROM patch_tags;")" "$before" "... and adds no row"
 
 # Revert first: a fix-up of a patch flagged broken is held.
