@@ -285,9 +285,20 @@ int bisect_run(struct app *app, long long candidate_id, long long *bisection_id,
 		goto out;
 	}
 	long long culprit = b.patches[hi - 1];
-	const char *test = json_array_size(b.steer)
-				   ? json_string_value(json_array_get(b.steer, 0))
-				   : NULL;
+	/* the evidence names the most specific failing test (a KUnit case
+	 * rather than its ktap test), the reason all of them */
+	const char *test = NULL;
+	struct strbuf failing = STRBUF_INIT;
+	json_array_foreach(b.steer, i, v)
+	{
+		const char *name = json_string_value(v);
+		if (!test || (strchr(name, '.') && strlen(name) > strlen(test)))
+			test = name;
+		if (i < 6)
+			strbuf_addf(&failing, "%s%s", i ? ", " : "", name);
+		else if (i == 6)
+			strbuf_addstr(&failing, ", ...");
+	}
 	char *excerpt = excerpt_of(app->db, bad_cid, test);
 	long long build_id = 0;
 	db_query_int(app->db, &build_id,
@@ -298,12 +309,13 @@ int bisect_run(struct app *app, long long candidate_id, long long *bisection_id,
 			       culprit, hi, b.n, confirm);
 	end(&b, "found", culprit, detail);
 	event_add(app->db, app->actor, "bisection", b.id, "found", "%s", detail);
-	char *reason = xstrfmt("bisection %lld: %s%s%s", b.id,
+	char *reason = xstrfmt("bisection %lld: %s%s", b.id,
 			       b.by_build ? "the build fails from this patch on"
 			       : b.by_hang ? "the guest hangs from this patch on"
-					   : "regression test fails from this"
+					   : "regression tests fail from this"
 					     " patch on: ",
-			       test ? test : "", "");
+			       failing.buf);
+	strbuf_release(&failing);
 	struct evidence ev = {
 		.test = b.by_build ? "build" : b.by_hang ? "hang" : test,
 		.log_excerpt = excerpt,

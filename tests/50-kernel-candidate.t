@@ -53,5 +53,9 @@ SQ candidate --json > "$T/c2.json" 2> "$T/c2.log"
 ok $? "the candidate with test + fix passes (exit 0)"
 is "$(py "import json; print(json.load(open('$T/c2.json'))['verdict'])")" pass "verdict: pass"
 is "$(py "import json; print([t['result'] for t in json.load(open('$T/c2.json'))['tests'] if t['name']=='user-copy'][0])")" pass "the user-copy test passes with the fix"
+# a guest that does not finish by its deadline is killed: verdict hang
+sed 's/^tests_file/boot_timeout = 1\ntests_file/' "$T/stableq.conf" > "$T/hang.conf"
+(cd "$TOP" && "$STABLEQ" -c "$T/hang.conf" candidate --json > "$T/c3.json" 2> "$T/c3.log")
+is "$(py "import json; print(json.load(open('$T/c3.json'))['verdict'])")" hang "a guest killed at a 1 s deadline: verdict hang"
 diag "$(grep -h 'build [0-9]* ok\|booting\|results in' "$T/c1.log" "$T/c2.log")"
 done_testing

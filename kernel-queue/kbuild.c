@@ -1,0 +1,814 @@
+/* kbuild.c: candidate kernel builds: fragments -> checked .config -> make. */
+#include "kbuild.h"
+#include "err.h"
+#include "spawn.h"
+#include "strbuf.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <sys/file.h>
+#include <limits.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Bump when the configuration procedure changes: every build reconfigures. */
+#define HASH_SCHEME "stableq-kbuild-config 1\n"
+#define HASH_FILE ".stableq-config-hash"
+#define MAX_FRAGMENT (1u << 20)
+#define EXCERPT_ERRORS 8
+#define EXCERPT_MAX 4096
+#define TERM_GRACE_MS 10000 /* make cleans up after SIGTERM, then SIGKILL */
+
+/* Reproducible outputs: the same sources give the same bzImage. */
+static const char *const repro_env[] = {
+	"KBUILD_BUILD_TIMESTAMP=Sun Jan  1 00:00:00 UTC 2023",
+	"KBUILD_BUILD_USER=stableq",
+	"KBUILD_BUILD_HOST=stableq",
+	"KBUILD_BUILD_VERSION=1",
+	/* set, even empty: no "+" appended to the release for a dirty tree */
+	"LOCALVERSION=",
+};
+
+/* The tools a kernel build runs, and the Debian package of each. */
+static const struct tool {
+	const char *prog;
+	const char *pkg;
+} tools[] = {
+	{"make", "make"},     {"gcc", "build-essential"},
+	{"flex", "flex"},     {"bison", "bison"},
+	{"bc", "bc"},	      {"perl", "perl"},
+	{"ccache", "ccache"},
+};
+
+/* Log lines that mean a missing package, and the package. */
+static const struct hint {
+	const char *needle;
+	const char *pkg;
+} hints[] = {
+	{"gelf.h: No such file", "libelf-dev"},
+	{"libelf.h: No such file", "libelf-dev"},
+	{"openssl/", "libssl-dev"},
+	{"flex: not found", "flex"},
+	{"bison: not found", "bison"},
+	{"bc: not found", "bc"},
+	{"ccache: not found", "ccache"},
+	{"ccache: No such file", "ccache"},
+	{"perl: not found", "perl"},
+	{"gcc: not found", "build-essential"},
+	{"gcc: No such file", "build-essential"},
+	{"libcrypto", "libssl-dev"},
+	{"cpio: not found", "cpio"},
+	{"xz: not found", "xz-utils"},
+};
+
+void kbuild_result_release(struct kbuild_result *r)
+{
+	if (!r)
+		return;
+	free(r->bzimage);
+	free(r->log_path);
+	free(r->error);
+	memset(r, 0, sizeof(*r));
+}
+
+char *kbuild_default_ccache_dir(void)
+{
+	const char *x = getenv("XDG_CACHE_HOME");
+	const char *h = getenv("HOME");
+
+	if (x && *x == '/')
+		return xstrfmt("%s/stableq/ccache", x);
+	return xstrfmt("%s/.cache/stableq/ccache", h && *h ? h : "/tmp");
+}
+
+static int in_path(const char *prog)
+{
+	const char *p = getenv("PATH");
+	char *dup = xstrdup(p ? p : "/usr/bin:/bin");
+	int found = 0;
+
+	for (char *save = NULL, *d = strtok_r(dup, ":", &save); d && !found;
+	     d = strtok_r(NULL, ":", &save)) {
+		char *c = xstrfmt("%s/%s", d, prog);
+		found = access(c, X_OK) == 0;
+		free(c);
+	}
+	free(dup);
+	return found;
+}
+
+static int check_tools(int need_ccache)
+{
+	struct strbuf miss = STRBUF_INIT, pkgs = STRBUF_INIT;
+	int ret = 0;
+
+	for (size_t i = 0; i < sizeof(tools) / sizeof(tools[0]); i++) {
+		if (!need_ccache && !strcmp(tools[i].prog, "ccache"))
+			continue;
+		if (in_path(tools[i].prog))
+			continue;
+		strbuf_addf(&miss, "%s%s", miss.len ? ", " : "", tools[i].prog);
+		if (!strstr(pkgs.buf, tools[i].pkg))
+			strbuf_addf(&pkgs, " %s", tools[i].pkg);
+	}
+	if (miss.len)
+		ret = err_set(ERR_NOTFOUND,
+			      "kernel build: %s not found: install the Debian "
+			      "package(s)%s (`make deps`)",
+			      miss.buf, pkgs.buf);
+	strbuf_release(&miss);
+	strbuf_release(&pkgs);
+	return ret;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The *.config names of dir, sorted; *n of them. Caller frees each + array. */
+static int list_fragments(const char *dir, char ***out, size_t *n)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	size_t cap = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (!d)
+		return err_set(errno == ENOENT ? ERR_NOTFOUND : ERR_IO,
+			       "config fragments %s: %s", dir, strerror(errno));
+	while ((de = readdir(d))) {
+		size_t l = strlen(de->d_name);
+		if (l <= 7 || de->d_name[0] == '.' ||
+		    strcmp(de->d_name + l - 7, ".config"))
+			continue;
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 8;
+			*out = xrealloc(*out, cap * sizeof(**out));
+		}
+		(*out)[(*n)++] = xstrdup(de->d_name);
+	}
+	closedir(d);
+	if (!*n)
+		return err_set(ERR_NOTFOUND, "%s: no *.config fragment", dir);
+	qsort(*out, *n, sizeof(**out), cmp_str);
+	return 0;
+}
+
+static void free_list(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+static void hash_part(EVP_MD_CTX *ctx, const char *what, const char *name,
+		      const struct strbuf *data)
+{
+	char head[PATH_MAX + 64];
+	int l = snprintf(head, sizeof(head), "%s %s %zu\n", what, name,
+			 data->len);
+
+	EVP_DigestUpdate(ctx, head, (size_t)l);
+	EVP_DigestUpdate(ctx, data->buf, data->len);
+}
+
+int kbuild_config_hash(const char *src_dir, const char *config_dir,
+		       char out[65])
+{
+	static const char *const base[] = {
+		"kernel/configs/tiny-base.config",
+		"kernel/configs/tiny.config",
+		"arch/x86/configs/tiny.config",
+	};
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned mdlen = 0;
+	struct strbuf data = STRBUF_INIT;
+	char **frags = NULL;
+	size_t nfrags = 0;
+	EVP_MD_CTX *ctx = NULL;
+	int ret;
+
+	out[0] = '\0';
+	if ((ret = list_fragments(config_dir, &frags, &nfrags)) < 0)
+		goto out;
+	ctx = EVP_MD_CTX_new();
+	if (!ctx || !EVP_DigestInit_ex(ctx, EVP_sha256(), NULL)) {
+		ret = err_set(ERR_IO, "sha256: cannot initialize");
+		goto out;
+	}
+	EVP_DigestUpdate(ctx, HASH_SCHEME, strlen(HASH_SCHEME));
+	for (size_t i = 0; src_dir && i < sizeof(base) / sizeof(base[0]); i++) {
+		char *p = xstrfmt("%s/%s", src_dir, base[i]);
+		strbuf_reset(&data);
+		if (access(p, F_OK) == 0 &&
+		    strbuf_read_file(&data, p, MAX_FRAGMENT) < 0) {
+			free(p);
+			ret = ERR_IO;
+			goto out;
+		}
+		if (access(p, F_OK) == 0)
+			hash_part(ctx, "base", base[i], &data);
+		free(p);
+	}
+	for (size_t i = 0; i < nfrags; i++) {
+		char *p = xstrfmt("%s/%s", config_dir, frags[i]);
+		strbuf_reset(&data);
+		ret = strbuf_read_file(&data, p, MAX_FRAGMENT);
+		free(p);
+		if (ret < 0) {
+			ret = ERR_IO;
+			goto out;
+		}
+		hash_part(ctx, "fragment", frags[i], &data);
+	}
+	if (!EVP_DigestFinal_ex(ctx, md, &mdlen)) {
+		ret = err_set(ERR_IO, "sha256: cannot finish");
+		goto out;
+	}
+	for (unsigned i = 0; i < mdlen && i < 32; i++)
+		snprintf(out + 2 * i, 3, "%02x", md[i]);
+	ret = 0;
+out:
+	EVP_MD_CTX_free(ctx);
+	free_list(frags, nfrags);
+	strbuf_release(&data);
+	return ret;
+}
+
+/* "CONFIG_X=v" -> X, v; "# CONFIG_X is not set" -> X, "n". 0 if neither. */
+static int config_line(const char *s, size_t len, const char **sym,
+		       size_t *slen, const char **val, size_t *vlen)
+{
+	static const char unset[] = " is not set";
+
+	if (len > 9 && !strncmp(s, "# CONFIG_", 9)) {
+		const char *e = memmem(s, len, unset, sizeof(unset) - 1);
+		if (!e || (size_t)(e - s) + sizeof(unset) - 1 != len)
+			return 0;
+		*sym = s + 9;
+		*slen = (size_t)(e - *sym);
+		*val = "n";
+		*vlen = 1;
+		return *slen > 0;
+	}
+	if (len > 7 && !strncmp(s, "CONFIG_", 7)) {
+		const char *eq = memchr(s, '=', len);
+		if (!eq)
+			return 0;
+		*sym = s + 7;
+		*slen = (size_t)(eq - *sym);
+		*val = eq + 1;
+		*vlen = len - (size_t)(eq + 1 - s);
+		return *slen > 0;
+	}
+	return 0;
+}
+
+/* The value of CONFIG_<sym> in a .config text: pointer + length, or NULL. */
+static const char *config_value(const struct strbuf *cfg, const char *sym,
+				size_t slen, size_t *vlen)
+{
+	const char *p = cfg->buf, *end = cfg->buf + cfg->len;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t l = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		const char *s, *v;
+		size_t sl, vl;
+		if (config_line(p, l, &s, &sl, &v, &vl) && sl == slen &&
+		    !memcmp(s, sym, slen)) {
+			*vlen = vl;
+			return v;
+		}
+		p += l + 1;
+	}
+	return NULL;
+}
+
+static const char *kconfig_sym;
+static int kconfig_found;
+
+static int kconfig_visit(const char *path, const struct stat *st, int type,
+			 struct FTW *ftw)
+{
+	const char *base = path + ftw->base;
+	struct strbuf sb = STRBUF_INIT;
+	size_t sl = strlen(kconfig_sym);
+
+	if (type == FTW_D && (!strcmp(base, ".git") || !strcmp(base, ".pc")))
+		return FTW_SKIP_SUBTREE;
+	if (type != FTW_F || strncmp(base, "Kconfig", 7))
+		return FTW_CONTINUE;
+	if (strbuf_read_file(&sb, path, 4u << 20) < 0) {
+		err_clear();
+		return FTW_CONTINUE;
+	}
+	for (char *p = sb.buf; p && *p;) {
+		char *nl = strchr(p, '\n');
+		char *s = p;
+		while (*s == ' ' || *s == '\t')
+			s++;
+		if (!strncmp(s, "menuconfig", 10))
+			s += 10;
+		else if (!strncmp(s, "config", 6))
+			s += 6;
+		else
+			s = NULL;
+		if (s && (*s == ' ' || *s == '\t')) {
+			while (*s == ' ' || *s == '\t')
+				s++;
+			if (!strncmp(s, kconfig_sym, sl) &&
+			    (s[sl] == '\n' || s[sl] == ' ' || s[sl] == '\t' ||
+			     s[sl] == '\0')) {
+				kconfig_found = 1;
+				break;
+			}
+		}
+		p = nl ? nl + 1 : NULL;
+	}
+	strbuf_release(&sb);
+	(void)st;
+	return kconfig_found ? FTW_STOP : FTW_CONTINUE;
+}
+
+/* 1 if some Kconfig file under src defines sym, 0 if none, -1 if unknown. */
+static int kconfig_defines(const char *src, const char *sym)
+{
+	if (!src)
+		return -1;
+	kconfig_sym = sym;
+	kconfig_found = 0;
+	if (nftw(src, kconfig_visit, 32, FTW_PHYS | FTW_ACTIONRETVAL) < 0)
+		return -1;
+	return kconfig_found;
+}
+
+int kbuild_verify_config(const char *config_dir, const char *dot_config,
+			 const char *src_dir)
+{
+	struct strbuf cfg = STRBUF_INIT, frag = STRBUF_INIT;
+	char **frags = NULL;
+	size_t nfrags = 0;
+	int ret;
+
+	if ((ret = list_fragments(config_dir, &frags, &nfrags)) < 0)
+		goto out;
+	if (strbuf_read_file(&cfg, dot_config, 16u << 20) < 0) {
+		ret = ERR_NOTFOUND;
+		goto out;
+	}
+	for (size_t f = 0; f < nfrags; f++) {
+		char *path = xstrfmt("%s/%s", config_dir, frags[f]);
+		const char *p, *end;
+		int lineno = 0;
+
+		strbuf_reset(&frag);
+		if (strbuf_read_file(&frag, path, MAX_FRAGMENT) < 0) {
+			free(path);
+			ret = ERR_IO;
+			goto out;
+		}
+		p = frag.buf;
+		end = frag.buf + frag.len;
+		while (p < end) {
+			const char *nl = memchr(p, '\n', (size_t)(end - p));
+			size_t l = nl ? (size_t)(nl - p) : (size_t)(end - p);
+			const char *s, *v, *got;
+			size_t sl, vl, gl = 0;
+
+			lineno++;
+			while (l && (p[l - 1] == ' ' || p[l - 1] == '\t' ||
+				     p[l - 1] == '\r'))
+				l--;
+			if (!config_line(p, l, &s, &sl, &v, &vl)) {
+				p += (nl ? (size_t)(nl - p) : l) + 1;
+				continue;
+			}
+			got = config_value(&cfg, s, sl, &gl);
+			int want_off = vl == 1 && *v == 'n';
+			int ok = want_off ? !got || (gl == 1 && *got == 'n')
+					  : got && gl == vl &&
+						    !memcmp(got, v, vl);
+			if (!ok) {
+				char *sym = xstrndup(s, sl);
+				int def =
+					got ? 1 : kconfig_defines(src_dir, sym);
+				if (def == 0)
+					ret = err_set(ERR_INVALID,
+						      "%s:%d: CONFIG_%s=%.*s: "
+						      "unknown symbol (no "
+						      "Kconfig file defines "
+						      "it)",
+						      path, lineno, sym,
+						      (int)vl, v);
+				else if (!got)
+					ret = err_set(ERR_INVALID,
+						      "%s:%d: CONFIG_%s=%.*s: "
+						      "not in the resulting "
+						      ".config: its "
+						      "dependencies are not "
+						      "met",
+						      path, lineno, sym,
+						      (int)vl, v);
+				else
+					ret = err_set(ERR_INVALID,
+						      "%s:%d: CONFIG_%s=%.*s: "
+						      "olddefconfig made it "
+						      "%.*s (a dependency or "
+						      "select overrides the "
+						      "fragment)",
+						      path, lineno, sym,
+						      (int)vl, v, (int)gl, got);
+				free(sym);
+				free(path);
+				goto out;
+			}
+			p += (nl ? (size_t)(nl - p) : l) + 1;
+		}
+		free(path);
+	}
+	ret = 0;
+out:
+	free_list(frags, nfrags);
+	strbuf_release(&cfg);
+	strbuf_release(&frag);
+	return ret;
+}
+
+static const char *hint_for(const char *line)
+{
+	for (size_t i = 0; i < sizeof(hints) / sizeof(hints[0]); i++)
+		if (strstr(line, hints[i].needle))
+			return hints[i].pkg;
+	return NULL;
+}
+
+char *kbuild_error_excerpt(const char *log, unsigned long offset)
+{
+	struct strbuf text = STRBUF_INIT, out = STRBUF_INIT;
+	char *first_make = NULL, *last_make = NULL;
+	const char *pkg = NULL;
+	int nerr = 0, fd;
+
+	fd = open(log, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (lseek(fd, (off_t)offset, SEEK_SET) == (off_t)offset)
+			strbuf_read_fd(&text, fd, 64u << 20);
+		close(fd);
+	}
+	for (char *p = text.buf; p && *p;) {
+		char *nl = strchr(p, '\n');
+		if (nl)
+			*nl = '\0';
+		if (!pkg)
+			pkg = hint_for(p);
+		if (strstr(p, "make") && strstr(p, "*** ") &&
+		    !strstr(p, "Waiting for unfinished jobs")) {
+			if (!first_make)
+				first_make = xstrdup(p);
+			free(last_make);
+			last_make = xstrdup(p);
+		} else if ((strstr(p, "error:") || strstr(p, "Error:") ||
+			    strstr(p, "undefined reference") ||
+			    strstr(p, "is not clean")) &&
+			   nerr < EXCERPT_ERRORS &&
+			   out.len + strlen(p) < EXCERPT_MAX) {
+			strbuf_addstr(&out, p);
+			strbuf_addch(&out, '\n');
+			nerr++;
+		}
+		p = nl ? nl + 1 : NULL;
+	}
+	/* the first names the target that failed, the last the exit */
+	if (first_make && strcmp(first_make, last_make))
+		strbuf_addf(&out, "%s\n", first_make);
+	if (last_make)
+		strbuf_addf(&out, "%s\n", last_make);
+	if (pkg)
+		strbuf_addf(
+			&out,
+			"hint: install the Debian package %s (`make deps`)\n",
+			pkg);
+	if (!out.len)
+		strbuf_addstr(&out, "the build failed; see the log\n");
+	strbuf_rtrim(&out);
+	free(first_make);
+	free(last_make);
+	strbuf_release(&text);
+	return strbuf_detach(&out, NULL);
+}
+
+static int mkdir_p(const char *path)
+{
+	char *dup = xstrdup(path);
+	int ret = 0;
+
+	for (char *s = dup + 1;; s++) {
+		if (*s != '/' && *s)
+			continue;
+		char c = *s;
+		*s = '\0';
+		if (mkdir(dup, 0755) < 0 && errno != EEXIST) {
+			ret = err_set(ERR_IO, "mkdir %s: %s", dup,
+				      strerror(errno));
+			break;
+		}
+		*s = c;
+		if (!c)
+			break;
+	}
+	free(dup);
+	return ret;
+}
+
+/* The deepest directory holding both a and b (absolute paths). */
+static char *common_parent(const char *a, const char *b)
+{
+	size_t i = 0, last = 0;
+
+	while (a[i] && a[i] == b[i]) {
+		if (a[i] == '/')
+			last = i;
+		i++;
+	}
+	if ((!a[i] || a[i] == '/') && (!b[i] || b[i] == '/'))
+		last = i;
+	return last ? xstrndup(a, last) : xstrdup("/");
+}
+
+struct ctx {
+	const struct kbuild_opts *o;
+	struct kbuild_result *r;
+	const char *const *env;
+	double deadline;
+	char *cc;
+};
+
+/* One step through spawn, output to the log. 0 ok; ERR_* with a message. */
+static int step(struct ctx *c, const char *what, const char *const *argv)
+{
+	struct spawn s = SPAWN_INIT;
+	double left = c->deadline - now_monotonic();
+	char *cmd = spawn_cmdline(argv);
+	int ret, fd;
+
+	fd = open(c->r->log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
+		  0644);
+	if (fd >= 0) {
+		dprintf(fd, "stableq: %s: %s\n", what, cmd);
+		close(fd);
+	}
+	if (left < 1) {
+		c->r->timed_out = 1;
+		ret = err_set(ERR_IO, "%s: no time left before the deadline",
+			      what);
+		goto out;
+	}
+	s.argv = argv;
+	s.env = c->env;
+	s.cwd = c->o->src_dir;
+	s.log_path = c->r->log_path;
+	/*
+	 * Our own deadline, not spawn's SIGKILL: SIGTERM lets make delete the
+	 * half-written objects (.DELETE_ON_ERROR) that would otherwise look
+	 * up to date to the next build.
+	 */
+	if ((ret = spawn_start(&s)) < 0)
+		goto out;
+	while ((ret = spawn_poll(&s, 0)) == 0) {
+		if (now_monotonic() > c->deadline) {
+			spawn_kill(&s, TERM_GRACE_MS);
+			if (s.pid > 0)
+				spawn_poll(&s, 1);
+			c->r->timed_out = 1;
+			ret = err_set(ERR_IO,
+				      "%s: killed at the build deadline", what);
+			goto out;
+		}
+		usleep(100 * 1000);
+	}
+	if (ret < 0)
+		goto out;
+	ret = s.status != 0
+		      ? err_set(ERR_IO, "%s failed (status %d)", what, s.status)
+		      : 0;
+out:
+	spawn_release(&s);
+	free(cmd);
+	return ret;
+}
+
+static int configure(struct ctx *c, const char *build, const char *odir)
+{
+	const char *cc = c->cc;
+	char **frags = NULL;
+	size_t nfrags = 0;
+	char *dot = xstrfmt("%s/.config", build);
+	char *hashf = xstrfmt("%s/%s", build, HASH_FILE);
+	struct strbuf old = STRBUF_INIT;
+	const char **argv = NULL;
+	int ret;
+
+	if (access(dot, F_OK) == 0 && strbuf_read_file(&old, hashf, 256) == 0) {
+		strbuf_trim(&old);
+		if (!strcmp(old.buf, c->r->config_hash)) {
+			ret = 0;
+			goto out;
+		}
+	}
+	err_clear();
+	unlink(hashf);
+	c->r->reconfigured = 1;
+	{
+		const char *a[] = {"make", odir, cc, "tinyconfig", NULL};
+		if ((ret = step(c, "make tinyconfig", a)) < 0)
+			goto out;
+	}
+	if ((ret = list_fragments(c->o->config_dir, &frags, &nfrags)) < 0)
+		goto out;
+	argv = xcalloc(nfrags + 8, sizeof(*argv));
+	size_t a = 0;
+	/* through sh: a worktree may have lost the executable bit */
+	argv[a++] = "sh";
+	argv[a++] = "scripts/kconfig/merge_config.sh";
+	argv[a++] = "-m";
+	argv[a++] = "-O";
+	argv[a++] = build;
+	argv[a++] = dot;
+	for (size_t i = 0; i < nfrags; i++) {
+		char *p = xstrfmt("%s/%s", c->o->config_dir, frags[i]);
+		free(frags[i]);
+		frags[i] = p; /* now the full path, freed with the list */
+		argv[a++] = p;
+	}
+	argv[a] = NULL;
+	if ((ret = step(c, "merge_config.sh", argv)) < 0)
+		goto out;
+	{
+		const char *b[] = {"make", odir, cc, "olddefconfig", NULL};
+		if ((ret = step(c, "make olddefconfig", b)) < 0)
+			goto out;
+	}
+	if ((ret = kbuild_verify_config(c->o->config_dir, dot, c->o->src_dir)) <
+	    0)
+		goto out;
+	{
+		char *line = xstrfmt("%s\n", c->r->config_hash);
+		ret = write_file_atomic(hashf, line, strlen(line));
+		free(line);
+	}
+out:
+	free(argv);
+	free_list(frags, nfrags);
+	strbuf_release(&old);
+	free(dot);
+	free(hashf);
+	return ret;
+}
+
+int kbuild_run(const struct kbuild_opts *o, struct kbuild_result *r)
+{
+	char *src = NULL, *build = NULL, *cfgdir = NULL, *ccdir = NULL;
+	char *base = NULL, *odir = NULL, *jobs = NULL, *tmp = NULL;
+	char *env_dir = NULL, *env_base = NULL, *lockpath = NULL;
+	int lockfd = -1;
+	const char *env[16];
+	struct ctx c = {.o = o, .r = r};
+	struct kbuild_opts abs;
+	double t0 = now_monotonic();
+	unsigned long log_off = 0;
+	struct stat st;
+	int ret, n = 0;
+
+	memset(r, 0, sizeof(*r));
+	if (!o->src_dir || !o->build_dir || !o->config_dir)
+		return err_set(ERR_INVALID, "kbuild: src_dir, build_dir and "
+					    "config_dir are needed");
+	tmp = xstrfmt("%s/Makefile", o->src_dir);
+	if (access(tmp, R_OK) < 0) {
+		ret = err_set(ERR_NOTFOUND,
+			      "%s is not a kernel tree (no Makefile): run "
+			      "`stableq tree init` (Debian package "
+			      "linux-source-6.1)",
+			      o->src_dir);
+		goto out;
+	}
+	if ((ret = check_tools(!o->no_ccache)) < 0)
+		goto out;
+	if ((ret = mkdir_p(o->build_dir)) < 0)
+		goto out;
+	src = realpath(o->src_dir, NULL);
+	build = realpath(o->build_dir, NULL);
+	cfgdir = realpath(o->config_dir, NULL);
+	if (!src || !build || !cfgdir) {
+		ret = err_set(ERR_NOTFOUND, "kbuild: %s: %s",
+			      !src     ? o->src_dir
+			      : !build ? o->build_dir
+				       : o->config_dir,
+			      strerror(errno));
+		goto out;
+	}
+	abs = *o;
+	abs.src_dir = src;
+	abs.build_dir = build;
+	abs.config_dir = cfgdir;
+	c.o = &abs;
+	/* two makes in one O= directory would corrupt it */
+	lockpath = xstrfmt("%s/.stableq-lock", build);
+	lockfd = open(lockpath, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (lockfd < 0 || flock(lockfd, LOCK_EX | LOCK_NB) < 0) {
+		ret = err_set(errno == EWOULDBLOCK ? ERR_CONFLICT : ERR_IO,
+			      "%s: %s", lockpath,
+			      errno == EWOULDBLOCK
+				      ? "another build is using this directory"
+				      : strerror(errno));
+		goto out;
+	}
+	r->log_path = o->log_path ? xstrdup(o->log_path)
+				  : xstrfmt("%s/stableq-build.log", build);
+	if (stat(r->log_path, &st) == 0)
+		log_off = (unsigned long)st.st_size;
+	if ((ret = kbuild_config_hash(src, cfgdir, r->config_hash)) < 0)
+		goto out;
+
+	ccdir = o->ccache_dir && *o->ccache_dir ? xstrdup(o->ccache_dir)
+						: kbuild_default_ccache_dir();
+	if (!o->no_ccache && (ret = mkdir_p(ccdir)) < 0)
+		goto out;
+	base = common_parent(src, build);
+	env_dir = xstrfmt("CCACHE_DIR=%s", ccdir);
+	env_base = xstrfmt("CCACHE_BASEDIR=%s", base);
+	env[n++] = env_dir;
+	env[n++] = env_base;
+	env[n++] = "CCACHE_NOHASHDIR=true";
+	env[n++] = "CCACHE_MAXSIZE=5G";
+	for (size_t i = 0; i < sizeof(repro_env) / sizeof(repro_env[0]); i++)
+		env[n++] = repro_env[i];
+	env[n] = NULL;
+	c.env = env;
+	c.deadline = t0 + (o->timeout_s > 0 ? o->timeout_s : 3600);
+	c.cc = xstrdup(o->no_ccache ? "CC=gcc" : "CC=ccache gcc");
+	odir = xstrfmt("O=%s", build);
+
+	ret = configure(&c, build, odir);
+	if (ret == ERR_INVALID)
+		goto out; /* a fragment is wrong: the caller's error */
+	if (ret < 0)
+		goto failed;
+
+	long nj = o->jobs > 0 ? o->jobs : sysconf(_SC_NPROCESSORS_ONLN);
+	jobs = xstrfmt("-j%ld", nj > 0 ? nj : 1);
+	{
+		const char *a[] = {"make",    odir,	 jobs, c.cc,
+				   "bzImage", "modules", NULL};
+		if ((ret = step(&c, "make bzImage modules", a)) < 0)
+			goto failed;
+	}
+	r->bzimage = xstrfmt("%s/arch/x86/boot/bzImage", build);
+	if (access(r->bzimage, R_OK) < 0) {
+		free(r->bzimage);
+		r->bzimage = NULL;
+		err_set(ERR_IO, "make succeeded but left no bzImage");
+		goto failed;
+	}
+	r->ok = 1;
+	ret = 0;
+	goto out;
+failed:
+	/* the build ran and failed: a result, not an error */
+	{
+		struct strbuf e = STRBUF_INIT;
+		char *ex = kbuild_error_excerpt(r->log_path, log_off);
+		strbuf_addf(&e, "%s\n%s", err_msg(), ex);
+		r->error = strbuf_detach(&e, NULL);
+		free(ex);
+	}
+	ret = 0;
+out:
+	r->seconds = now_monotonic() - t0;
+	if (ret < 0 && !r->error)
+		r->error = xstrdup(err_msg());
+	free(src);
+	free(build);
+	free(cfgdir);
+	free(ccdir);
+	free(base);
+	free(odir);
+	free(jobs);
+	free(tmp);
+	free(env_dir);
+	free(env_base);
+	free(c.cc);
+	if (lockfd >= 0)
+		close(lockfd); /* releases the lock */
+	free(lockpath);
+	return ret;
+}

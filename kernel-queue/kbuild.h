@@ -1,0 +1,90 @@
+/* kbuild.h: builds candidate kernels out of tree (O=) with ccache. */
+#ifndef STABLEQ_KBUILD_H
+#define STABLEQ_KBUILD_H
+
+/*
+ * One build directory and one ccache serve every candidate, so a state built
+ * before costs seconds. The configuration is `make tinyconfig`, then the
+ * fragments of config_dir (every *.config, in name order) merged with
+ * scripts/kconfig/merge_config.sh -m, then `make olddefconfig`; it is redone
+ * only when missing or when the config hash changed. Every symbol a fragment
+ * asks for must come out of olddefconfig with the value asked: anything else
+ * is an error naming the fragment, line and symbol.
+ *
+ * Then `make -jN CC="ccache gcc" bzImage modules`, with fixed
+ * KBUILD_BUILD_TIMESTAMP/USER/HOST/VERSION so the same sources give the same
+ * bytes, and CCACHE_BASEDIR set to the common parent of the source and build
+ * directories (with CCACHE_NOHASHDIR) so another worktree laid out the same
+ * way hits the same cache. Every child goes through spawn, with one deadline
+ * for the whole build (at the deadline make gets SIGTERM, so it deletes its
+ * half-written objects, then SIGKILL); all output is appended to log_path.
+ */
+struct kbuild_opts {
+	const char *src_dir;    /* the kernel worktree */
+	const char *build_dir;  /* O=; made if missing */
+	const char *config_dir; /* the *.config fragments */
+	const char *ccache_dir; /* NULL or "": kbuild_default_ccache_dir() */
+	int jobs;               /* 0: the number of online CPUs */
+	int timeout_s;          /* the whole build; 0: 3600 */
+	const char *log_path;   /* appended; NULL: BUILD_DIR/stableq-build.log */
+	int no_ccache;          /* build with plain gcc */
+};
+
+/* Owned by the result: kbuild_result_release() frees it. */
+struct kbuild_result {
+	int ok;               /* bzImage and modules built */
+	int timed_out;        /* the deadline killed make */
+	int reconfigured;     /* the .config was (re)made by this build */
+	double seconds;
+	char config_hash[65]; /* sha256 hex of the configuration inputs */
+	char *bzimage;        /* BUILD_DIR/arch/x86/boot/bzImage when ok */
+	char *log_path;
+	char *error;          /* when !ok: the first "error:" lines of this
+			       * build's log with file:line, the last make
+			       * error line, or a missing-package message */
+};
+
+/*
+ * Configures if needed and builds. Returns 0 when the build ran, whatever
+ * its outcome (r->ok; r->error says why not), or a negative code when it
+ * could not start: ERR_NOTFOUND for a missing tool or source tree (err_msg()
+ * names the Debian package: flex, bison, bc, libelf-dev, ...), ERR_CONFLICT
+ * when another kbuild_run() holds the build directory (a flock), ERR_INVALID
+ * for a fragment whose symbol is unknown or did not survive olddefconfig
+ * ("config/kernel/tests.config:12: CONFIG_X=y: ..."), ERR_IO otherwise.
+ * r is always initialized; release it.
+ */
+int kbuild_run(const struct kbuild_opts *o, struct kbuild_result *r);
+void kbuild_result_release(struct kbuild_result *r);
+
+/*
+ * The configuration's identity, without building: sha256 over the tinyconfig
+ * base (kernel/configs/tiny*.config and arch/x86/configs/tiny.config of
+ * src_dir, those present) and each fragment's name and contents, in name
+ * order. out receives 64 hex digits and a NUL. 0 or negative (err_msg()).
+ */
+int kbuild_config_hash(const char *src_dir, const char *config_dir,
+		       char out[65]);
+
+/*
+ * Checks build_dir/.config (or any .config at dot_config) against the
+ * fragments: 0 when every "CONFIG_X=v" and "# CONFIG_X is not set" holds,
+ * else ERR_INVALID naming the first fragment line that does not, and saying
+ * whether no Kconfig file of src_dir defines the symbol (unknown) or its
+ * dependencies keep it from the value (unsatisfiable). src_dir may be NULL
+ * (no unknown/unsatisfiable distinction then).
+ */
+int kbuild_verify_config(const char *config_dir, const char *dot_config,
+			 const char *src_dir);
+
+/*
+ * The first few "error:" lines of a build log (from offset on), with their
+ * file:line, then the last "make[N]: *** ..." line, or a hint naming a
+ * Debian package when the log shows a missing tool or header. Caller frees.
+ */
+char *kbuild_error_excerpt(const char *log, unsigned long offset);
+
+/* $XDG_CACHE_HOME/stableq/ccache, else ~/.cache/stableq/ccache; caller frees */
+char *kbuild_default_ccache_dir(void);
+
+#endif

@@ -1,0 +1,813 @@
+/* console.c: reads a guest's serial console into test results and a verdict. */
+#include "console.h"
+#include "err.h"
+#include "strbuf.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MARK "@@stableq "
+#define MAX_LOG (64u << 20)
+#define KTAP_LEVELS 8
+#define EXCERPT_MAX 8192
+
+/* Kernel problems that fail a run whatever the test set says. */
+static const char *const problems[] = {
+	"Kernel panic", "Oops",	 "BUG:",   "kernel BUG",
+	"WARNING:",	"KASAN", "UBSAN:", "general protection fault",
+	"Call Trace",
+};
+
+static const char *const status_names[] = {"pass", "fail", "skip", "hang"};
+static const char *const verdict_names[] = {"pass", "fail", "hang"};
+
+const char *test_status_name(enum test_status s)
+{
+	return (size_t)s < 4 ? status_names[s] : "unknown";
+}
+
+const char *run_verdict_name(enum run_verdict v)
+{
+	return (size_t)v < 3 ? verdict_names[v] : "unknown";
+}
+
+struct line {
+	size_t off; /* into text */
+	size_t len;
+	int stamped; /* had a "[ 1.234] " printk timestamp */
+};
+
+struct guest_state {
+	long begin, end; /* line indexes, -1 if not seen */
+	int status;
+	int timeout; /* the guest's timeout marker: seconds, or 0 */
+};
+
+struct kcase {
+	char *suite, *name;
+	enum test_status status;
+	struct strbuf detail;
+	long line;
+};
+
+struct parse {
+	struct strbuf text; /* cleaned lines, each NUL-terminated */
+	struct line *lines;
+	size_t nlines, alines;
+	int any_stamp;
+	long userspace_line, done_line, last_marker;
+	const struct test_def *tests;
+	size_t ntests;
+	struct guest_state *guest; /* by test index */
+	long *console_hit; /* by test index: first offending line */
+	long problem_line;
+	/* KTAP */
+	int ktap_active, ktap_seen;
+	char *names[KTAP_LEVELS];
+	long seg_start[KTAP_LEVELS];
+	struct kcase *cases;
+	size_t ncases, acases;
+	struct console_report *rep;
+	size_t aresults;
+};
+
+static const char *L(const struct parse *p, size_t i)
+{
+	return p->text.buf + p->lines[i].off;
+}
+
+/* Drops "ESC [ ... final", "ESC x", CR and other control bytes but TAB. */
+static void clean_line(struct strbuf *out, const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c == 0x1b) {
+			if (i + 1 < len && s[i + 1] == '[') {
+				i += 2;
+				while (i < len &&
+				       !(s[i] >= 0x40 && s[i] <= 0x7e))
+					i++;
+			} else {
+				i++;
+			}
+			continue;
+		}
+		if (c < 0x20 && c != '\t')
+			continue;
+		if (c == 0x7f)
+			continue;
+		strbuf_addch(out, c);
+	}
+}
+
+/* Length of a leading "[    1.234567] " printk timestamp, or 0. */
+static size_t stamp_len(const char *s)
+{
+	size_t i = 0;
+	int digits = 0, dot = 0;
+
+	if (s[i++] != '[')
+		return 0;
+	while (s[i] == ' ')
+		i++;
+	for (; s[i] && s[i] != ']'; i++) {
+		if (isdigit((unsigned char)s[i]))
+			digits++;
+		else if (s[i] == '.' && !dot)
+			dot = 1;
+		else
+			return 0;
+	}
+	if (s[i] != ']' || !digits || !dot)
+		return 0;
+	i++;
+	if (s[i] == ' ')
+		i++;
+	return i;
+}
+
+static void split_lines(struct parse *p, const char *log, size_t len)
+{
+	struct strbuf tmp = STRBUF_INIT;
+	size_t pos = 0;
+
+	while (pos < len) {
+		const char *nl = memchr(log + pos, '\n', len - pos);
+		size_t l = nl ? (size_t)(nl - (log + pos)) : len - pos;
+		size_t sl;
+
+		strbuf_reset(&tmp);
+		clean_line(&tmp, log + pos, l);
+		pos += l + (nl ? 1 : 0);
+		sl = stamp_len(tmp.buf);
+		if (p->nlines == p->alines) {
+			p->alines = p->alines ? 2 * p->alines : 1024;
+			p->lines = xrealloc(p->lines,
+					    p->alines * sizeof(*p->lines));
+		}
+		p->lines[p->nlines].off = p->text.len;
+		p->lines[p->nlines].len = tmp.len - sl;
+		p->lines[p->nlines].stamped = sl > 0;
+		p->any_stamp |= sl > 0;
+		p->nlines++;
+		strbuf_add(&p->text, tmp.buf + sl, tmp.len - sl);
+		strbuf_addch(&p->text, '\0');
+	}
+	strbuf_release(&tmp);
+}
+
+/* Lines [from, to] joined, at most EXCERPT_MAX bytes (the start kept). */
+static char *excerpt(const struct parse *p, long from, long to)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	if (from < 0)
+		from = 0;
+	if (to >= (long)p->nlines)
+		to = (long)p->nlines - 1;
+	for (long i = from; i <= to; i++) {
+		if (sb.len + p->lines[i].len + 1 > EXCERPT_MAX) {
+			strbuf_addstr(&sb, "[...]\n");
+			break;
+		}
+		strbuf_add(&sb, L(p, (size_t)i), p->lines[i].len);
+		strbuf_addch(&sb, '\n');
+	}
+	return strbuf_detach(&sb, NULL);
+}
+
+/* Head and tail of a long text, with a mark where the middle was cut. */
+static void trim_middle(struct strbuf *sb, size_t max)
+{
+	size_t head = max / 4, tail = max - head;
+	struct strbuf out = STRBUF_INIT;
+
+	if (sb->len <= max)
+		return;
+	while (head && sb->buf[head - 1] != '\n' && head > max / 8)
+		head--;
+	strbuf_add(&out, sb->buf, head);
+	strbuf_addf(&out, "[... %zu bytes cut ...]\n", sb->len - head - tail);
+	strbuf_add(&out, sb->buf + sb->len - tail, tail);
+	strbuf_release(sb);
+	*sb = out;
+}
+
+/* "failures:\n<not ok lines>[... output ...]\n" + sb, for a long TAP output. */
+static void prepend_failures(struct strbuf *sb, const struct strbuf *notok)
+{
+	struct strbuf out = STRBUF_INIT;
+
+	strbuf_addstr(&out, "failures:\n");
+	strbuf_addbuf(&out, notok);
+	strbuf_addstr(&out, "output:\n");
+	strbuf_addbuf(&out, sb);
+	strbuf_release(sb);
+	*sb = out;
+}
+
+static struct test_result *add_result(struct parse *p, const char *name,
+				      enum test_status st)
+{
+	struct console_report *r = p->rep;
+	struct test_result *t;
+
+	if (r->nresults == p->aresults) {
+		p->aresults = p->aresults ? 2 * p->aresults : 16;
+		r->results =
+			xrealloc(r->results, p->aresults * sizeof(*r->results));
+	}
+	t = &r->results[r->nresults++];
+	t->name = xstrdup(name);
+	t->status = st;
+	t->detail = NULL;
+	t->excerpt = NULL;
+	return t;
+}
+
+static long test_index(const struct parse *p, const char *name, size_t len)
+{
+	for (size_t i = 0; i < p->ntests; i++)
+		if (strlen(p->tests[i].name) == len &&
+		    !strncmp(p->tests[i].name, name, len) &&
+		    p->tests[i].kind == TEST_GUEST)
+			return (long)i;
+	return -1;
+}
+
+/* "@@stableq begin NAME" and friends; s points after "@@stableq ". */
+static void on_marker(struct parse *p, size_t i, const char *s)
+{
+	const char *arg;
+	size_t nlen;
+	long t;
+
+	p->last_marker = (long)i;
+	p->ktap_active = 0;
+	if (!strncmp(s, "userspace", 9)) {
+		if (p->userspace_line < 0)
+			p->userspace_line = (long)i;
+		return;
+	}
+	if (!strncmp(s, "done", 4)) {
+		if (p->done_line < 0)
+			p->done_line = (long)i;
+		return;
+	}
+	if (!strncmp(s, "kernel ", 7)) {
+		if (!p->rep->kernel_release) {
+			arg = s + 7;
+			p->rep->kernel_release =
+				xstrndup(arg, strcspn(arg, " \t"));
+		}
+		return;
+	}
+	if (!strncmp(s, "begin ", 6))
+		arg = s + 6;
+	else if (!strncmp(s, "end ", 4))
+		arg = s + 4;
+	else if (!strncmp(s, "timeout ", 8))
+		arg = s + 8;
+	else
+		return;
+	nlen = strcspn(arg, " \t");
+	t = test_index(p, arg, nlen);
+	if (t < 0)
+		return;
+	struct guest_state *g = &p->guest[t];
+	const char *num = arg + nlen;
+	while (*num == ' ' || *num == '\t')
+		num++;
+	if (s[0] == 'b') {
+		if (g->begin < 0)
+			g->begin = (long)i;
+	} else if (s[0] == 'e') {
+		if (g->begin >= 0 && g->end < 0) {
+			g->end = (long)i;
+			g->status =
+				isdigit((unsigned char)*num) ? atoi(num) : 255;
+		}
+	} else {
+		g->timeout = isdigit((unsigned char)*num) ? atoi(num) : 1;
+		if (g->timeout <= 0)
+			g->timeout = 1;
+	}
+}
+
+static struct kcase *add_case(struct parse *p)
+{
+	struct kcase *c;
+
+	if (p->ncases == p->acases) {
+		p->acases = p->acases ? 2 * p->acases : 64;
+		p->cases = xrealloc(p->cases, p->acases * sizeof(*p->cases));
+	}
+	c = &p->cases[p->ncases++];
+	memset(c, 0, sizeof(*c));
+	strbuf_init(&c->detail, 0);
+	return c;
+}
+
+/* "ok 3 name # SKIP why" -> status, name, directive. 0 if not a result. */
+static int parse_result(const char *s, enum test_status *st, const char **name,
+			size_t *nlen, const char **why)
+{
+	const char *hash;
+
+	if (!strncmp(s, "ok ", 3)) {
+		*st = TEST_PASS;
+		s += 3;
+	} else if (!strncmp(s, "not ok ", 7)) {
+		*st = TEST_FAIL;
+		s += 7;
+	} else {
+		return 0;
+	}
+	if (!isdigit((unsigned char)*s))
+		return 0;
+	while (isdigit((unsigned char)*s))
+		s++;
+	while (*s == ' ')
+		s++;
+	if (*s == '-' && s[1] == ' ')
+		s += 2;
+	*name = s;
+	*why = "";
+	hash = strstr(s, " # ");
+	*nlen = hash ? (size_t)(hash - s) : strlen(s);
+	while (*nlen && s[*nlen - 1] == ' ')
+		(*nlen)--;
+	if (hash) {
+		const char *d = hash + 3;
+		if (!strncasecmp(d, "SKIP", 4)) {
+			*st = TEST_SKIP;
+			d += 4;
+			while (*d == ' ')
+				d++;
+			*why = d;
+		}
+	}
+	return 1;
+}
+
+static void set_name(struct parse *p, int level, const char *s, size_t n)
+{
+	for (int l = level; l < KTAP_LEVELS; l++) {
+		free(p->names[l]);
+		p->names[l] = NULL;
+	}
+	if (s)
+		p->names[level] = xstrndup(s, n);
+}
+
+static void on_ktap(struct parse *p, size_t i)
+{
+	const char *s = L(p, i);
+	size_t indent = strspn(s, " ");
+	int level = (int)(indent / 4);
+	enum test_status st;
+	const char *name, *why;
+	size_t nlen;
+
+	s += indent;
+	if (!strncmp(s, "KTAP version ", 13) ||
+	    !strncmp(s, "TAP version ", 12)) {
+		p->ktap_active = p->ktap_seen = 1;
+		if (level < KTAP_LEVELS) {
+			set_name(p, level, NULL, 0);
+			p->seg_start[level] = (long)i + 1;
+		}
+		return;
+	}
+	if (!p->ktap_active || level >= KTAP_LEVELS)
+		return;
+	if (!strncmp(s, "# Subtest: ", 11)) {
+		name = s + 11;
+		set_name(p, level, name, strlen(name));
+		p->seg_start[level] = (long)i + 1;
+		return;
+	}
+	if (!strncmp(s, "1..", 3)) {
+		/* the plan is no case's diagnostic */
+		p->seg_start[level] = (long)i + 1;
+		return;
+	}
+	if (!parse_result(s, &st, &name, &nlen, &why))
+		return;
+	if (level == 1) {
+		struct kcase *c = add_case(p);
+		c->suite = xstrdup(p->names[1] ? p->names[1] : "unknown");
+		c->name = xstrndup(name, nlen);
+		c->status = st;
+		c->line = (long)i;
+		if (st == TEST_SKIP) {
+			strbuf_addstr(&c->detail, why);
+		} else if (st == TEST_FAIL) {
+			for (long k = p->seg_start[1]; k < (long)i; k++) {
+				strbuf_add(&c->detail, L(p, (size_t)k),
+					   p->lines[k].len);
+				strbuf_addch(&c->detail, '\n');
+			}
+			trim_middle(&c->detail, CONSOLE_DETAIL_MAX);
+			strbuf_rtrim(&c->detail);
+			if (!c->detail.len)
+				strbuf_addstr(&c->detail, "not ok");
+		}
+		p->seg_start[1] = (long)i + 1;
+		for (int l = 2; l < KTAP_LEVELS; l++)
+			set_name(p, l, NULL, 0);
+	} else if (level == 0) {
+		/* A failing suite with no failing case (its init failed). */
+		int failed_case = 0;
+		for (size_t k = 0; k < p->ncases; k++)
+			if (p->cases[k].status == TEST_FAIL &&
+			    strlen(p->cases[k].suite) == nlen &&
+			    !strncmp(p->cases[k].suite, name, nlen))
+				failed_case = 1;
+		if (st == TEST_FAIL && !failed_case) {
+			struct kcase *c = add_case(p);
+			c->suite = xstrndup(name, nlen);
+			c->status = TEST_FAIL;
+			c->line = (long)i;
+			strbuf_addstr(&c->detail, "the suite is not ok");
+		}
+		set_name(p, 1, NULL, 0);
+		p->seg_start[0] = p->seg_start[1] = (long)i + 1;
+	}
+	/* deeper levels (parameterised cases) count through their case */
+}
+
+static int is_cmdline(const char *s)
+{
+	return !strncmp(s, "Command line:", 13) ||
+	       !strncmp(s, "Kernel command line:", 20);
+}
+
+static void scan(struct parse *p)
+{
+	for (size_t i = 0; i < p->nlines; i++) {
+		const char *s = L(p, i);
+		const char *m = strstr(s, MARK);
+
+		if (m) {
+			on_marker(p, i, m + strlen(MARK));
+			continue;
+		}
+		on_ktap(p, i);
+		if (is_cmdline(s))
+			continue;
+		/* With timestamps, only the kernel's own lines count. */
+		if (p->problem_line < 0 &&
+		    (!p->any_stamp || p->lines[i].stamped))
+			for (size_t k = 0;
+			     k < sizeof(problems) / sizeof(problems[0]); k++)
+				if (strstr(s, problems[k])) {
+					p->problem_line = (long)i;
+					break;
+				}
+		for (size_t t = 0; t < p->ntests; t++) {
+			const struct test_def *d = &p->tests[t];
+			if (d->kind != TEST_CONSOLE || p->console_hit[t] >= 0)
+				continue;
+			for (size_t k = 0; k < d->nfail_on; k++)
+				if (strstr(s, d->fail_on[k])) {
+					p->console_hit[t] = (long)i;
+					break;
+				}
+		}
+	}
+}
+
+static void eval_guest(struct parse *p, size_t t, struct test_result *r)
+{
+	const struct guest_state *g = &p->guest[t];
+	struct strbuf out = STRBUF_INIT, notok = STRBUF_INIT;
+	long last;
+
+	if (g->begin < 0) {
+		r->status = TEST_FAIL;
+		if (p->done_line >= 0)
+			r->detail = xstrdup("never started, although the guest "
+					    "finished its list");
+		else if (p->userspace_line < 0)
+			r->detail = xstrdup("not run: the guest never reached "
+					    "userspace");
+		else
+			r->detail = xstrdup(p->rep->killed
+						    ? "not run: the guest was "
+						      "killed at its deadline "
+						      "before this test"
+						    : "not run: the guest "
+						      "stopped before this "
+						      "test");
+		return;
+	}
+	last = g->end >= 0 ? g->end : (long)p->nlines;
+	for (long k = g->begin + 1; k < last; k++) {
+		const char *s = L(p, (size_t)k);
+		strbuf_add(&out, s, p->lines[k].len);
+		strbuf_addch(&out, '\n');
+		/* TAP output: its failures must survive the trimming */
+		s += strspn(s, " ");
+		if (!strncmp(s, "not ok ", 7) &&
+		    notok.len < CONSOLE_DETAIL_MAX / 2)
+			strbuf_addf(&notok, "%s\n", s);
+	}
+	if (out.len > CONSOLE_DETAIL_MAX && notok.len) {
+		trim_middle(&out, CONSOLE_DETAIL_MAX - notok.len);
+		prepend_failures(&out, &notok);
+	} else {
+		trim_middle(&out, CONSOLE_DETAIL_MAX);
+	}
+	if (g->end >= 0 && g->status == 0 && !g->timeout) {
+		r->status = TEST_PASS;
+		r->detail = xstrdup("");
+		strbuf_release(&out);
+		strbuf_release(&notok);
+		return;
+	}
+	struct strbuf d = STRBUF_INIT;
+	if (g->timeout) {
+		r->status = TEST_HANG;
+		strbuf_addf(&d,
+			    "killed by the guest after its timeout of %d s\n",
+			    g->timeout);
+	} else if (g->end >= 0) {
+		r->status = TEST_FAIL;
+		strbuf_addf(&d, "exit status %d\n", g->status);
+	} else if (p->rep->killed) {
+		r->status = TEST_HANG;
+		strbuf_addstr(&d, "did not finish: the guest was killed at its "
+				  "deadline\n");
+	} else {
+		r->status = TEST_FAIL;
+		strbuf_addstr(&d, "did not finish: the guest stopped during "
+				  "it\n");
+	}
+	strbuf_addbuf(&d, &out);
+	strbuf_rtrim(&d);
+	r->detail = strbuf_detach(&d, NULL);
+	r->excerpt = excerpt(p, g->begin, g->end >= 0 ? g->end : last - 1);
+	strbuf_release(&out);
+	strbuf_release(&notok);
+}
+
+static void eval_ktap(struct parse *p, struct test_result *r, int add_cases)
+{
+	size_t failed = 0, total = p->ncases;
+	struct strbuf d = STRBUF_INIT;
+	long first_fail = -1;
+
+	for (size_t k = 0; k < p->ncases; k++)
+		if (p->cases[k].status == TEST_FAIL) {
+			if (!failed++)
+				first_fail = p->cases[k].line;
+		}
+	if (!p->ktap_seen || !total) {
+		r->status = TEST_FAIL;
+		r->detail = xstrdup("no KTAP results on the console (is KUnit "
+				    "built in?)");
+	} else if (failed) {
+		r->status = TEST_FAIL;
+		strbuf_addf(&d, "%zu of %zu KUnit cases not ok:", failed,
+			    total);
+		for (size_t k = 0; k < p->ncases; k++)
+			if (p->cases[k].status == TEST_FAIL && d.len < 1024)
+				strbuf_addf(&d, " kunit.%s%s%s",
+					    p->cases[k].suite,
+					    p->cases[k].name ? "." : "",
+					    p->cases[k].name ? p->cases[k].name
+							     : "");
+		r->detail = strbuf_detach(&d, NULL);
+		r->excerpt = excerpt(p, first_fail - 20, first_fail + 2);
+	} else {
+		strbuf_addf(&d, "%zu KUnit cases ok", total);
+		r->detail = strbuf_detach(&d, NULL);
+	}
+	if (!add_cases)
+		return;
+	for (size_t k = 0; k < p->ncases; k++) {
+		struct kcase *c = &p->cases[k];
+		char *n = c->name ? xstrfmt("kunit.%s.%s", c->suite, c->name)
+				  : xstrfmt("kunit.%s", c->suite);
+		struct test_result *cr = add_result(p, n, c->status);
+		free(n);
+		cr->detail = strbuf_detach(&c->detail, NULL);
+		if (c->status == TEST_FAIL)
+			cr->excerpt = excerpt(p, c->line - 20, c->line);
+	}
+}
+
+static char *quote_line(const struct parse *p, long i)
+{
+	return xstrfmt("console line %ld: %s", i + 1, L(p, (size_t)i));
+}
+
+static void evaluate(struct parse *p)
+{
+	struct console_report *r = p->rep;
+	int cases_added = 0, console_failed = 0;
+
+	for (size_t t = 0; t < p->ntests; t++) {
+		const struct test_def *d = &p->tests[t];
+		struct test_result *res = add_result(p, d->name, TEST_PASS);
+		switch (d->kind) {
+		case TEST_BOOT:
+			if (p->userspace_line >= 0) {
+				res->detail = xstrdup("");
+				break;
+			}
+			res->status = TEST_FAIL;
+			res->detail = xstrdup(
+				p->nlines ? "no \"@@stableq userspace\": the "
+					    "guest never reached /init"
+					  : "the console is empty");
+			res->excerpt = excerpt(p, (long)p->nlines - 30,
+					       (long)p->nlines - 1);
+			break;
+		case TEST_CONSOLE:
+			if (p->console_hit[t] < 0) {
+				res->detail = xstrdup("");
+				break;
+			}
+			res->status = TEST_FAIL;
+			console_failed = 1;
+			res->detail = quote_line(p, p->console_hit[t]);
+			res->excerpt = excerpt(p, p->console_hit[t] - 5,
+					       p->console_hit[t] + 30);
+			break;
+		case TEST_GUEST:
+			eval_guest(p, t, res);
+			break;
+		case TEST_KTAP:
+			eval_ktap(p, res, !cases_added);
+			cases_added = 1;
+			break;
+		}
+	}
+	if (p->problem_line >= 0) {
+		r->problem = xstrdup(L(p, (size_t)p->problem_line));
+		if (!console_failed) {
+			struct test_result *res =
+				add_result(p, "kernel-log", TEST_FAIL);
+			res->detail = quote_line(p, p->problem_line);
+			res->excerpt = excerpt(p, p->problem_line - 5,
+					       p->problem_line + 30);
+		}
+	}
+}
+
+static void decide(struct parse *p)
+{
+	struct console_report *r = p->rep;
+	const struct test_result *bad = NULL;
+
+	r->userspace = p->userspace_line >= 0;
+	r->done = p->done_line >= 0;
+	for (size_t i = 0; i < r->nresults && !bad; i++)
+		if (r->results[i].status == TEST_FAIL ||
+		    r->results[i].status == TEST_HANG)
+			bad = &r->results[i];
+	if (r->killed && !r->done) {
+		r->verdict = VERDICT_HANG;
+		for (size_t t = 0; t < p->ntests; t++)
+			if (p->guest[t].begin >= 0 && p->guest[t].end < 0) {
+				r->reason = xstrfmt("killed at the deadline "
+						    "during test %s",
+						    p->tests[t].name);
+				return;
+			}
+		if (!p->nlines)
+			r->reason = xstrdup("killed at the deadline: the guest "
+					    "printed nothing");
+		else if (p->userspace_line < 0)
+			r->reason = xstrdup("killed at the deadline before "
+					    "userspace");
+		else
+			r->reason = xstrfmt("killed at the deadline after: %s",
+					    L(p, (size_t)p->last_marker));
+		return;
+	}
+	if (bad) {
+		/* the first line, and the output's first line after a status */
+		const char *d = bad->detail ? bad->detail : "";
+		size_t l1 = strcspn(d, "\n");
+		const char *d2 = d[l1] ? d + l1 + 1 : "";
+		size_t l2 = bad->status == TEST_HANG ||
+					    !strncmp(d, "exit status", 11)
+				    ? strcspn(d2, "\n")
+				    : 0;
+		r->verdict = VERDICT_FAIL;
+		r->reason =
+			xstrfmt("%s %s: %.*s%s%.*s", bad->name,
+				bad->status == TEST_HANG ? "hung" : "failed",
+				(int)(l1 > 300 ? 300 : l1), d, l2 ? "; " : "",
+				(int)(l2 > 300 ? 300 : l2), d2);
+		return;
+	}
+	if (r->problem) {
+		r->verdict = VERDICT_FAIL;
+		r->reason = xstrfmt("kernel problem: %s", r->problem);
+		return;
+	}
+	if (!r->done) {
+		r->verdict = VERDICT_FAIL;
+		r->reason = xstrdup("the guest ended without \"@@stableq "
+				    "done\"");
+		return;
+	}
+	r->verdict = VERDICT_PASS;
+	r->reason = xstrdup("");
+}
+
+int console_parse(const char *log, size_t len, const struct test_def *tests,
+		  size_t n, int killed, struct console_report *rep)
+{
+	struct parse p;
+
+	if (!rep || (!log && len) || (!tests && n))
+		return err_set(ERR_INVALID, "console_parse: NULL argument");
+	memset(rep, 0, sizeof(*rep));
+	memset(&p, 0, sizeof(p));
+	strbuf_init(&p.text, len + 1);
+	p.tests = tests;
+	p.ntests = n;
+	p.rep = rep;
+	p.userspace_line = p.done_line = p.last_marker = p.problem_line = -1;
+	p.guest = xcalloc(n ? n : 1, sizeof(*p.guest));
+	p.console_hit = xcalloc(n ? n : 1, sizeof(*p.console_hit));
+	for (size_t i = 0; i < n; i++) {
+		p.guest[i].begin = p.guest[i].end = -1;
+		p.console_hit[i] = -1;
+	}
+	for (int l = 0; l < KTAP_LEVELS; l++)
+		p.seg_start[l] = 0;
+	rep->killed = killed;
+
+	split_lines(&p, log ? log : "", len);
+	scan(&p);
+	evaluate(&p);
+	decide(&p);
+
+	for (size_t k = 0; k < p.ncases; k++) {
+		free(p.cases[k].suite);
+		free(p.cases[k].name);
+		strbuf_release(&p.cases[k].detail);
+	}
+	free(p.cases);
+	for (int l = 0; l < KTAP_LEVELS; l++)
+		free(p.names[l]);
+	free(p.guest);
+	free(p.console_hit);
+	free(p.lines);
+	strbuf_release(&p.text);
+	return 0;
+}
+
+int console_parse_file(const char *path, const struct test_def *tests, size_t n,
+		       int killed, struct console_report *rep)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct stat st;
+	int fd, ret;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return err_set(errno == ENOENT ? ERR_NOTFOUND : ERR_IO,
+			       "%s: cannot open: %s", path, strerror(errno));
+	/* a runaway guest: only the tail is read, its end says how it ended */
+	if (fstat(fd, &st) == 0 && st.st_size > (off_t)MAX_LOG)
+		lseek(fd, st.st_size - (off_t)MAX_LOG, SEEK_SET);
+	if (strbuf_read_fd(&sb, fd, MAX_LOG) < 0) {
+		ret = err_set(ERR_IO, "%s: cannot read: %s", path,
+			      strerror(errno));
+		close(fd);
+		strbuf_release(&sb);
+		return ret;
+	}
+	close(fd);
+	ret = console_parse(sb.buf, sb.len, tests, n, killed, rep);
+	strbuf_release(&sb);
+	return ret;
+}
+
+void console_report_release(struct console_report *rep)
+{
+	if (!rep)
+		return;
+	for (size_t i = 0; i < rep->nresults; i++) {
+		free(rep->results[i].name);
+		free(rep->results[i].detail);
+		free(rep->results[i].excerpt);
+	}
+	free(rep->results);
+	free(rep->kernel_release);
+	free(rep->problem);
+	free(rep->reason);
+	memset(rep, 0, sizeof(*rep));
+}

@@ -1,0 +1,96 @@
+/* console.h: a guest's serial console -> per-test results and a verdict. */
+#ifndef STABLEQ_CONSOLE_H
+#define STABLEQ_CONSOLE_H
+
+#include "testset.h"
+
+#include <stddef.h>
+
+/*
+ * The console is what the kernel and the guest's /init printed on ttyS0
+ * (qemu-runner/guest/init documents the markers):
+ *
+ *   @@stableq userspace                 /init runs
+ *   @@stableq begin NAME                a guest test starts; its output follows
+ *   @@stableq timeout NAME SECONDS      the guest killed it at its timeout
+ *   @@stableq end NAME STATUS           it ended with exit status STATUS
+ *   @@stableq done                      every test ran
+ *
+ * plus KUnit's KTAP ("KTAP version 1", "# Subtest: suite", "ok N case",
+ * "not ok N case", "ok N case # SKIP why", nested by 4 spaces) and ordinary
+ * kernel messages. Markers are found anywhere in a line (a kernel message may
+ * share the line); "[ 1.234567] " timestamps, carriage returns and terminal
+ * escapes are ignored.
+ */
+
+enum test_status {
+	TEST_PASS,
+	TEST_FAIL,
+	TEST_SKIP, /* KTAP "# SKIP" */
+	TEST_HANG, /* killed at a deadline: the guest's or the host's */
+};
+
+enum run_verdict {
+	VERDICT_PASS,
+	VERDICT_FAIL,
+	VERDICT_HANG, /* the host killed the guest at its deadline */
+};
+
+/* All strings owned by the report. */
+struct test_result {
+	char *name;    /* the test's name; "kunit.<suite>.<case>" for KTAP
+			* cases; "kernel-log" for a kernel problem that no
+			* console test of the set reported */
+	enum test_status status;
+	char *detail;  /* why, for humans, a few KB at most; "" on a pass */
+	char *excerpt; /* the console lines around the failure, or NULL */
+};
+
+struct console_report {
+	struct test_result *results; /* declared tests in file order, each
+				      * ktap test followed by its cases */
+	size_t nresults;
+	int userspace;        /* "@@stableq userspace" seen */
+	int done;             /* "@@stableq done" seen */
+	int killed;           /* the host killed the guest at its deadline */
+	char *kernel_release; /* from "@@stableq kernel X", or NULL */
+	char *problem;        /* the first panic/Oops/BUG/WARNING/KASAN line,
+			       * or NULL */
+	enum run_verdict verdict;
+	char *reason;         /* one line: why not pass; "" on pass */
+};
+
+/* How much of a guest test's output its detail keeps (head and tail). */
+#define CONSOLE_DETAIL_MAX 4096
+
+/*
+ * Parses the console text log[0..len) against the test set tests[0..n)
+ * (borrowed). killed: the host killed QEMU at its deadline (a hang).
+ *
+ * Rules: a boot test passes iff userspace was reached; a console test fails
+ * on the first line holding one of its fail_on substrings (its detail quotes
+ * the line); a guest test passes iff its end marker says status 0 (no end:
+ * "did not finish", hang if the guest was killed; a guest timeout: hang); a
+ * ktap test fails if there is no KTAP or any case or suite is "not ok", and
+ * each case becomes a result of its own. A panic, Oops, BUG, WARNING, KASAN
+ * or UBSAN report anywhere fails the run even if no console test covers it
+ * (a "kernel-log" result is added then). The verdict is hang if the guest
+ * was killed before "@@stableq done", fail if a test failed, a kernel
+ * problem showed or "done" is missing, pass otherwise.
+ *
+ * Returns 0 (rep filled; console_report_release() it) or ERR_INVALID for
+ * a NULL argument.
+ */
+int console_parse(const char *log, size_t len, const struct test_def *tests,
+		  size_t n, int killed, struct console_report *rep);
+/* The same from a file (at most 64 MiB, the tail kept). */
+int console_parse_file(const char *path, const struct test_def *tests,
+		       size_t n, int killed, struct console_report *rep);
+void console_report_release(struct console_report *rep);
+
+/* "pass", "fail", "skip", "hang". */
+const char *test_status_name(enum test_status s);
+/* "pass", "fail", "hang". */
+const char *run_verdict_name(enum run_verdict v);
+
+#endif

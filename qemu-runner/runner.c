@@ -1,0 +1,343 @@
+/* runner.c: a candidate's boot and tests: initramfs, accel, QEMU, verdict. */
+#include "runner.h"
+#include "err.h"
+#include "initramfs.h"
+#include "qemu.h"
+#include "spawn.h"
+#include "strbuf.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define BUSYBOX_PKG "busybox-static"
+
+void runner_result_release(struct runner_result *r)
+{
+	if (!r)
+		return;
+	free(r->reason);
+	console_report_release(&r->report);
+	free(r->accel_why);
+	free(r->log_path);
+	free(r->initramfs);
+	free(r->qemu_cmdline);
+	memset(r, 0, sizeof(*r));
+}
+
+static int mkdir_p(const char *path)
+{
+	char *dup = xstrdup(path);
+	int ret = 0;
+
+	for (char *s = dup + 1;; s++) {
+		if (*s != '/' && *s)
+			continue;
+		char c = *s;
+		*s = '\0';
+		if (mkdir(dup, 0755) < 0 && errno != EEXIST) {
+			ret = err_set(ERR_IO, "mkdir %s: %s", dup,
+				      strerror(errno));
+			break;
+		}
+		*s = c;
+		if (!c)
+			break;
+	}
+	free(dup);
+	return ret;
+}
+
+int runner_build_static(const char *src, const char *out)
+{
+	struct stat ss, os;
+	struct spawn s = SPAWN_INIT;
+	char *tmp;
+	int ret;
+
+	if (stat(src, &ss) < 0)
+		return err_set(ERR_NOTFOUND, "%s: %s", src, strerror(errno));
+	if (stat(out, &os) == 0 && (os.st_mtim.tv_sec > ss.st_mtim.tv_sec ||
+				    (os.st_mtim.tv_sec == ss.st_mtim.tv_sec &&
+				     os.st_mtim.tv_nsec >= ss.st_mtim.tv_nsec)))
+		return 0;
+	tmp = xstrfmt("%s.tmp.%ld", out, (long)getpid());
+	const char *argv[] = {"gcc", "-static", "-O2", "-Wall",
+			      "-o",  tmp,	src,   NULL};
+	s.argv = argv;
+	s.capture = 1;
+	s.capture_max = 16 * 1024;
+	s.timeout_ms = 120 * 1000;
+	ret = spawn_run(&s);
+	if (ret == ERR_NOTFOUND) {
+		err_set(ret, "gcc not found: install the Debian package "
+			     "build-essential (`make deps`)");
+	} else if (ret == 0 && s.status != 0) {
+		strbuf_rtrim(&s.out);
+		ret = err_set(ERR_INVALID,
+			      "gcc -static %s failed (status %d)%s%s", src,
+			      s.status, s.out.len ? ":\n" : "", s.out.buf);
+	} else if (ret == 0 && rename(tmp, out) < 0) {
+		ret = err_set(ERR_IO, "%s: %s", out, strerror(errno));
+	}
+	if (ret < 0)
+		unlink(tmp);
+	spawn_release(&s);
+	free(tmp);
+	return ret;
+}
+
+/* 1 if path is an ELF executable with a program interpreter (dynamic). */
+static int elf_is_dynamic(const char *path)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), dyn = 0;
+
+	if (fd < 0)
+		return 0;
+	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_phentsize != sizeof(ph) || eh.e_phnum > 256)
+		goto out;
+	for (unsigned i = 0; i < eh.e_phnum; i++) {
+		if (pread(fd, &ph, sizeof(ph),
+			  (off_t)(eh.e_phoff + i * sizeof(ph))) !=
+		    (ssize_t)sizeof(ph))
+			break;
+		if (ph.p_type == PT_INTERP)
+			dyn = 1;
+	}
+out:
+	close(fd);
+	return dyn;
+}
+
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+
+	return s ? s + 1 : p;
+}
+
+struct entries {
+	struct initramfs_entry *v;
+	size_t n, alloc;
+	char **owned; /* strings the entries point into */
+	size_t nowned, aowned;
+};
+
+static struct initramfs_entry *entry_add(struct entries *e,
+					 enum initramfs_kind kind,
+					 const char *path, unsigned mode)
+{
+	if (e->n == e->alloc) {
+		e->alloc = e->alloc ? 2 * e->alloc : 32;
+		e->v = xrealloc(e->v, e->alloc * sizeof(*e->v));
+	}
+	memset(&e->v[e->n], 0, sizeof(e->v[e->n]));
+	e->v[e->n].kind = kind;
+	e->v[e->n].path = path;
+	e->v[e->n].mode = mode;
+	return &e->v[e->n++];
+}
+
+static char *keep(struct entries *e, char *s)
+{
+	if (e->nowned == e->aowned) {
+		e->aowned = e->aowned ? 2 * e->aowned : 32;
+		e->owned = xrealloc(e->owned, e->aowned * sizeof(*e->owned));
+	}
+	return e->owned[e->nowned++] = s;
+}
+
+static void entries_free(struct entries *e)
+{
+	for (size_t i = 0; i < e->nowned; i++)
+		free(e->owned[i]);
+	free(e->owned);
+	free(e->v);
+}
+
+static int build_initramfs(const struct runner_opts *o,
+			   const struct test_def *tests, size_t n,
+			   const char *guest_dir, const char *out)
+{
+	const char *busybox = o->busybox ? o->busybox : "/bin/busybox";
+	struct entries e = {0};
+	struct strbuf list = STRBUF_INIT;
+	char *init = xstrfmt("%s/init", guest_dir);
+	char *badptr_src = xstrfmt("%s/badptr.c", guest_dir);
+	char *badptr = xstrfmt("%s/badptr", o->work_dir);
+	int ret;
+
+	if (access(busybox, R_OK) < 0) {
+		ret = err_set(ERR_NOTFOUND,
+			      "%s: %s: install the Debian package %s "
+			      "(`make deps`)",
+			      busybox, strerror(errno), BUSYBOX_PKG);
+		goto out;
+	}
+	if (elf_is_dynamic(busybox)) {
+		ret = err_set(ERR_INVALID,
+			      "%s is dynamically linked and cannot run in "
+			      "the guest: install the Debian package %s",
+			      busybox, BUSYBOX_PKG);
+		goto out;
+	}
+	if (access(init, R_OK) < 0) {
+		ret = err_set(ERR_NOTFOUND, "guest init %s: %s", init,
+			      strerror(errno));
+		goto out;
+	}
+	if ((ret = runner_build_static(badptr_src, badptr)) < 0)
+		goto out;
+
+	static const char *const dirs[] = {"dev",	  "proc",	 "sys",
+					   "etc/stableq", "lib/modules", "bin"};
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		entry_add(&e, INITRAMFS_DIR, dirs[i], 0755);
+	entry_add(&e, INITRAMFS_DIR, "tmp", 01777);
+	/* the kernel opens it before /init runs: early output needs it */
+	struct initramfs_entry *c =
+		entry_add(&e, INITRAMFS_CHARDEV, "dev/console", 0600);
+	c->major = 5;
+	c->minor = 1;
+	entry_add(&e, INITRAMFS_FILE, "init", 0755)->host_path = init;
+	entry_add(&e, INITRAMFS_FILE, "bin/busybox", 0755)->host_path = busybox;
+	entry_add(&e, INITRAMFS_SYMLINK, "bin/sh", 0)->target = "busybox";
+	entry_add(&e, INITRAMFS_FILE, "bin/badptr", 0755)->host_path = badptr;
+
+	for (size_t t = 0; t < n; t++) {
+		const struct test_def *d = &tests[t];
+		if (d->kind != TEST_GUEST)
+			continue;
+		strbuf_addf(&list, "%s\t%d\t%s\n", d->name, d->timeout,
+			    d->command);
+		for (size_t m = 0; m < d->nmodules; m++) {
+			char *host = keep(&e, xstrfmt("%s/%s", o->build_dir,
+						      d->modules[m]));
+			char *in = keep(&e, xstrfmt("lib/modules/%s",
+						    base_name(d->modules[m])));
+			int dup = 0;
+			for (size_t k = 0; k < e.n; k++)
+				if (!strcmp(e.v[k].path, in))
+					dup = 1;
+			if (dup)
+				continue;
+			if (access(host, R_OK) < 0) {
+				ret = err_set(ERR_NOTFOUND,
+					      "test %s: module %s: %s (is it "
+					      "=m in config/kernel/?)",
+					      d->name, host, strerror(errno));
+				goto out;
+			}
+			entry_add(&e, INITRAMFS_FILE, in, 0644)->host_path =
+				host;
+		}
+	}
+	struct initramfs_entry *l =
+		entry_add(&e, INITRAMFS_DATA, "etc/stableq/tests", 0644);
+	l->data = list.buf;
+	l->len = list.len;
+	ret = initramfs_write(out, e.v, e.n);
+out:
+	entries_free(&e);
+	strbuf_release(&list);
+	free(init);
+	free(badptr_src);
+	free(badptr);
+	return ret;
+}
+
+int runner_boot(const struct runner_opts *o, struct runner_result *r)
+{
+	const char *guest_dir =
+		o->guest_dir ? o->guest_dir : "qemu-runner/guest";
+	struct test_def *tests = NULL;
+	size_t ntests = 0;
+	char *kernel = NULL, *cache = NULL;
+	struct qemu_opts q = {0};
+	struct qemu_result qr = {0};
+	double t0 = now_monotonic();
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	r->accel = "tcg";
+	if (!o->build_dir || !o->tests_file || !o->work_dir)
+		return err_set(ERR_INVALID, "runner: build_dir, tests_file "
+					    "and work_dir are needed");
+	if ((ret = testset_load(o->tests_file, &tests, &ntests)) < 0)
+		goto out;
+	if ((ret = mkdir_p(o->work_dir)) < 0)
+		goto out;
+	kernel = o->kernel ? xstrdup(o->kernel)
+			   : xstrfmt("%s/arch/x86/boot/bzImage", o->build_dir);
+	if (access(kernel, R_OK) < 0) {
+		ret = err_set(ERR_NOTFOUND, "kernel %s: %s", kernel,
+			      strerror(errno));
+		goto out;
+	}
+	r->log_path = o->log_path ? xstrdup(o->log_path)
+				  : xstrfmt("%s/console.log", o->work_dir);
+	r->initramfs = xstrfmt("%s/initramfs.cpio", o->work_dir);
+	ret = build_initramfs(o, tests, ntests, guest_dir, r->initramfs);
+	if (ret < 0)
+		goto out;
+
+	q.kernel = kernel;
+	q.initrd = r->initramfs;
+	q.append = o->append;
+	q.memory_mb = o->memory_mb;
+	q.timeout_s = o->timeout_s > 0 ? o->timeout_s : 300;
+	q.console_log = r->log_path;
+	cache = o->accel_cache ? xstrdup(o->accel_cache)
+			       : xstrfmt("%s/kvm-probe", o->work_dir);
+	ret = qemu_choose_accel(o->accel ? o->accel : "auto", &q,
+				o->probe_timeout_s, cache, &r->accel,
+				&r->accel_why, &r->probe_seconds);
+	if (ret < 0)
+		goto out;
+	q.accel = r->accel;
+	ret = qemu_boot(&q, &qr);
+	r->qemu_cmdline = qr.cmdline ? xstrdup(qr.cmdline) : NULL;
+	if (ret < 0)
+		goto out;
+	r->boot_seconds = qr.seconds;
+
+	ret = console_parse_file(r->log_path, tests, ntests, qr.timed_out,
+				 &r->report);
+	if (ret < 0)
+		goto out;
+	if (!qr.timed_out && qr.status != 0 && !r->report.userspace) {
+		/* QEMU itself failed: not the kernel's verdict to give */
+		struct strbuf sb = STRBUF_INIT;
+		strbuf_addstr(&sb, qr.qemu_output ? qr.qemu_output : "");
+		strbuf_rtrim(&sb);
+		ret = err_set(ERR_IO,
+			      "%s exited with status %d before "
+			      "userspace: %s",
+			      qr.cmdline, qr.status,
+			      sb.len ? sb.buf : "(no output)");
+		strbuf_release(&sb);
+		goto out;
+	}
+	r->verdict = r->report.verdict;
+	r->reason = xstrdup(r->report.reason ? r->report.reason : "");
+	ret = 0;
+out:
+	r->seconds = now_monotonic() - t0;
+	if (ret < 0 && !r->reason)
+		r->reason = xstrdup(err_msg());
+	qemu_result_release(&qr);
+	testset_free(tests, ntests);
+	free(kernel);
+	free(cache);
+	return ret;
+}

@@ -1,0 +1,78 @@
+/* runner.h: the boot+tests step of a candidate, from build dir to verdict. */
+#ifndef STABLEQ_RUNNER_H
+#define STABLEQ_RUNNER_H
+
+#include "console.h"
+#include "testset.h"
+
+/*
+ * runner_boot() loads the test set, compiles the guest's static test program
+ * (badptr, `gcc -static -O2`, only when missing or older than its source),
+ * writes the initramfs:
+ *
+ *   /init                  GUEST_DIR/init
+ *   /bin/busybox, /bin/sh  /bin/busybox (Debian busybox-static); sh links to it
+ *   /bin/badptr            WORK_DIR/badptr
+ *   /lib/modules/X.ko      BUILD_DIR/.../X.ko for each module of a guest test
+ *   /etc/stableq/tests     "name<TAB>timeout<TAB>command" per guest test
+ *   /dev/console (c 5 1), /dev /proc /sys /tmp /etc/stableq /lib/modules /bin
+ *
+ * chooses the accelerator (qemu_choose_accel(): a cached KVM probe under
+ * auto), boots with the hard deadline, and parses the console.
+ *
+ * Strings in the opts are borrowed. Relative paths are taken from the
+ * current directory. One runner at a time per work_dir: the initramfs and
+ * the default console log live there.
+ */
+struct runner_opts {
+	const char *build_dir;   /* the kernel build (O=): modules */
+	const char *kernel;      /* NULL: BUILD_DIR/arch/x86/boot/bzImage */
+	const char *tests_file;  /* config/tests.conf */
+	const char *guest_dir;   /* NULL: qemu-runner/guest (init, badptr.c) */
+	const char *busybox;     /* NULL: /bin/busybox */
+	const char *work_dir;    /* initramfs.cpio, badptr, kvm-probe; made
+				  * if missing */
+	const char *log_path;    /* the console; NULL: WORK_DIR/console.log */
+	const char *accel;       /* auto | tcg | kvm; NULL: auto */
+	const char *accel_cache; /* NULL: WORK_DIR/kvm-probe */
+	const char *append;      /* more kernel parameters, or NULL */
+	int memory_mb;           /* 0: 256 */
+	int timeout_s;           /* the guest's hard deadline; 0: 300 */
+	int probe_timeout_s;     /* the KVM probe's; 0: 20 */
+};
+
+/* Owned by the result: runner_result_release() frees it. */
+struct runner_result {
+	enum run_verdict verdict;
+	char *reason;                 /* one line; "" on pass */
+	struct console_report report; /* per-test results (report.results) */
+	double seconds;               /* the whole step */
+	double boot_seconds;          /* QEMU alone */
+	double probe_seconds;         /* the KVM probe, 0 when cached */
+	const char *accel;            /* "tcg" or "kvm" (static) */
+	char *accel_why;              /* how the accelerator was chosen */
+	char *log_path;               /* the console log */
+	char *initramfs;              /* the archive booted */
+	char *qemu_cmdline;
+};
+
+/*
+ * Returns 0 when the guest ran: r->verdict says pass, fail or hang (a
+ * kernel's failure is a verdict, not an error). Returns a negative code when
+ * the step could not run, with err_msg() saying why: the test set does not
+ * parse (ERR_INVALID, "file:line: ..."), the bzImage, busybox, a module
+ * named by the test set or the guest sources are missing (ERR_NOTFOUND;
+ * busybox and qemu name their Debian package), badptr does not compile, or
+ * QEMU failed before the kernel printed anything (ERR_IO, QEMU's message).
+ * r is always initialized; release it.
+ */
+int runner_boot(const struct runner_opts *o, struct runner_result *r);
+void runner_result_release(struct runner_result *r);
+
+/*
+ * Compiles src into a static out with `gcc -static -O2 -Wall` unless out is
+ * newer than src. 0, or negative with the compiler's output in err_msg().
+ */
+int runner_build_static(const char *src, const char *out);
+
+#endif

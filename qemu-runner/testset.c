@@ -1,0 +1,437 @@
+/* testset.c: the parser of config/tests.conf, a table of keys per test kind. */
+#include "testset.h"
+#include "err.h"
+#include "strbuf.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_NAME 64
+#define MAX_LINE 8192
+
+static const char *const kind_names[] = {
+	[TEST_BOOT] = "boot",
+	[TEST_CONSOLE] = "console",
+	[TEST_GUEST] = "guest",
+	[TEST_KTAP] = "ktap",
+};
+#define NKINDS (sizeof(kind_names) / sizeof(kind_names[0]))
+
+const char *test_kind_name(enum test_kind kind)
+{
+	if ((size_t)kind < NKINDS)
+		return kind_names[kind];
+	return "unknown";
+}
+
+struct parser {
+	const char *origin;
+	int line;
+	struct test_def *tests;
+	size_t n, alloc;
+	unsigned seen; /* keys given in the current section, by bit */
+};
+
+static int perr(const struct parser *p, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static int perr(const struct parser *p, const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	err_set(ERR_INVALID, "%s:%d: %s", p->origin, p->line, sb.buf);
+	strbuf_release(&sb);
+	return ERR_INVALID;
+}
+
+/* Splits v on any of seps into owned words; empty words are dropped. */
+static size_t split(const char *v, const char *seps, char ***out)
+{
+	size_t n = 0;
+
+	*out = NULL;
+	while (*v) {
+		size_t len = strcspn(v, seps);
+		if (len) {
+			*out = xrealloc(*out, (n + 1) * sizeof(**out));
+			(*out)[n++] = xstrndup(v, len);
+		}
+		v += len;
+		if (*v)
+			v++;
+	}
+	return n;
+}
+
+static void free_words(char **w, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(w[i]);
+	free(w);
+}
+
+static int set_kind(struct parser *p, struct test_def *t, const char *v)
+{
+	for (size_t i = 0; i < NKINDS; i++)
+		if (!strcmp(v, kind_names[i])) {
+			t->kind = (enum test_kind)i;
+			return 0;
+		}
+	return perr(p,
+		    "test %s: unknown kind '%s' (boot, console, guest, ktap)",
+		    t->name, v);
+}
+
+static int set_command(struct parser *p, struct test_def *t, const char *v)
+{
+	if (strchr(v, '\t'))
+		return perr(p,
+			    "test %s: command holds a tab (the guest's test "
+			    "list is tab-separated)",
+			    t->name);
+	t->command = xstrdup(v);
+	return 0;
+}
+
+static int set_timeout(struct parser *p, struct test_def *t, const char *v)
+{
+	char *end;
+	long s;
+
+	errno = 0;
+	s = strtol(v, &end, 10);
+	if (errno || end == v || *end || !isdigit((unsigned char)*v) || s < 1 ||
+	    s > TESTSET_MAX_TIMEOUT)
+		return perr(p,
+			    "test %s: timeout must be a number of seconds from "
+			    "1 to %d, not '%s'",
+			    t->name, TESTSET_MAX_TIMEOUT, v);
+	t->timeout = (int)s;
+	return 0;
+}
+
+static int set_fail_on(struct parser *p, struct test_def *t, const char *v)
+{
+	t->nfail_on = split(v, "|", &t->fail_on);
+	if (!t->nfail_on)
+		return perr(p, "test %s: fail_on lists no substring", t->name);
+	return 0;
+}
+
+static int bad_module_path(const char *m)
+{
+	size_t len = strlen(m);
+
+	if (m[0] == '/' || len < 4 || strcmp(m + len - 3, ".ko"))
+		return 1;
+	for (const char *c = m; *c;) {
+		size_t l = strcspn(c, "/");
+		if (l == 0 || (l == 2 && !strncmp(c, "..", 2)) ||
+		    (l == 1 && c[0] == '.'))
+			return 1;
+		c += l + (c[l] ? 1 : 0);
+	}
+	return 0;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+static int set_modules(struct parser *p, struct test_def *t, const char *v)
+{
+	t->nmodules = split(v, " \t", &t->modules);
+	for (size_t i = 0; i < t->nmodules; i++) {
+		if (bad_module_path(t->modules[i]))
+			return perr(p,
+				    "test %s: module '%s' must be a .ko path "
+				    "inside the build directory",
+				    t->name, t->modules[i]);
+		/* Flat /lib/modules/<base>: two paths may not share a base. */
+		for (size_t j = 0; j < p->n; j++) {
+			const struct test_def *o = &p->tests[j];
+			for (size_t k = 0; k < o->nmodules; k++) {
+				if (o == t && k >= i)
+					break;
+				if (!strcmp(base_name(o->modules[k]),
+					    base_name(t->modules[i])) &&
+				    strcmp(o->modules[k], t->modules[i]))
+					return perr(p,
+						    "test %s: module '%s' has "
+						    "the same name in the "
+						    "guest as '%s'",
+						    t->name, t->modules[i],
+						    o->modules[k]);
+			}
+		}
+	}
+	return 0;
+}
+
+static int set_description(struct parser *p, struct test_def *t, const char *v)
+{
+	t->description = xstrdup(v);
+	return 0;
+}
+
+/* The keys, and the kinds each applies to (a bit per kind). */
+#define K(kind) (1u << (kind))
+#define ALL (K(TEST_BOOT) | K(TEST_CONSOLE) | K(TEST_GUEST) | K(TEST_KTAP))
+static const struct key {
+	const char *name;
+	int (*set)(struct parser *, struct test_def *, const char *);
+	unsigned kinds;
+	int comment_ok; /* may end with " # comment" */
+} keys[] = {
+	{"kind", set_kind, ALL, 1},
+	{"command", set_command, K(TEST_GUEST), 0},
+	{"timeout", set_timeout, K(TEST_GUEST), 1},
+	{"fail_on", set_fail_on, K(TEST_CONSOLE), 0},
+	{"modules", set_modules, K(TEST_GUEST), 1},
+	{"description", set_description, ALL, 0},
+};
+#define NKEYS (sizeof(keys) / sizeof(keys[0]))
+#define KEY_BIT(k) (1u << ((k)-keys))
+
+static int valid_name(const char *s, size_t len)
+{
+	if (len == 0 || len > MAX_NAME)
+		return 0;
+	for (size_t i = 0; i < len; i++)
+		if (!isalnum((unsigned char)s[i]) && !strchr("._-", s[i]))
+			return 0;
+	return 1;
+}
+
+/* Checks what needs the whole section: kind given, keys fit the kind. */
+static int finish_test(struct parser *p)
+{
+	struct test_def *t;
+	int saved = p->line;
+	int ret = 0;
+
+	if (!p->n)
+		return 0;
+	t = &p->tests[p->n - 1];
+	p->line = t->line;
+	if (!(p->seen & KEY_BIT(&keys[0]))) {
+		ret = perr(p, "test %s: no kind (boot, console, guest, ktap)",
+			   t->name);
+		goto out;
+	}
+	for (size_t i = 0; i < NKEYS; i++)
+		if ((p->seen & KEY_BIT(&keys[i])) &&
+		    !(keys[i].kinds & K(t->kind))) {
+			ret = perr(p, "test %s: '%s' does not apply to kind %s",
+				   t->name, keys[i].name,
+				   test_kind_name(t->kind));
+			goto out;
+		}
+	if (t->kind == TEST_GUEST && !t->command) {
+		ret = perr(p, "test %s: guest test without command", t->name);
+		goto out;
+	}
+	if (t->kind == TEST_GUEST && !t->timeout)
+		t->timeout = TESTSET_DEFAULT_TIMEOUT;
+	if (t->kind == TEST_CONSOLE && !t->nfail_on)
+		t->nfail_on = split(TESTSET_DEFAULT_FAIL_ON, "|", &t->fail_on);
+out:
+	p->line = saved;
+	return ret;
+}
+
+static int parse_header(struct parser *p, const char *s, size_t len)
+{
+	const char *name;
+	size_t nlen;
+	int ret;
+
+	if (len < 2 || s[len - 1] != ']')
+		return perr(p, "section header without closing ']'");
+	s++;
+	len -= 2;
+	while (len && isspace((unsigned char)*s))
+		s++, len--;
+	while (len && isspace((unsigned char)s[len - 1]))
+		len--;
+	if (len < 5 || strncmp(s, "test", 4) || !isspace((unsigned char)s[4]))
+		return perr(p,
+			    "unknown section '[%.*s]' (expected [test NAME])",
+			    (int)len, s);
+	name = s + 5;
+	nlen = len - 5;
+	while (nlen && isspace((unsigned char)*name))
+		name++, nlen--;
+	if (!valid_name(name, nlen))
+		return perr(p,
+			    "bad test name '%.*s' (1-%d of A-Z a-z 0-9 . _ -)",
+			    (int)nlen, name, MAX_NAME);
+	for (size_t i = 0; i < p->n; i++)
+		if (strlen(p->tests[i].name) == nlen &&
+		    !strncmp(p->tests[i].name, name, nlen))
+			return perr(
+				p, "test %.*s defined twice (first at line %d)",
+				(int)nlen, name, p->tests[i].line);
+	if ((ret = finish_test(p)) < 0)
+		return ret;
+	if (p->n == p->alloc) {
+		p->alloc = p->alloc ? 2 * p->alloc : 8;
+		p->tests = xrealloc(p->tests, p->alloc * sizeof(*p->tests));
+	}
+	memset(&p->tests[p->n], 0, sizeof(p->tests[p->n]));
+	p->tests[p->n].name = xstrndup(name, nlen);
+	p->tests[p->n].line = p->line;
+	p->n++;
+	p->seen = 0;
+	return 0;
+}
+
+static int parse_pair(struct parser *p, const char *s, size_t len)
+{
+	const char *eq = memchr(s, '=', len);
+	const struct key *k = NULL;
+	size_t klen;
+	char *val;
+	int ret;
+
+	if (!p->n)
+		return perr(p, "'%.*s' outside a [test NAME] section",
+			    (int)(len > 40 ? 40 : len), s);
+	if (!eq)
+		return perr(p, "expected 'key = value'");
+	klen = (size_t)(eq - s);
+	while (klen && isspace((unsigned char)s[klen - 1]))
+		klen--;
+	for (size_t i = 0; i < NKEYS; i++)
+		if (strlen(keys[i].name) == klen &&
+		    !strncmp(keys[i].name, s, klen))
+			k = &keys[i];
+	if (!k)
+		return perr(p, "unknown key '%.*s'", (int)klen, s);
+	if (p->seen & KEY_BIT(k))
+		return perr(p, "test %s: '%s' given twice",
+			    p->tests[p->n - 1].name, k->name);
+	p->seen |= KEY_BIT(k);
+	eq++;
+	len -= (size_t)(eq - s);
+	while (len && isspace((unsigned char)*eq))
+		eq++, len--;
+	val = xstrndup(eq, len);
+	if (k->comment_ok) {
+		char *h = strchr(val, '#');
+		if (h && (h == val || isspace((unsigned char)h[-1])))
+			*h = '\0';
+	}
+	for (size_t l = strlen(val); l && isspace((unsigned char)val[l - 1]);)
+		val[--l] = '\0';
+	if (!*val && k->set != set_description)
+		ret = perr(p, "test %s: empty %s", p->tests[p->n - 1].name,
+			   k->name);
+	else
+		ret = k->set(p, &p->tests[p->n - 1], val);
+	free(val);
+	return ret;
+}
+
+int testset_parse(const char *buf, size_t len, const char *origin,
+		  struct test_def **out, size_t *n)
+{
+	struct parser p = {.origin = origin ? origin : "tests"};
+	size_t pos = 0;
+	int ret = 0;
+
+	*out = NULL;
+	*n = 0;
+	while (pos < len) {
+		const char *s = buf + pos;
+		const char *nl = memchr(s, '\n', len - pos);
+		size_t l = nl ? (size_t)(nl - s) : len - pos;
+
+		pos += l + (nl ? 1 : 0);
+		p.line++;
+		if (l > MAX_LINE) {
+			ret = perr(&p, "line longer than %d bytes", MAX_LINE);
+			goto out;
+		}
+		if (memchr(s, '\0', l)) {
+			ret = perr(&p, "NUL byte in the line");
+			goto out;
+		}
+		while (l && isspace((unsigned char)*s))
+			s++, l--;
+		while (l && isspace((unsigned char)s[l - 1]))
+			l--;
+		if (!l || *s == '#' || *s == ';')
+			continue;
+		if (*s == '[')
+			ret = parse_header(&p, s, l);
+		else
+			ret = parse_pair(&p, s, l);
+		if (ret < 0)
+			goto out;
+	}
+	if ((ret = finish_test(&p)) < 0)
+		goto out;
+	if (!p.n) {
+		p.line = p.line ? p.line : 1;
+		ret = perr(&p, "no [test NAME] section: the test set is empty");
+		goto out;
+	}
+	*out = p.tests;
+	*n = p.n;
+	return 0;
+out:
+	testset_free(p.tests, p.n);
+	return ret;
+}
+
+int testset_load(const char *path, struct test_def **out, size_t *n)
+{
+	struct strbuf sb = STRBUF_INIT;
+	int ret;
+
+	*out = NULL;
+	*n = 0;
+	if (strbuf_read_file(&sb, path, 1u << 20) < 0) {
+		strbuf_release(&sb);
+		return access(path, F_OK) < 0 && errno == ENOENT ? ERR_NOTFOUND
+								 : ERR_IO;
+	}
+	ret = testset_parse(sb.buf, sb.len, path, out, n);
+	strbuf_release(&sb);
+	return ret;
+}
+
+void testset_free(struct test_def *tests, size_t n)
+{
+	if (!tests)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		free(tests[i].name);
+		free(tests[i].command);
+		free_words(tests[i].fail_on, tests[i].nfail_on);
+		free_words(tests[i].modules, tests[i].nmodules);
+		free(tests[i].description);
+	}
+	free(tests);
+}
+
+const struct test_def *testset_find(const struct test_def *tests, size_t n,
+				    const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(tests[i].name, name))
+			return &tests[i];
+	return NULL;
+}

@@ -1,0 +1,70 @@
+/* testset.h: the regression test set, parsed from config/tests.conf. */
+#ifndef STABLEQ_TESTSET_H
+#define STABLEQ_TESTSET_H
+
+#include <stddef.h>
+
+/*
+ * config/tests.conf holds one "[test NAME]" section per test with
+ * "key = value" lines (keys: kind, command, timeout, fail_on, modules,
+ * description). Lines starting with '#' (after blanks) are comments; a value
+ * is the rest of the line, so '#' inside a command or a description is data.
+ * Only kind, timeout and modules, whose values never hold '#', may end with
+ * a " # comment".
+ *
+ * A test name is 1-64 of [A-Za-z0-9._-]: it travels through the guest's
+ * tab-separated test list and the console markers.
+ */
+enum test_kind {
+	TEST_BOOT,    /* host side: the console shows "@@stableq userspace" */
+	TEST_CONSOLE, /* host side: no fail_on substring on the console */
+	TEST_GUEST,   /* run by the guest's /init; pass iff exit status 0 */
+	TEST_KTAP,    /* host side: KUnit's KTAP at boot, each case recorded */
+};
+
+#define TESTSET_DEFAULT_TIMEOUT 60 /* seconds, guest tests */
+/* fail_on of a console test that gives none. */
+#define TESTSET_DEFAULT_FAIL_ON                                                \
+	"Oops|BUG:|kernel BUG|WARNING:|KASAN|UBSAN:|Kernel panic|Call Trace|" \
+	"general protection fault"
+
+#define TESTSET_MAX_TIMEOUT 3600
+
+/* Everything is owned by the test_def and freed by testset_free(). */
+struct test_def {
+	char *name;
+	enum test_kind kind;
+	char *command;      /* TEST_GUEST: one line of shell */
+	int timeout;        /* TEST_GUEST: seconds, 1..TESTSET_MAX_TIMEOUT */
+	char **fail_on;     /* TEST_CONSOLE: literal substrings, never empty */
+	size_t nfail_on;
+	char **modules;     /* TEST_GUEST: .ko paths, relative to the build */
+	size_t nmodules;
+	char *description;  /* may be NULL */
+	int line;           /* where its [test] header is */
+};
+
+/*
+ * Reads the test set at path into a new array *out of *n tests, in file
+ * order. Returns 0, or ERR_NOTFOUND/ERR_IO if the file cannot be read, or
+ * ERR_INVALID with an err_msg() "path:line: ..." for: a line outside a
+ * section, a bad section header or test name, an unknown key, a key given
+ * twice, an unknown kind, a section without kind, a key that does not apply
+ * to the kind, a guest test without command, a command holding a tab, a bad
+ * timeout, a module path that leaves the build dir, a duplicate test name,
+ * a file without tests. On error *out is NULL and *n is 0.
+ */
+int testset_load(const char *path, struct test_def **out, size_t *n);
+/* The same from memory; origin names the input in messages. */
+int testset_parse(const char *buf, size_t len, const char *origin,
+		  struct test_def **out, size_t *n);
+/* Frees the array and what it holds; NULL is fine. */
+void testset_free(struct test_def *tests, size_t n);
+
+/* "boot", "console", "guest", "ktap". */
+const char *test_kind_name(enum test_kind kind);
+/* The test called name, or NULL. Borrowed from tests. */
+const struct test_def *testset_find(const struct test_def *tests, size_t n,
+				    const char *name);
+
+#endif

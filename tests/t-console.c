@@ -1,0 +1,419 @@
+/* t-console.c: real guest consoles (tests/fixtures/console/) -> results. */
+#include "console.h"
+#include "err.h"
+#include "strbuf.h"
+#include "tap.h"
+#include "testset.h"
+
+#define FIX "tests/fixtures/console/"
+
+static const struct test_result *find(const struct console_report *r,
+				      const char *name)
+{
+	for (size_t i = 0; i < r->nresults; i++)
+		if (!strcmp(r->results[i].name, name))
+			return &r->results[i];
+	return NULL;
+}
+
+static const char *status_of(const struct console_report *r, const char *name)
+{
+	const struct test_result *t = find(r, name);
+
+	return t ? test_status_name(t->status) : "(absent)";
+}
+
+static const char *detail_of(const struct console_report *r, const char *name)
+{
+	const struct test_result *t = find(r, name);
+
+	return t && t->detail ? t->detail : "(none)";
+}
+
+static const char *excerpt_of(const struct console_report *r, const char *name)
+{
+	const struct test_result *t = find(r, name);
+
+	return t && t->excerpt ? t->excerpt : "(none)";
+}
+
+struct fixture {
+	struct test_def *tests;
+	size_t n;
+	struct console_report rep;
+};
+
+static int load(struct fixture *f, const char *conf, const char *log,
+		int killed)
+{
+	int ret = testset_load(conf, &f->tests, &f->n);
+
+	if (!ok(ret == 0, "%s loads: %s", conf, ret ? err_msg() : ""))
+		return -1;
+	ret = console_parse_file(log, f->tests, f->n, killed, &f->rep);
+	if (!ok(ret == 0, "%s parses: %s", log, ret ? err_msg() : ""))
+		return -1;
+	return 0;
+}
+
+static void release(struct fixture *f)
+{
+	console_report_release(&f->rep);
+	testset_free(f->tests, f->n);
+}
+
+static void test_pass(void)
+{
+	struct fixture f;
+	size_t kunit = 0, kunit_pass = 0;
+
+	if (load(&f, FIX "testset.conf", FIX "pass.log", 0) < 0)
+		return;
+	is_str(run_verdict_name(f.rep.verdict), "pass", "pass.log: pass");
+	is_str(f.rep.reason, "", "no reason");
+	ok(f.rep.userspace && f.rep.done && !f.rep.killed,
+	   "userspace, done, not killed");
+	is_str(f.rep.kernel_release, "6.1.192+", "the kernel release");
+	ok(f.rep.problem == NULL, "no kernel problem");
+	for (size_t i = 0; i < f.n; i++)
+		is_str(status_of(&f.rep, f.tests[i].name), "pass",
+		       "pass.log: %s passes", f.tests[i].name);
+	for (size_t i = 0; i < f.rep.nresults; i++)
+		if (!strncmp(f.rep.results[i].name, "kunit.", 6)) {
+			kunit++;
+			kunit_pass += f.rep.results[i].status == TEST_PASS;
+		}
+	is_int(kunit, 93, "93 KUnit cases recorded (7 suites)");
+	is_int(kunit_pass, kunit, "all of them pass");
+	is_str(status_of(&f.rep, "kunit.list-kunit-test.list_test_list_init"),
+	       "pass", "kunit.<suite>.<case> naming");
+	is_str(status_of(&f.rep, "kunit.overflow.shift_sane_test"), "pass",
+	       "a case after '# ...' diagnostics");
+	like(detail_of(&f.rep, "kunit"), "93 KUnit cases ok", "ktap detail");
+	ok(find(&f.rep, "kernel-log") == NULL, "no kernel-log result");
+	/* results: declared tests in file order, the cases after kunit */
+	is_str(f.rep.results[0].name, f.tests[0].name, "file order");
+	release(&f);
+}
+
+static void test_user_copy_stale(void)
+{
+	struct fixture f;
+
+	if (load(&f, FIX "testset.conf", FIX "user-copy-stale.log", 0) < 0)
+		return;
+	is_str(run_verdict_name(f.rep.verdict), "fail",
+	       "user-copy-stale.log: fail");
+	is_str(status_of(&f.rep, "user-copy"), "fail", "user-copy fails");
+	like(detail_of(&f.rep, "user-copy"), "exit status 22\n",
+	     "detail starts with the exit status");
+	like(detail_of(&f.rep, "user-copy"),
+	     "unsafe_get_user fault left stale value 0x5a5a5a5a5a5a5a5a (u64)",
+	     "detail quotes the stale value");
+	like(detail_of(&f.rep, "user-copy"),
+	     "insmod: can't insert '/lib/modules/test_user_copy.ko'",
+	     "and insmod's complaint");
+	ok(!strstr(detail_of(&f.rep, "user-copy"), "@@stableq"),
+	   "no markers in the detail");
+	like(excerpt_of(&f.rep, "user-copy"), "@@stableq begin user-copy",
+	     "the excerpt shows the markers");
+	like(f.rep.reason,
+	     "user-copy failed: exit status 22; test_user_copy:"
+	     " unsafe_get_user fault left stale value",
+	     "the reason names the test and the stale value");
+	const char *others[] = {"boot",		 "dmesg-clean", "kunit",
+				"module-reload", "badptr",	"proc-sanity"};
+	for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++)
+		is_str(status_of(&f.rep, others[i]), "pass", "%s still passes",
+		       others[i]);
+	release(&f);
+}
+
+static void test_panic(void)
+{
+	struct fixture f;
+
+	if (load(&f, FIX "panic.conf", FIX "panic.log", 0) < 0)
+		return;
+	is_str(run_verdict_name(f.rep.verdict), "fail", "panic.log: fail");
+	ok(f.rep.userspace && !f.rep.done, "userspace reached, not done");
+	is_str(status_of(&f.rep, "dmesg-clean"), "fail", "dmesg-clean fails");
+	like(detail_of(&f.rep, "dmesg-clean"),
+	     "BUG: kernel NULL pointer dereference, address: 0000000000000010",
+	     "it quotes the first offending line");
+	like(detail_of(&f.rep, "dmesg-clean"), "console line ",
+	     "with its line number");
+	like(excerpt_of(&f.rep, "dmesg-clean"), "Oops: 0002",
+	     "the excerpt holds the Oops");
+	like(f.rep.problem, "BUG: kernel NULL pointer", "the problem line");
+	is_str(status_of(&f.rep, "oops"), "fail", "the guest test fails");
+	like(detail_of(&f.rep, "oops"), "did not finish: the guest stopped",
+	     "it did not finish");
+	like(detail_of(&f.rep, "oops"), "sq_oops", "its output is kept");
+	is_str(status_of(&f.rep, "after"), "fail", "the next test fails");
+	like(detail_of(&f.rep, "after"), "not run", "as not run");
+	ok(find(&f.rep, "kernel-log") == NULL,
+	   "no kernel-log result: the console test covers it");
+	like(f.rep.reason, "dmesg-clean failed: console line",
+	     "the reason is the first failure");
+	release(&f);
+}
+
+static void test_hang(void)
+{
+	struct fixture f;
+
+	if (load(&f, FIX "hang.conf", FIX "hang.log", 1) < 0)
+		return;
+	is_str(run_verdict_name(f.rep.verdict), "hang", "hang.log: hang");
+	ok(f.rep.killed && !f.rep.done, "killed, not done");
+	is_str(f.rep.reason, "killed at the deadline during test sleeper",
+	       "the reason names the test");
+	is_str(status_of(&f.rep, "boot"), "pass", "boot passes");
+	is_str(status_of(&f.rep, "sleeper"), "hang", "the sleeper hangs");
+	like(detail_of(&f.rep, "sleeper"),
+	     "killed at its deadline\ngoing to "
+	     "sleep",
+	     "detail: why, then the output so far");
+	like(detail_of(&f.rep, "after"), "killed at its deadline before",
+	     "the next test was never reached");
+	release(&f);
+
+	/* the same log, QEMU not killed: a guest that stopped is a failure */
+	if (load(&f, FIX "hang.conf", FIX "hang.log", 0) < 0)
+		return;
+	is_str(run_verdict_name(f.rep.verdict), "fail", "not killed: fail");
+	is_str(status_of(&f.rep, "sleeper"), "fail", "the sleeper fails");
+	like(detail_of(&f.rep, "sleeper"), "did not finish", "did not finish");
+	release(&f);
+}
+
+static void test_kunit_fail(void)
+{
+	struct fixture f;
+
+	if (load(&f, FIX "kunit-fail.conf", FIX "kunit-fail.log", 0) < 0)
+		return;
+	is_str(run_verdict_name(f.rep.verdict), "fail", "kunit-fail.log: fail");
+	is_str(status_of(&f.rep, "kunit"), "fail", "the ktap test fails");
+	like(detail_of(&f.rep, "kunit"),
+	     "1 of 96 KUnit cases not ok: kunit.stableq-fixture.sq_fail",
+	     "its detail names the failing case");
+	is_str(status_of(&f.rep, "kunit.stableq-fixture.sq_pass"), "pass",
+	       "sq_pass passes");
+	is_str(status_of(&f.rep, "kunit.stableq-fixture.sq_fail"), "fail",
+	       "sq_fail fails");
+	like(detail_of(&f.rep, "kunit.stableq-fixture.sq_fail"),
+	     "# sq_fail: EXPECTATION FAILED at", "with KUnit's message");
+	like(detail_of(&f.rep, "kunit.stableq-fixture.sq_fail"), "stale == 90",
+	     "and the values");
+	ok(!strstr(detail_of(&f.rep, "kunit.stableq-fixture.sq_fail"),
+		   "ok 1 sq_pass"),
+	   "but not the previous case's result");
+	is_str(status_of(&f.rep, "kunit.stableq-fixture.sq_skip"), "skip",
+	       "sq_skip is a skip");
+	is_str(detail_of(&f.rep, "kunit.stableq-fixture.sq_skip"),
+	       "not on this machine", "with its reason");
+	is_str(status_of(&f.rep, "kunit.hash.test_string_or"), "pass",
+	       "boot-time cases are recorded too");
+	is_str(status_of(&f.rep, "kunit-module"), "pass",
+	       "insmod itself succeeded");
+	is_str(status_of(&f.rep, "dmesg-clean"), "pass",
+	       "a failing KUnit case is no kernel problem");
+	like(f.rep.reason, "kunit failed: 1 of 96", "the reason");
+	release(&f);
+}
+
+static void test_warn(void)
+{
+	struct fixture f;
+
+	if (load(&f, FIX "warn.conf", FIX "warn.log", 0) < 0)
+		return;
+	is_str(run_verdict_name(f.rep.verdict), "fail",
+	       "warn.log: fail although every declared test passes");
+	is_str(status_of(&f.rep, "warn"), "pass", "the warn test passes");
+	is_str(status_of(&f.rep, "after"), "pass", "the next one too");
+	is_str(status_of(&f.rep, "kernel-log"), "fail",
+	       "a kernel-log result is added");
+	like(detail_of(&f.rep, "kernel-log"),
+	     "WARNING: CPU: 0 PID:", "quoting the WARNING");
+	like(excerpt_of(&f.rep, "kernel-log"), "stableq fixture warning",
+	     "the excerpt has the lines around it");
+	like(f.rep.reason, "kernel-log failed: console line", "the reason");
+	release(&f);
+}
+
+static int parse_text(const char *conf, const char *log, int killed,
+		      struct fixture *f)
+{
+	int ret = testset_parse(conf, strlen(conf), "inline", &f->tests, &f->n);
+	if (ret < 0) {
+		diag("%s", err_msg());
+		return ret;
+	}
+	return console_parse(log, strlen(log), f->tests, f->n, killed, &f->rep);
+}
+
+/* Small synthetic consoles for the cases the fixtures do not show. */
+static void test_edges(void)
+{
+	struct fixture f;
+	const char *conf = "[test boot]\nkind = boot\n"
+			   "[test t]\nkind = guest\ncommand = x\n"
+			   "[test k]\nkind = ktap\n";
+
+	/* timestamps, CRLF, escapes, a marker sharing a line */
+	is_int(parse_text(conf,
+			  "\x1b[2J\x1b"
+			  "c[    0.000000] Linux version 6.1\r\n"
+			  "[    0.100000] KTAP version 1\r\n"
+			  "[    0.100001] 1..1\r\n"
+			  "[    0.100002]     KTAP version 1\r\n"
+			  "[    0.100003]     # Subtest: s\r\n"
+			  "[    0.100004]     1..2\r\n"
+			  "[    0.100005]     ok 1 - a\r\n"
+			  "[    0.100006]     # b: param 1\r\n"
+			  "[    0.100007]         ok 1 p1\r\n"
+			  "[    0.100008]     ok 2 b\r\n"
+			  "[    0.100009] ok 1 s\r\n"
+			  "@@stableq userspace\r\n"
+			  "@@stableq begin t\r\n"
+			  "WARNING: this is a user program's text\r\n"
+			  "[    1.000000] random: crng init done@@stableq end "
+			  "t 0\r\n"
+			  "@@stableq done\r\n",
+			  0, &f),
+	       0, "stamped console parses");
+	is_str(run_verdict_name(f.rep.verdict), "pass", "stamped: pass");
+	is_str(status_of(&f.rep, "t"), "pass",
+	       "a marker after a kernel message on the same line");
+	is_str(status_of(&f.rep, "kunit.s.a"), "pass", "'ok 1 - a' (dash)");
+	is_str(status_of(&f.rep, "kunit.s.b"), "pass",
+	       "a parameterised case counts once");
+	ok(find(&f.rep, "kunit.s.p1") == NULL, "params are not cases");
+	ok(f.rep.problem == NULL,
+	   "with timestamps, unstamped userspace text is no kernel problem");
+	release(&f);
+
+	/* the guest's own timeout marker */
+	is_int(parse_text(conf,
+			  "@@stableq userspace\n@@stableq begin t\nslow\n"
+			  "@@stableq timeout t 5\n@@stableq end t 137\n"
+			  "@@stableq done\n",
+			  0, &f),
+	       0, "guest timeout parses");
+	is_str(status_of(&f.rep, "t"), "hang", "a guest timeout is a hang");
+	like(detail_of(&f.rep, "t"), "after its timeout of 5 s", "detail");
+	is_str(run_verdict_name(f.rep.verdict), "fail",
+	       "the guest survived: the run fails, it did not hang");
+	like(f.rep.reason, "t hung: killed by the guest", "reason");
+	is_str(status_of(&f.rep, "k"), "fail", "no KTAP: the ktap test fails");
+	like(detail_of(&f.rep, "k"), "no KTAP", "and says so");
+	release(&f);
+
+	/* nothing at all */
+	is_int(parse_text(conf, "", 1, &f), 0, "empty console parses");
+	is_str(run_verdict_name(f.rep.verdict), "hang", "empty+killed: hang");
+	is_str(f.rep.reason,
+	       "killed at the deadline: the guest printed "
+	       "nothing",
+	       "reason");
+	is_str(status_of(&f.rep, "boot"), "fail", "boot fails");
+	is_str(detail_of(&f.rep, "boot"), "the console is empty", "detail");
+	like(detail_of(&f.rep, "t"), "never reached userspace", "t not run");
+	release(&f);
+
+	/* a suite that is not ok without a failing case */
+	is_int(parse_text(conf,
+			  "KTAP version 1\n1..1\n    KTAP version 1\n"
+			  "    # Subtest: broken\n    1..0\n"
+			  "    # broken: init failed\nnot ok 1 broken\n"
+			  "@@stableq userspace\n@@stableq begin t\n"
+			  "@@stableq end t 0\n@@stableq done\n",
+			  0, &f),
+	       0, "failed suite parses");
+	is_str(status_of(&f.rep, "kunit.broken"), "fail",
+	       "the suite itself is recorded");
+	is_str(status_of(&f.rep, "k"), "fail", "the ktap test fails");
+	release(&f);
+
+	/* the first case fails: its detail is its diagnostics only */
+	is_int(parse_text(conf,
+			  "KTAP version 1\n1..1\n    KTAP version 1\n"
+			  "    # Subtest: s\n    1..2\n"
+			  "    # c1: EXPECTATION FAILED at x.c:3\n"
+			  "    not ok 1 c1\n    ok 2 c2\nnot ok 1 s\n",
+			  0, &f),
+	       0, "first case failing parses");
+	is_str(detail_of(&f.rep, "kunit.s.c1"),
+	       "    # c1: EXPECTATION FAILED at x.c:3",
+	       "no header or plan in the detail");
+	is_str(status_of(&f.rep, "kunit.s.c2"), "pass", "c2 passes");
+	ok(find(&f.rep, "kunit.s") == NULL,
+	   "a suite with a failing case adds no suite result");
+	release(&f);
+
+	/* a long output is trimmed, its head and tail kept */
+	struct strbuf log = STRBUF_INIT;
+	strbuf_addstr(&log, "@@stableq userspace\n@@stableq begin t\nFIRST\n");
+	for (int i = 0; i < 2000; i++)
+		strbuf_addf(&log, "line %d of a long output\n", i);
+	strbuf_addstr(&log, "LAST\n@@stableq end t 1\n@@stableq done\n");
+	is_int(parse_text(conf, log.buf, 0, &f), 0, "long output parses");
+	const char *d = detail_of(&f.rep, "t");
+	ok(strlen(d) < CONSOLE_DETAIL_MAX + 200, "detail trimmed (%zu bytes)",
+	   strlen(d));
+	like(d, "FIRST", "head kept");
+	like(d, "LAST", "tail kept");
+	like(d, "bytes cut ...]", "cut marked");
+	release(&f);
+	strbuf_release(&log);
+
+	/* a long TAP output failing in the middle: the failure stays */
+	strbuf_addstr(&log, "@@stableq userspace\n@@stableq begin t\n1..400\n");
+	for (int i = 1; i <= 400; i++)
+		strbuf_addf(&log, "%sok %d - efault: check number %d\n",
+			    i == 200 ? "not " : "", i, i);
+	strbuf_addstr(&log, "# 1 of 400 checks failed\n@@stableq end t 1\n"
+			    "@@stableq done\n");
+	is_int(parse_text(conf, log.buf, 0, &f), 0, "long TAP parses");
+	d = detail_of(&f.rep, "t");
+	ok(strlen(d) < CONSOLE_DETAIL_MAX + 200, "detail trimmed (%zu bytes)",
+	   strlen(d));
+	like(d, "failures:\nnot ok 200 - efault: check number 200\noutput:\n",
+	     "the 'not ok' line is kept, first");
+	like(d, "# 1 of 400 checks failed", "the tail too");
+	release(&f);
+	strbuf_release(&log);
+
+	/* markers of unknown tests are ignored; a test never begun fails */
+	is_int(parse_text(conf,
+			  "@@stableq userspace\n@@stableq begin zz\n"
+			  "@@stableq end zz 0\n@@stableq done\n",
+			  0, &f),
+	       0, "unknown marker parses");
+	like(detail_of(&f.rep, "t"), "never started", "t never started");
+	ok(find(&f.rep, "zz") == NULL, "no result for an undeclared test");
+	release(&f);
+
+	struct console_report r;
+	is_int(console_parse(NULL, 5, NULL, 0, 0, &r), ERR_INVALID,
+	       "NULL log with a length");
+	is_int(console_parse_file("/nonexistent.log", NULL, 0, 0, &r),
+	       ERR_NOTFOUND, "missing log");
+	console_report_release(NULL);
+	ok(1, "console_report_release(NULL)");
+}
+
+int main(void)
+{
+	test_pass();
+	test_user_copy_stale();
+	test_panic();
+	test_hang();
+	test_kunit_fail();
+	test_warn();
+	test_edges();
+	return done_testing();
+}

@@ -1,0 +1,346 @@
+/* t-kbuild.c: config hash, fragment checks, error excerpts, refusals. */
+#include "err.h"
+#include "kbuild.h"
+#include "spawn.h"
+#include "strbuf.h"
+#include "tap.h"
+
+#include <stdlib.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char dir[64];
+
+static char *at(const char *name)
+{
+	return xstrfmt("%s/%s", dir, name);
+}
+
+static void put(const char *name, const char *text)
+{
+	char *p = at(name);
+
+	/* make the parents */
+	for (char *s = p + strlen(dir) + 1; (s = strchr(s, '/')); s++) {
+		*s = '\0';
+		mkdir(p, 0755);
+		*s = '/';
+	}
+	if (write_file_atomic(p, text, strlen(text)) < 0)
+		diag("%s", err_msg());
+	free(p);
+}
+
+static void hash_of(const char *src, const char *cfg, char out[65])
+{
+	char *s = src ? at(src) : NULL, *c = at(cfg);
+	int ret = kbuild_config_hash(s, c, out);
+
+	if (ret < 0)
+		diag("hash: %s", err_msg());
+	free(s);
+	free(c);
+}
+
+static void test_hash(void)
+{
+	char h1[65], h2[65], h3[65];
+	int hex = 1;
+
+	put("cfg/a.config", "CONFIG_A=y\n");
+	put("cfg/b.config", "CONFIG_B=m\n");
+	put("cfg/README", "not a fragment\n");
+	put("src/kernel/configs/tiny.config", "CONFIG_EMBEDDED=y\n");
+	hash_of("src", "cfg", h1);
+	is_int(strlen(h1), 64, "64 hex digits");
+	for (int i = 0; i < 64; i++)
+		hex &= !!strchr("0123456789abcdef", h1[i]);
+	ok(hex, "lower-case hex");
+	hash_of("src", "cfg", h2);
+	is_str(h2, h1, "stable for the same inputs");
+
+	put("cfg/README", "still not a fragment\n");
+	hash_of("src", "cfg", h2);
+	is_str(h2, h1, "other files do not count");
+
+	put("cfg/b.config", "CONFIG_B=y\n");
+	hash_of("src", "cfg", h2);
+	ok(strcmp(h2, h1), "a fragment's contents count");
+	put("cfg/b.config", "CONFIG_B=m\n");
+	hash_of("src", "cfg", h2);
+	is_str(h2, h1, "back to the same contents, the same hash");
+
+	put("src/kernel/configs/tiny.config", "CONFIG_EMBEDDED=n\n");
+	hash_of("src", "cfg", h2);
+	ok(strcmp(h2, h1), "the tinyconfig base counts");
+	put("src/kernel/configs/tiny.config", "CONFIG_EMBEDDED=y\n");
+
+	/* a name counts: the same text under another name is another config */
+	put("cfg2/a.config", "CONFIG_A=y\n");
+	put("cfg2/c.config", "CONFIG_B=m\n");
+	hash_of("src", "cfg2", h3);
+	ok(strcmp(h3, h1), "fragment names count");
+	/* creation order does not: name order does */
+	put("cfg3/b.config", "CONFIG_B=m\n");
+	put("cfg3/a.config", "CONFIG_A=y\n");
+	hash_of("src", "cfg3", h3);
+	is_str(h3, h1, "independent of creation order");
+
+	char *empty = at("empty");
+	mkdir(empty, 0755);
+	is_int(kbuild_config_hash(NULL, empty, h3), ERR_NOTFOUND,
+	       "no fragment: not found");
+	like(err_msg(), "no *.config fragment", "says so");
+	free(empty);
+	is_int(kbuild_config_hash(NULL, "/nonexistent", h3), ERR_NOTFOUND,
+	       "missing config dir");
+}
+
+static int verify(const char *dotconfig_text, const char *src)
+{
+	char *cfg = at("vcfg"), *dot = at("dot.config");
+	char *s = src ? at(src) : NULL;
+	int ret;
+
+	write_file_atomic(dot, dotconfig_text, strlen(dotconfig_text));
+	ret = kbuild_verify_config(cfg, dot, s);
+	free(cfg);
+	free(dot);
+	free(s);
+	return ret;
+}
+
+static void test_verify(void)
+{
+	put("vcfg/10-base.config", "# base\n"
+				   "CONFIG_SERIAL_8250=y\n"
+				   "# CONFIG_VT is not set\n"
+				   "CONFIG_OFF=n\n"
+				   "CONFIG_STR=\"ttyS0\"   \n");
+	put("vcfg/20-tests.config", "\nCONFIG_TEST_USER_COPY=m\n"
+				    "CONFIG_NOPE=y\n");
+	put("ksrc/Kconfig", "source \"lib/Kconfig\"\n");
+	put("ksrc/lib/Kconfig.debug", "config TEST_USER_COPY\n"
+				      "\ttristate \"test\"\n"
+				      "menuconfig SERIAL_8250\n"
+				      "config NOPE_NOT_THIS\n");
+	put("ksrc/.git/Kconfig", "config NOPE\n");
+
+	const char *good = "CONFIG_SERIAL_8250=y\n"
+			   "# CONFIG_VT is not set\n"
+			   "CONFIG_STR=\"ttyS0\"\n"
+			   "CONFIG_TEST_USER_COPY=m\n"
+			   "CONFIG_NOPE=y\n";
+	is_int(verify(good, "ksrc"), 0, "every requested value holds: %s",
+	       err_msg());
+
+	is_int(verify("CONFIG_SERIAL_8250=y\nCONFIG_STR=\"ttyS0\"\n"
+		      "CONFIG_TEST_USER_COPY=m\n",
+		      "ksrc"),
+	       ERR_INVALID, "a symbol missing from .config");
+	like(err_msg(),
+	     "vcfg/20-tests.config:3: CONFIG_NOPE=y: unknown "
+	     "symbol (no Kconfig file defines it)",
+	     "unknown: file:line, symbol; .git and look-alikes ignored");
+
+	is_int(verify("CONFIG_SERIAL_8250=y\nCONFIG_STR=\"ttyS0\"\n"
+		      "CONFIG_NOPE=y\n",
+		      "ksrc"),
+	       ERR_INVALID, "a known symbol missing");
+	like(err_msg(),
+	     "20-tests.config:2: CONFIG_TEST_USER_COPY=m: not in "
+	     "the resulting .config: its dependencies are not met",
+	     "unsatisfiable");
+
+	is_int(verify("CONFIG_SERIAL_8250=y\nCONFIG_STR=\"ttyS0\"\n"
+		      "CONFIG_TEST_USER_COPY=y\nCONFIG_NOPE=y\n",
+		      "ksrc"),
+	       ERR_INVALID, "another value");
+	like(err_msg(), "CONFIG_TEST_USER_COPY=m: olddefconfig made it y",
+	     "the value it got");
+
+	is_int(verify("CONFIG_SERIAL_8250=y\nCONFIG_VT=y\nCONFIG_STR="
+		      "\"ttyS0\"\n"
+		      "CONFIG_TEST_USER_COPY=m\nCONFIG_NOPE=y\n",
+		      "ksrc"),
+	       ERR_INVALID, "'is not set' that is set");
+	like(err_msg(), "10-base.config:3: CONFIG_VT=n", "names it");
+
+	is_int(verify("CONFIG_SERIAL_8250=y\nCONFIG_STR=\"ttyS1\"\n"
+		      "CONFIG_TEST_USER_COPY=m\nCONFIG_NOPE=y\n",
+		      "ksrc"),
+	       ERR_INVALID, "a string value differs");
+	like(err_msg(), "10-base.config:5: CONFIG_STR=\"ttyS0\"",
+	     "trailing blanks of the fragment ignored");
+
+	is_int(verify("CONFIG_SERIAL_8250=y\nCONFIG_OFF=y\nCONFIG_STR="
+		      "\"ttyS0\"\n"
+		      "CONFIG_TEST_USER_COPY=m\nCONFIG_NOPE=y\n",
+		      "ksrc"),
+	       ERR_INVALID, "=n that is y");
+	like(err_msg(), "10-base.config:4: CONFIG_OFF=n", "names it");
+
+	is_int(verify("CONFIG_SERIAL_8250=y\n", NULL), ERR_INVALID,
+	       "without a source tree");
+	like(err_msg(), "its dependencies are not met",
+	     "no unknown/unsatisfiable distinction then");
+
+	char *cfg = at("vcfg");
+	is_int(kbuild_verify_config(cfg, "/nonexistent/.config", NULL),
+	       ERR_NOTFOUND, "no .config");
+	free(cfg);
+}
+
+static void test_excerpt(void)
+{
+	const char *fixture = "tests/fixtures/kbuild/compile-error.log";
+	struct strbuf log = STRBUF_INIT;
+	char *p = at("build.log");
+	const char *old = "old.c:1:1: error: an earlier build's error\n"
+			  "make: *** [old] Error 1\n";
+	char *ex;
+
+	ok(strbuf_read_file(&log, fixture, 0) == 0, "fixture read");
+	ex = kbuild_error_excerpt(fixture, 0);
+	like(ex,
+	     "../linux-source-6.1/lib/test_user_copy.c:180:21: error: "
+	     "‘nope’ undeclared",
+	     "the compiler error with its file:line");
+	like(ex,
+	     "make[3]: *** [/work/scratch-qemu/linux-source-6.1/scripts/"
+	     "Makefile.build:255: lib/test_user_copy.o] Error 1",
+	     "the first make error names the object");
+	like(ex, "make: *** [Makefile:250: __sub-make] Error 2",
+	     "the last make error");
+	ok(!strstr(ex, "Waiting for unfinished jobs"), "no noise");
+	ok(!strstr(ex, "warning:"), "no warnings");
+	ok(!strstr(ex, "hint:"), "no package hint");
+	free(ex);
+
+	/* only this build's part of an appended log counts */
+	struct strbuf both = STRBUF_INIT;
+	strbuf_addstr(&both, old);
+	strbuf_addbuf(&both, &log);
+	write_file_atomic(p, both.buf, both.len);
+	ex = kbuild_error_excerpt(p, strlen(old));
+	ok(!strstr(ex, "earlier build") && !strstr(ex, "[old]"),
+	   "lines before the offset are skipped");
+	like(ex, "error: ‘nope’ undeclared", "this build's error is there");
+	free(ex);
+	ex = kbuild_error_excerpt(p, 0);
+	like(ex, "earlier build", "offset 0 reads it all");
+	free(ex);
+
+	const char *elf =
+		"  DESCEND objtool\n"
+		"In file included from elf.c:22:\n"
+		"tools/objtool/include/objtool/elf.h:10:10: fatal error: "
+		"gelf.h: No such file or directory\n"
+		"make[4]: *** [tools/build/Makefile.build:97: elf.o] Error 1\n";
+	write_file_atomic(p, elf, strlen(elf));
+	ex = kbuild_error_excerpt(p, 0);
+	like(ex, "hint: install the Debian package libelf-dev",
+	     "missing gelf.h names libelf-dev");
+	like(ex, "elf.h:10:10: fatal error: gelf.h", "and quotes the line");
+	free(ex);
+
+	const char *flex = "  LEX     scripts/kconfig/lexer.lex.c\n"
+			   "/bin/sh: 1: flex: not found\n"
+			   "make[2]: *** [scripts/Makefile.host:9: "
+			   "scripts/kconfig/lexer.lex.c] Error 127\n";
+	write_file_atomic(p, flex, strlen(flex));
+	ex = kbuild_error_excerpt(p, 0);
+	like(ex, "hint: install the Debian package flex", "flex");
+	free(ex);
+
+	ex = kbuild_error_excerpt("/nonexistent/log", 0);
+	like(ex, "see the log", "an unreadable log still gives a line");
+	free(ex);
+
+	strbuf_release(&both);
+	strbuf_release(&log);
+	free(p);
+}
+
+static void test_run_refusals(void)
+{
+	struct kbuild_result r;
+	char *src = at("notakernel"), *build = at("b"), *cfg = at("cfg");
+	struct kbuild_opts o = {.src_dir = src,
+				.build_dir = build,
+				.config_dir = cfg,
+				.timeout_s = 60};
+	const char *path = getenv("PATH");
+	char *saved = xstrdup(path ? path : "/usr/bin:/bin");
+
+	mkdir(src, 0755);
+	is_int(kbuild_run(&o, &r), ERR_NOTFOUND, "not a kernel tree");
+	like(err_msg(), "linux-source-6.1", "names the Debian package");
+	ok(!r.ok && r.error, "the result says so too");
+	kbuild_result_release(&r);
+
+	/* a tree, but no tools on PATH */
+	put("notakernel/Makefile", "all:\n");
+	char *empty = at("emptybin");
+	mkdir(empty, 0755);
+	setenv("PATH", empty, 1);
+	is_int(kbuild_run(&o, &r), ERR_NOTFOUND, "no tools");
+	like(err_msg(), "make, gcc, flex, bison, bc, perl, ccache not found",
+	     "names every missing tool");
+	like(err_msg(), "build-essential flex bison bc perl ccache",
+	     "and their Debian packages");
+	kbuild_result_release(&r);
+	setenv("PATH", saved, 1);
+	free(empty);
+
+	/* a build directory another build holds */
+	mkdir(build, 0755);
+	char *lock = at("b/.stableq-lock");
+	int lfd = open(lock, O_RDWR | O_CREAT, 0644);
+	ok(lfd >= 0 && flock(lfd, LOCK_EX) == 0, "lock held");
+	is_int(kbuild_run(&o, &r), ERR_CONFLICT, "a busy build directory");
+	like(err_msg(), "another build is using this directory", "says so");
+	kbuild_result_release(&r);
+	close(lfd);
+	free(lock);
+
+	struct kbuild_opts none = {0};
+	is_int(kbuild_run(&none, &r), ERR_INVALID, "no options");
+	kbuild_result_release(&r);
+	kbuild_result_release(NULL);
+
+	char *cc = kbuild_default_ccache_dir();
+	setenv("XDG_CACHE_HOME", "/x/cache", 1);
+	char *xdg = kbuild_default_ccache_dir();
+	is_str(xdg, "/x/cache/stableq/ccache", "$XDG_CACHE_HOME first");
+	unsetenv("XDG_CACHE_HOME");
+	like(cc, "/stableq/ccache", "else under ~/.cache");
+	free(cc);
+	free(xdg);
+	free(saved);
+	free(src);
+	free(build);
+	free(cfg);
+}
+
+int main(void)
+{
+	strcpy(dir, "/tmp/t-kbuild-XXXXXX");
+	if (!mkdtemp(dir)) {
+		ok(0, "temp dir");
+		return done_testing();
+	}
+	unsetenv("XDG_CACHE_HOME");
+	test_hash();
+	test_verify();
+	test_excerpt();
+	test_run_refusals();
+	const char *rm[] = {"rm", "-rf", dir, NULL};
+	struct spawn s = SPAWN_INIT;
+	s.argv = rm;
+	spawn_run(&s);
+	spawn_release(&s);
+	return done_testing();
+}
