@@ -1,0 +1,60 @@
+#!/bin/bash
+# bench/candidate.sh: one candidate of the shipped queue, stableq against raw
+# make + raw QEMU of the same state, side by side in the same run. The state
+# is built once first, so both sides do what a re-run of a candidate does:
+# apply (stableq only), make (incremental: nothing to rebuild), boot and
+# test. Goal: stableq / raw <= 1.10. Prints the figures (median of 5).
+set -u
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+ROUNDS=${ROUNDS:-5}
+mkdir -p "$T/q"
+cp "$TOP"/kernel-queue/queue-6.1/* "$T/q/"
+cat > "$T/conf" <<CONF
+db = $T/db
+var_dir = $T/var
+tree_dir = $TOP/var/linux
+build_dir = $TOP/var/build
+queue_dir = $T/q
+qemu_accel = tcg
+CONF
+SQ() { (cd "$TOP" && STABLEQ_NO_DEFAULT_CONFIG=1 ./stableq -c "$T/conf" "$@"); }
+SQ tree init > /dev/null 2>&1 || { echo "bench/candidate: tree init failed" >&2; exit 1; }
+SQ import "$T/q" > /dev/null 2>&1
+SQ candidate > "$T/warm.log" 2>&1 || { echo "bench/candidate: the warm-up candidate did not pass" >&2; tail "$T/warm.log" >&2; exit 1; }
+
+B=$TOP/var/build
+raw() {
+	# exactly what kbuild and the runner run, without stableq around them
+	(cd "$TOP/var/linux" && env CCACHE_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/stableq/ccache" \
+		CCACHE_BASEDIR="$TOP/var" CCACHE_NOHASHDIR=true CCACHE_MAXSIZE=5G \
+		KBUILD_BUILD_TIMESTAMP="Sun Jan  1 00:00:00 UTC 2023" KBUILD_BUILD_USER=stableq \
+		KBUILD_BUILD_HOST=stableq KBUILD_BUILD_VERSION=1 LOCALVERSION= \
+		make O="$B" -j"$(nproc)" CC="ccache gcc" bzImage modules > "$T/raw-make.log" 2>&1) || return 1
+	qemu-system-x86_64 -nodefaults -nographic -no-reboot -smp 1 -m 256 -accel tcg -cpu max \
+		-kernel "$B/arch/x86/boot/bzImage" -initrd "$T/var/guest/initramfs.cpio" \
+		-append "console=ttyS0 panic=-1 oops=panic loglevel=7" \
+		-serial "file:$T/raw-console.log" -monitor none > /dev/null 2>&1 < /dev/null
+	grep -q '@@stableq done' "$T/raw-console.log"
+}
+now() { date +%s.%N; }
+: > "$T/times"
+for i in $(seq 1 "$ROUNDS"); do
+	s=$(now); SQ candidate > "$T/sq.log" 2>&1 || { echo "stableq candidate failed" >&2; exit 1; }; e=$(now)
+	echo "stableq $(echo "$e - $s" | bc)" >> "$T/times"
+	s=$(now); raw || { echo "raw make + qemu failed" >&2; exit 1; }; e=$(now)
+	echo "raw $(echo "$e - $s" | bc)" >> "$T/times"
+done
+awk '
+	{ v[$1][++n[$1]] = $2 }
+	function median(k,   i, j, t, m) {
+		m = n[k]
+		for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (v[k][j] < v[k][i]) { t = v[k][i]; v[k][i] = v[k][j]; v[k][j] = t }
+		return m % 2 ? v[k][(m + 1) / 2] : (v[k][m / 2] + v[k][m / 2 + 1]) / 2
+	}
+	END {
+		s = median("stableq"); r = median("raw")
+		printf "candidate (apply + make + boot + tests), median of %d runs:\n", n["raw"]
+		printf "  stableq candidate:  %.2f s\n  raw make + qemu:    %.2f s\n  ratio:              %.2fx (goal <= 1.10x)\n", s, r, s / r
+	}' "$T/times"
