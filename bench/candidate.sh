@@ -46,15 +46,10 @@ for i in $(seq 1 "$ROUNDS"); do
 	s=$(now); raw || { echo "raw make + qemu failed" >&2; exit 1; }; e=$(now)
 	echo "raw $(echo "$e - $s" | bc)" >> "$T/times"
 done
-awk '
-	{ v[$1][++n[$1]] = $2 }
-	function median(k,   i, j, t, m) {
-		m = n[k]
-		for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (v[k][j] < v[k][i]) { t = v[k][i]; v[k][i] = v[k][j]; v[k][j] = t }
-		return m % 2 ? v[k][(m + 1) / 2] : (v[k][m / 2] + v[k][m / 2 + 1]) / 2
-	}
-	END {
-		s = median("stableq"); r = median("raw")
-		printf "candidate (apply + make + boot + tests), median of %d runs:\n", n["raw"]
-		printf "  stableq candidate:  %.2f s\n  raw make + qemu:    %.2f s\n  ratio:              %.2fx (goal <= 1.10x)\n", s, r, s / r
-	}' "$T/times"
+med() { sort -n | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+s=$(awk '$1 == "stableq" { print $2 }' "$T/times" | med)
+r=$(awk '$1 == "raw" { print $2 }' "$T/times" | med)
+awk -v s="$s" -v r="$r" -v n="$ROUNDS" 'BEGIN {
+	printf "candidate (apply + make + boot + tests), median of %d runs:\n", n
+	printf "  stableq candidate:  %.2f s\n  raw make + qemu:    %.2f s\n  ratio:              %.2fx (goal <= 1.10x)\n", s, r, s / r
+}'
