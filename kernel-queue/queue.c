@@ -204,11 +204,16 @@ int queue_link_dependencies(sqlite3 *db)
 		" JOIN patches x ON substr(x.upstream, 1, 12) ="
 		"  substr(t.value, 1, 12)"
 		" WHERE t.kind = 'prereq' AND x.id != t.patch_id",
-		/* later parts of a [PATCH n/m] series from the same source */
+		/*
+		 * the next part of a [PATCH n/m] series: same source, same m,
+		 * part n+1, and next in the queue (a queue directory or an mbox
+		 * holds several series, each in order)
+		 */
 		"INSERT OR IGNORE INTO dependencies (patch_id, depends_on, kind)"
 		" SELECT b.id, a.id, 'series' FROM patches a JOIN patches b ON"
-		"  a.source_id = b.source_id AND a.series_total > 1 AND"
-		"  a.series_total = b.series_total AND"
+		"  b.queue_pos = (SELECT MIN(queue_pos) FROM patches n WHERE"
+		"  n.queue_pos > a.queue_pos) AND a.source_id = b.source_id AND"
+		"  a.series_total > 1 AND a.series_total = b.series_total AND"
 		"  b.series_part = a.series_part + 1 AND a.series_part > 0",
 		/* fix-ups: Fixes: names X's upstream or branch commit */
 		"INSERT OR IGNORE INTO dependencies (patch_id, depends_on, kind)"

@@ -74,7 +74,7 @@ m=$(db a "SELECT headers_and_body FROM mail WHERE patch_id = $culprit AND kind =
 mid=$(db a "SELECT message_id FROM patches WHERE id = $culprit")
 like "$m" "In-Reply-To: <$mid>" "the culprit's author gets a mail threaded to the patch"
 SQ release > "$T/a-release.log" 2>&1
-ok $? "the passing queue is released"
+ok $? "the passing queue is released" || diag "$(cat "$T/a-release.log")"
 is "$(git -C "$TREE" rev-list --count "$tag..t55-a")" 6 "six commits on the branch"
 
 # --- B: the culprit was released: revert it with its dependent --------------
@@ -87,7 +87,7 @@ culprit=$(db b "$culprit_q")
 dep=$(db b "$dep_q")
 SQ flag "$culprit" --reason "bisection found it on the queue" > /dev/null 2>&1
 SQ revert "$culprit" --reason "breaks the cmdline KUnit suite" > "$T/b-revert.log" 2>&1
-ok $? "revert of the released culprit and its dependent; the branch passes again"
+ok $? "revert of the released culprit and its dependent; the branch passes again" || diag "$(tail -5 "$T/b-revert.log")"
 is "$(db b "SELECT group_concat(state) FROM (SELECT state FROM patches WHERE id IN ($culprit, $dep) ORDER BY id)")" "reverted,reverted" "both reverted"
 is "$(git -C "$TREE" rev-list --count "$tag..t55-b")" 10 "two revert commits on the branch"
 like "$(git -C "$TREE" log -1 --format=%B t55-b)" "which is commit fa4e0003fa4e0003fa4e0003fa4e0003fa4e0003 upstream." "the last revert names the culprit's upstream commit"

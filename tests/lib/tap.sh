@@ -10,6 +10,7 @@ ok() { # ok STATUS DESCRIPTION
 		echo "not ok $T_N - $2"
 		T_FAILED=$((T_FAILED + 1))
 	fi
+	return "$1"
 }
 is() { # is GOT WANT DESCRIPTION
 	if [ "$1" = "$2" ]; then ok 0 "$3"; else
