@@ -315,9 +315,9 @@ static const char *applies_check(struct ctx *c, struct row *p,
 		out = "clean";
 		break;
 	case REPO_APPLY_ALREADY:
-		strbuf_addf(detail, "already applied: the diff applies in"
-				    " reverse (%s)",
-			    res.detail ? res.detail : "reverse apply clean");
+		strbuf_addstr(detail, res.detail ? res.detail
+					       : "already applied: the diff"
+						 " applies in reverse");
 		out = "already-applied";
 		break;
 	default:
