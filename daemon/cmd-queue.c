@@ -63,8 +63,10 @@ int cmd_import(struct app *app, int argc, char **argv)
 				err_msg());
 			intake_result_release(&res);
 			return 1;
-		} else
+		} else {
 			check_summary_print(&sum, stdout);
+			json_decref(sum.json);
+		}
 	}
 	intake_result_release(&res);
 	return 0;

@@ -59,16 +59,29 @@ long long candidate_create(sqlite3 *db, const long long *patch_ids, size_t n,
 	}
 	ids = json_dumps(arr, JSON_COMPACT);
 	json_decref(arr);
+	/* row and event together, inside a caller's transaction or not */
+	if ((ret = db_exec_script(db, "SAVEPOINT candidate_create")) < 0) {
+		free(ids);
+		return ret;
+	}
 	/* json_group_array() writes "[1,2]": compare equal to it */
 	ret = db_exec(db,
 		      "INSERT INTO candidates (purpose, patch_ids, upto_patch_id,"
 		      " bisection_id) VALUES (?, ?, NULLIF(?, 0), NULLIF(?, 0))",
 		      "ttii", purpose, ids, upto, bisection_id);
 	free(ids);
-	if (ret < 0)
+	if (ret >= 0) {
+		id = db_last_id(db);
+		ret = (int)event_add(db, actor, "candidate", id, "created",
+				     "%s", purpose);
+	}
+	if (ret < 0) {
+		db_exec_script(db, "ROLLBACK TO candidate_create;"
+				   " RELEASE candidate_create");
 		return ret;
-	id = db_last_id(db);
-	event_add(db, actor, "candidate", id, "created", "%s", purpose);
+	}
+	if ((ret = db_exec_script(db, "RELEASE candidate_create")) < 0)
+		return ret;
 	return id;
 }
 

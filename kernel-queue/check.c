@@ -395,7 +395,7 @@ static int check_one(struct ctx *c, struct row *p, struct check_summary *sum,
 
 	if (!strcmp(fixup, "held")) {
 		to = PS_HELD;
-		strbuf_addf(&reason, "superseded-by-revert: %s", xd.buf);
+		strbuf_addbuf(&reason, &xd);
 		mailkind = "held";
 	} else if (!strcmp(fixes, "absent")) {
 		to = PS_REJECTED;

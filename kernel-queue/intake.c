@@ -86,7 +86,8 @@ static int parse_buffer(struct parsed *ps, const char *buf, size_t len,
 	if (n < 0)
 		return n;
 	for (int i = 0; i < n; i++)
-		parsed_push(ps, v[i], n > 1 ? "mbox" : kind, name);
+		parsed_push(ps, v[i],
+			    n > 1 && strcmp(kind, "api") ? "mbox" : kind, name);
 	free(v);
 	return 0;
 }

@@ -398,28 +398,176 @@ json_t *queue_patch_json(sqlite3 *db, long long id, int full)
 	return o;
 }
 
+/* The columns of a list row: all but the message and the diff. */
+#define LIST_COLS                                                              \
+	"id, subject, subject_prefix, author_name, author_email, date,"        \
+	" message_id, in_reply_to, upstream, patch_id, state, state_reason,"   \
+	" queue_pos, filename, series_part, series_total, released_commit,"    \
+	" source_id, created_at, updated_at"
+
+/* A page of patch objects, found by id (sorted copy for bsearch). */
+struct page_ref {
+	long long id;
+	json_t *o; /* borrowed from the page's array */
+};
+
+static int page_ref_cmp(const void *a, const void *b)
+{
+	long long x = ((const struct page_ref *)a)->id;
+	long long y = ((const struct page_ref *)b)->id;
+
+	return x < y ? -1 : x > y;
+}
+
+static json_t *page_find(struct page_ref *refs, size_t n, long long id)
+{
+	struct page_ref key = { id, NULL };
+	struct page_ref *r = bsearch(&key, refs, n, sizeof(*refs), page_ref_cmp);
+
+	return r ? r->o : NULL;
+}
+
+/*
+ * A list is four queries whatever its length (the page, then the tags,
+ * latest verdicts and files of all its patches at once through
+ * json_each(ids)), not seven per patch: 351 prepared statements for a
+ * page of 50 made GET /api/v1/patches?limit=50 cost ~9 ms.
+ */
 json_t *queue_list_json(sqlite3 *db, const char *state, long long limit,
 			long long offset, long long *total)
 {
 	sqlite3_stmt *st;
-	json_t *arr;
+	json_t *arr, *idarr;
+	struct page_ref *refs = NULL;
+	char *ids = NULL;
+	size_t n = 0, i;
+	int rc;
 
 	if (limit <= 0)
 		limit = -1;
-	if (total && db_query_int(db, total,
-				  "SELECT COUNT(*) FROM patches WHERE ? IS NULL"
-				  " OR state = ?",
-				  "tt", state, state) < 0)
+	/* Two statements, so that each can walk an index in queue order. */
+	if (total && (state ? db_query_int(db, total,
+					   "SELECT COUNT(*) FROM patches WHERE"
+					   " state = ?",
+					   "t", state)
+			    : db_query_int(db, total,
+					   "SELECT COUNT(*) FROM patches",
+					   NULL)) < 0)
 		return NULL;
-	st = db_prepare(db,
-			"SELECT " PATCH_COLS " FROM patches WHERE ? IS NULL OR"
-			" state = ? ORDER BY queue_pos LIMIT ? OFFSET ?",
-			"ttii", state, state, limit, offset);
+	st = state ? db_prepare(db,
+				"SELECT " LIST_COLS " FROM patches WHERE state"
+				" = ? ORDER BY queue_pos LIMIT ? OFFSET ?",
+				"tii", state, limit, offset)
+		   : db_prepare(db,
+				"SELECT " LIST_COLS " FROM patches ORDER BY"
+				" queue_pos LIMIT ? OFFSET ?",
+				"ii", limit, offset);
 	if (!st)
 		return NULL;
 	arr = json_array();
-	while (sqlite3_step(st) == SQLITE_ROW)
-		json_array_append_new(arr, patch_row_json(db, st, 0));
+	idarr = json_array();
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		json_t *o = json_object();
+		for (int c = 0; c < sqlite3_column_count(st); c++)
+			json_object_set_new(o, sqlite3_column_name(st, c),
+					    db_col_json(st, c));
+		json_object_set_new(o, "fixes", json_array());
+		json_object_set_new(o, "stable_versions", json_array());
+		json_object_set_new(o, "stable_dep_of", json_array());
+		json_object_set_new(o, "prereqs", json_array());
+		json_object_set_new(o, "verdicts", json_object());
+		json_object_set_new(o, "files", json_array());
+		json_array_append_new(arr, o);
+		json_array_append_new(idarr,
+				      json_integer(sqlite3_column_int64(st, 0)));
+	}
 	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		goto fail;
+	if (!(n = json_array_size(arr)))
+		goto out;
+	refs = xcalloc(n, sizeof(*refs));
+	for (i = 0; i < n; i++) {
+		refs[i].id = json_integer_value(json_array_get(idarr, i));
+		refs[i].o = json_array_get(arr, i);
+	}
+	qsort(refs, n, sizeof(*refs), page_ref_cmp);
+	ids = json_dumps(idarr, JSON_COMPACT);
+
+	/* stable_versions lists the extra (the version range), like tag_values(.., 1) */
+	st = db_prepare(db,
+			"SELECT patch_id, kind, CASE kind WHEN 'stable' THEN"
+			" extra ELSE value END FROM patch_tags WHERE patch_id IN"
+			" (SELECT value FROM json_each(?)) AND kind IN ('fixes',"
+			" 'stable', 'stable_dep_of', 'prereq') ORDER BY id",
+			"t", ids);
+	while (st && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		json_t *o = page_find(refs, n, sqlite3_column_int64(st, 0));
+		const char *k = db_col_text(st, 1), *v = db_col_text(st, 2);
+		const char *key = !strcmp(k, "fixes")	     ? "fixes"
+				  : !strcmp(k, "stable")     ? "stable_versions"
+				  : !strcmp(k, "prereq")     ? "prereqs"
+							     : "stable_dep_of";
+		if (o && v)
+			json_array_append_new(json_object_get(o, key),
+					      json_string(v));
+	}
+	sqlite3_finalize(st);
+	if (!st || rc != SQLITE_DONE)
+		goto fail;
+
+	st = db_prepare(db,
+			"SELECT patch_id, check_name, result, detail,"
+			" created_at FROM verdicts v WHERE patch_id IN (SELECT"
+			" value FROM json_each(?)) AND id = (SELECT MAX(id) FROM"
+			" verdicts w WHERE w.patch_id = v.patch_id AND"
+			" w.check_name = v.check_name) ORDER BY patch_id,"
+			" check_name",
+			"t", ids);
+	while (st && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		json_t *o = page_find(refs, n, sqlite3_column_int64(st, 0));
+		json_t *v;
+		if (!o)
+			continue;
+		v = json_object();
+		json_object_set_new(v, "result", db_col_json(st, 2));
+		json_object_set_new(v, "detail", db_col_json(st, 3));
+		json_object_set_new(v, "at", db_col_json(st, 4));
+		json_object_set_new(json_object_get(o, "verdicts"),
+				    db_col_text(st, 1), v);
+	}
+	sqlite3_finalize(st);
+	if (!st || rc != SQLITE_DONE)
+		goto fail;
+
+	st = db_prepare(db,
+			"SELECT patch_id, path, change FROM patch_files WHERE"
+			" patch_id IN (SELECT value FROM json_each(?)) ORDER BY"
+			" patch_id, path",
+			"t", ids);
+	while (st && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		json_t *o = page_find(refs, n, sqlite3_column_int64(st, 0));
+		json_t *f;
+		if (!o)
+			continue;
+		f = json_object();
+		json_object_set_new(f, "path", db_col_json(st, 1));
+		json_object_set_new(f, "change", db_col_json(st, 2));
+		json_array_append_new(json_object_get(o, "files"), f);
+	}
+	sqlite3_finalize(st);
+	if (!st || rc != SQLITE_DONE)
+		goto fail;
+out:
+	free(refs);
+	free(ids);
+	json_decref(idarr);
 	return arr;
+fail:
+	err_set(ERR_IO, "db: %s", sqlite3_errmsg(db));
+	free(refs);
+	free(ids);
+	json_decref(idarr);
+	json_decref(arr);
+	return NULL;
 }

@@ -1,0 +1,215 @@
+#!/bin/sh
+# bench/api-wrk.sh: wrk against GET /api/v1/patches?limit=50 on a 1,000-patch
+# database (imported through POST /api/v1/patches, checked by the daemon),
+# side by side in the same run with bench/bare-mhd.c answering a static 2 KB
+# body. Goal: >= 50 % of the bare server's req/s, p99 < 10 ms, no errors at
+# 256 connections. Prints the figures (DURATION=s, CONNS=n, THREADS=n,
+# STABLEQ=binary):
+#  - the daemon as it runs (answers kept until the store changes);
+#  - the same with STABLEQ_HTTP_CACHE=0 (every answer made from SQLite);
+#  - a bare server sending a static body of the same size as the API's
+#    answer (~65 KB): on loopback the bytes cost more than the server;
+#  - both at LOWCONNS connections, where requests do not queue behind each
+#    other (with CONNS connections always busy, mean latency = CONNS / req/s).
+# Both servers keep connections alive (answers queued once the request is in).
+set -eu
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+N=${N:-1000}
+DURATION=${DURATION:-10}
+CONNS=${CONNS:-256}
+THREADS=${THREADS:-2}
+LOWCONNS=${LOWCONNS:-8}
+T=$(mktemp -d)
+PIDS=""
+cleanup() {
+	for p in $PIDS; do kill "$p" 2>/dev/null || true; done
+	for p in $PIDS; do wait "$p" 2>/dev/null || true; done
+	[ -n "${KEEP:-}" ] || rm -rf "$T"
+}
+trap cleanup EXIT INT TERM
+fail() { echo "bench/api-wrk: $*" >&2; [ -f "$T/daemon.log" ] && tail -20 "$T/daemon.log" >&2; exit 1; }
+command -v wrk >/dev/null || fail "wrk is not installed (make deps)"
+STABLEQ=${STABLEQ:-$TOP/stableq}
+[ -x "$STABLEQ" ] || fail "build ./stableq first (make bench)"
+[ -x "$TOP/bench/bin/bare-mhd" ] || fail "build bench/bin/bare-mhd first (make bench)"
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# A small stable tree: the daemon needs one to check patches (not the kernel).
+G() { git -c user.name=b -c user.email=b@example.org -c init.defaultBranch=master "$@"; }
+G init -q "$T/linux"
+printf 'VERSION = 6\nPATCHLEVEL = 1\nSUBLEVEL = 10\n' > "$T/linux/Makefile"
+(cd "$T/linux" && G add -A && G commit -qm "Linux 6.1.10" && G tag v6.1.10 && G branch -q linux-6.1.y)
+
+API_PORT=$(free_port)
+BARE_PORT=$(free_port)
+cat > "$T/conf" <<CONF
+db = $T/bench.db
+var_dir = $T/var
+listen = 127.0.0.1:$API_PORT
+tree_dir = $T/linux
+queue_dir =
+auto_revert = plan
+CONF
+SQ() { STABLEQ_NO_DEFAULT_CONFIG=1 "$STABLEQ" -c "$T/conf" "$@"; }
+TOKEN=$(SQ token add bench 2>/dev/null) || fail "token add"
+
+# 1,000 patches in mail format, 100 to an mbox.
+i=1
+while [ $i -le "$N" ]; do
+	up=$(printf '%08x%032x' $((i * 7919 + 1048576)) $i)
+	s=$((i % 37))
+	cat >> "$T/mbox-$(((i - 1) / 100))" <<MAIL
+From $up Mon Sep 17 00:00:00 2001
+From: Developer $i <dev$i@example.org>
+Date: Mon, 1 Sep 2025 10:00:00 +0000
+Subject: [PATCH 6.1] subsys$s: fix the thing number $i
+Message-Id: <api-bench-$i@example.org>
+
+commit $up upstream.
+
+The thing number $i went wrong when the other thing happened first; this
+makes it wait for the other thing.
+
+Fixes: $(printf '%012x' $((i * 104729 + 17))) ("subsys$s: add the thing")
+Cc: <stable@vger.kernel.org> # 6.1.x
+Link: https://lore.kernel.org/r/api-bench-$i@example.org
+Signed-off-by: Developer $i <dev$i@example.org>
+---
+diff --git a/drivers/subsys$s/file$i.c b/drivers/subsys$s/file$i.c
+index 1234567..89abcde 100644
+--- a/drivers/subsys$s/file$i.c
++++ b/drivers/subsys$s/file$i.c
+@@ -10,7 +10,9 @@ static int thing_$i(struct device *dev)
+ {
+ 	int ret;
+ 
+-	ret = do_thing(dev);
++	ret = wait_other_thing(dev);
++	if (!ret)
++		ret = do_thing(dev);
+ 	if (ret)
+ 		return ret;
+ 	return 0;
+
+MAIL
+	i=$((i + 1))
+done
+
+"$TOP/bench/bin/bare-mhd" "$BARE_PORT" > "$T/bare.log" 2>&1 &
+PIDS="$PIDS $!"
+DAEMON=""
+start_daemon() { # [ENV=VALUE]
+	(cd "$TOP" && exec env STABLEQ_NO_DEFAULT_CONFIG=1 "$@" "$STABLEQ" -c "$T/conf" serve -d) >> "$T/daemon.log" 2>&1 &
+	DAEMON=$!
+	PIDS="$PIDS $DAEMON"
+	n=0
+	until curl -fs "http://127.0.0.1:$API_PORT/api/v1/health" > /dev/null 2>&1; do
+		n=$((n + 1))
+		[ $n -lt 100 ] || fail "the daemon did not come up"
+		sleep 0.1
+	done
+}
+stop_daemon() {
+	kill "$DAEMON"
+	wait "$DAEMON" || fail "the daemon did not exit cleanly"
+}
+start_daemon
+n=0
+until curl -fs "http://127.0.0.1:$API_PORT/api/v1/health" > /dev/null 2>&1 &&
+      curl -fs "http://127.0.0.1:$BARE_PORT/" > /dev/null 2>&1; do
+	n=$((n + 1))
+	[ $n -lt 100 ] || fail "the servers did not come up"
+	sleep 0.1
+done
+
+t0=$(date +%s.%N)
+for f in "$T"/mbox-*; do
+	curl -fsS -o /dev/null -H "Authorization: Bearer $TOKEN" \
+		-H 'Content-Type: application/mbox' --data-binary "@$f" \
+		"http://127.0.0.1:$API_PORT/api/v1/patches" || fail "import of $f"
+done
+t1=$(date +%s.%N)
+# the daemon checks them (bounded wait)
+n=0
+until curl -fs "http://127.0.0.1:$API_PORT/api/v1/health" |
+      python3 -c 'import json,sys; h=json.load(sys.stdin); sys.exit(0 if h["step"]=="idle" and not h["queue"]["imported"] else 1)'; do
+	n=$((n + 1))
+	[ $n -lt 600 ] || fail "the daemon did not check the patches within 120 s"
+	sleep 0.2
+done
+total=$(curl -fs "http://127.0.0.1:$API_PORT/api/v1/patches?limit=1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["total"])')
+[ "$total" -eq "$N" ] || fail "expected $N patches, found $total"
+bytes=$(curl -fs "http://127.0.0.1:$API_PORT/api/v1/patches?limit=50" | wc -c)
+# The same bytes from a bare server: what is left is stableq's own cost.
+SAME_PORT=$(free_port)
+"$TOP/bench/bin/bare-mhd" "$SAME_PORT" "$bytes" > "$T/bare-same.log" 2>&1 &
+PIDS="$PIDS $!"
+printf 'setup: %d patches imported through the API in %.2f s, checked; GET /patches?limit=50 is %d bytes\n' \
+	"$N" "$(echo "$t1 - $t0" | bc)" "$bytes"
+
+# One wrk run: prints "req/s p99_ms errors". The pause lets the server
+# close the last run's connections first: 256 new ones beside 256 old ones
+# would be over the per-address limit (three quarters of http_connections).
+bench() { # URL NAME [CONNECTIONS]
+	sleep 2
+	wrk -t"$THREADS" -c"${3:-$CONNS}" -d"${DURATION}s" --latency "$1" > "$T/wrk-$2.txt" 2>&1 || fail "wrk $2"
+	python3 - "$T/wrk-$2.txt" <<'PY'
+import re, sys
+t = open(sys.argv[1]).read()
+rps = float(re.search(r'Requests/sec:\s+([\d.]+)', t).group(1))
+def ms(v, u):
+    return float(v) * {'us': 0.001, 'ms': 1, 's': 1000, 'm': 60000}[u]
+m = re.search(r'^\s+99%\s+([\d.]+)(us|ms|s|m)\s*$', t, re.M)
+p99 = ms(*m.groups()) if m else 0
+err = 0
+m = re.search(r'Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)', t)
+if m:
+    err += sum(int(x) for x in m.groups())
+    # wrk leaves requests over its 2 s timeout out of the latencies: when
+    # they are over 1 % of all, the p99 is at least those 2 s
+    n = re.search(r'(\d+) requests in', t)
+    if n and int(m.group(4)) * 100 > int(n.group(1)) + int(m.group(4)):
+        p99 = max(p99, 2000)
+m = re.search(r'Non-2xx or 3xx responses: (\d+)', t)
+if m:
+    err += int(m.group(1))
+print('%.0f %.2f %d' % (rps, p99, err))
+PY
+}
+API="http://127.0.0.1:$API_PORT/api/v1/patches?limit=50"
+curl -fs "http://127.0.0.1:$BARE_PORT/" > /dev/null
+wrk -t"$THREADS" -c"$CONNS" -d2s "$API" > /dev/null 2>&1 || true
+set -- $(bench "http://127.0.0.1:$BARE_PORT/" bare)
+bare_rps=$1 bare_p99=$2 bare_err=$3
+set -- $(bench "$API" api)
+api_rps=$1 api_p99=$2 api_err=$3
+set -- $(bench "http://127.0.0.1:$SAME_PORT/" bare-same)
+same_rps=$1 same_p99=$2 same_err=$3
+set -- $(bench "$API" api-low "$LOWCONNS")
+low_rps=$1 low_p99=$2 low_err=$3
+set -- $(bench "http://127.0.0.1:$BARE_PORT/" bare-low "$LOWCONNS")
+blow_rps=$1 blow_p99=$2 blow_err=$3
+curl -fs "http://127.0.0.1:$API_PORT/api/v1/health" > /dev/null || fail "the daemon does not answer after the run"
+stop_daemon
+start_daemon STABLEQ_HTTP_CACHE=0
+wrk -t"$THREADS" -c"$CONNS" -d2s "$API" > /dev/null 2>&1 || true
+set -- $(bench "$API" nocache)
+nc_rps=$1 nc_p99=$2 nc_err=$3
+curl -fs "http://127.0.0.1:$API_PORT/api/v1/health" > /dev/null || fail "the daemon does not answer after the run"
+
+ratio=$(echo "scale=1; 100 * $api_rps / $bare_rps" | bc)
+same_ratio=$(echo "scale=1; 100 * $api_rps / $same_rps" | bc)
+nc_ratio=$(echo "scale=1; 100 * $nc_rps / $bare_rps" | bc)
+echo "wrk -t$THREADS -d${DURATION}s on loopback, $(nproc) CPUs, load average $(cut -d' ' -f1 /proc/loadavg) at the end:"
+row() { printf '  %-48s %5s conns %8s req/s  p99 %8s ms  errors %s\n' "$@"; }
+row "bare libmicrohttpd, static 2 KB" "$CONNS" "$bare_rps" "$bare_p99" "$bare_err"
+row "stableq GET /api/v1/patches?limit=50" "$CONNS" "$api_rps" "$api_p99" "$api_err"
+row "  ... STABLEQ_HTTP_CACHE=0 (every answer from SQLite)" "$CONNS" "$nc_rps" "$nc_p99" "$nc_err"
+row "bare libmicrohttpd, static $bytes bytes (same size)" "$CONNS" "$same_rps" "$same_p99" "$same_err"
+row "bare libmicrohttpd, static 2 KB" "$LOWCONNS" "$blow_rps" "$blow_p99" "$blow_err"
+row "stableq GET /api/v1/patches?limit=50" "$LOWCONNS" "$low_rps" "$low_p99" "$low_err"
+echo "  ratio: $ratio % of bare (goal >= 50 %); without the answer cache $nc_ratio %"
+echo "  against a bare server sending the same $bytes bytes: $same_ratio %"
+ok() { if [ "$1" -eq 1 ]; then echo met; else echo MISSED; fi; }
+echo "  goals at $CONNS connections: ratio $(ok "$(echo "$ratio >= 50" | bc)"), p99 < 10 ms $(ok "$(echo "$api_p99 < 10" | bc)"), no errors $(ok "$([ "$api_err" -eq 0 ] && echo 1 || echo 0)")"
+echo "  (with $CONNS connections always busy a request waits for the others: mean latency = $CONNS / req/s)"

@@ -1,0 +1,87 @@
+/* api-int.h: what the route handlers (api-*.c) share with the table in api.c. */
+#ifndef STABLEQ_API_INT_H
+#define STABLEQ_API_INT_H
+
+#include "api.h"
+
+#include <jansson.h>
+
+/* How a route reads its body. */
+enum api_body {
+	BODY_NONE,  /* none (reads) */
+	BODY_JSON,  /* a JSON object with the route's fields */
+	BODY_PATCH, /* an mbox or a patch (text/plain, message/rfc822, ...) */
+};
+
+enum api_ftype { F_STRING, F_BOOL, F_ID };
+
+/* One field of a JSON body; a route's list ends with a NULL name. */
+struct api_field {
+	const char *name;
+	enum api_ftype type;
+	int required;
+};
+
+/*
+ * A handler answers in res. body is the validated JSON object for
+ * BODY_JSON routes (borrowed), NULL otherwise; req->id is the path's {id}.
+ */
+typedef void (*api_handler)(struct api_request *req, struct api_response *res,
+			    json_t *body);
+
+struct api_route {
+	const char *method;  /* GET or POST */
+	const char *pattern; /* "/patches/{id}/flag" */
+	api_handler fn;
+	int write;           /* changes the store: always needs a token */
+	enum api_body body;
+	const struct api_field *fields;
+	const char *query;   /* allowed query names: "state,limit,offset" */
+	int cache;           /* the answer depends on the store alone */
+};
+
+/* Answers status with j as JSON (j is stolen). */
+void api_json(struct api_response *res, int status, json_t *j);
+/* Answers the error code of a module (err.h) with err_msg(). */
+void api_fail(struct api_response *res, int code);
+
+/* The query argument name, or NULL. */
+const char *api_arg(const struct api_request *req, const char *name);
+/*
+ * The query argument name as an integer in [min, max]; def if absent.
+ * Negative with a 400 answered in res if it is not.
+ */
+int api_arg_int(const struct api_request *req, struct api_response *res,
+		const char *name, long long def, long long min, long long max,
+		long long *out);
+
+/* A copy of s as JSON: the parsed value if it is JSON text, else a string. */
+json_t *api_json_text(const char *s);
+
+/* The handlers, by page (one file each). */
+void api_get_patches(struct api_request *, struct api_response *, json_t *);
+void api_get_patch(struct api_request *, struct api_response *, json_t *);
+void api_post_patches(struct api_request *, struct api_response *, json_t *);
+void api_post_flag(struct api_request *, struct api_response *, json_t *);
+void api_post_revert(struct api_request *, struct api_response *, json_t *);
+void api_post_override(struct api_request *, struct api_response *, json_t *);
+
+void api_get_candidates(struct api_request *, struct api_response *, json_t *);
+void api_post_candidates(struct api_request *, struct api_response *, json_t *);
+void api_get_candidate(struct api_request *, struct api_response *, json_t *);
+void api_get_build_log(struct api_request *, struct api_response *, json_t *);
+void api_get_bisections(struct api_request *, struct api_response *, json_t *);
+void api_get_bisection(struct api_request *, struct api_response *, json_t *);
+void api_get_reverts(struct api_request *, struct api_response *, json_t *);
+void api_get_revert(struct api_request *, struct api_response *, json_t *);
+void api_get_revert_patch(struct api_request *, struct api_response *,
+			  json_t *);
+
+void api_get_mail(struct api_request *, struct api_response *, json_t *);
+void api_get_events(struct api_request *, struct api_response *, json_t *);
+void api_get_health(struct api_request *, struct api_response *, json_t *);
+void api_get_metrics(struct api_request *, struct api_response *, json_t *);
+void api_get_routes(struct api_request *, struct api_response *, json_t *);
+void api_get_openapi(struct api_request *, struct api_response *, json_t *);
+
+#endif

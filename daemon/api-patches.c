@@ -1,0 +1,221 @@
+/* api-patches.c: /patches: the queue, one patch with its history, import, flag, revert, override. */
+#include "api-int.h"
+#include "db.h"
+#include "err.h"
+#include "intake.h"
+#include "queue.h"
+#include "revert.h"
+#include "candidate.h"
+#include "serve.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define LIST_DEFAULT 50
+#define LIST_MAX 1000
+#define PATCH_CANDIDATES 20 /* recent candidates shown with a patch */
+
+void api_get_patches(struct api_request *req, struct api_response *res,
+		     json_t *body)
+{
+	const char *state = api_arg(req, "state");
+	long long limit, offset, total = 0;
+	json_t *list;
+
+	if (state && patch_state_parse(state) < 0) {
+		api_error(res, 400, "bad-request", "unknown state '%.40s'",
+			  state);
+		return;
+	}
+	if (api_arg_int(req, res, "limit", LIST_DEFAULT, 1, LIST_MAX, &limit) <
+		    0 ||
+	    api_arg_int(req, res, "offset", 0, 0, 1LL << 40, &offset) < 0)
+		return;
+	if (!(list = queue_list_json(req->app.db, state, limit, offset,
+				     &total))) {
+		api_fail(res, ERR_IO);
+		return;
+	}
+	api_json(res, 200,
+		 json_pack("{s:I, s:I, s:I, s:o}", "total", (json_int_t)total,
+			   "limit", (json_int_t)limit, "offset",
+			   (json_int_t)offset, "patches", list));
+}
+
+/* 404 unless the patch exists; its state in *state. */
+static int patch_exists(struct api_request *req, struct api_response *res,
+			enum patch_state *state)
+{
+	int ret = patch_get_state(req->app.db, req->id, state);
+
+	if (ret < 0) {
+		api_fail(res, ret);
+		return -1;
+	}
+	return 0;
+}
+
+static const char sql_patch_candidates[] =
+	"SELECT DISTINCT c.id FROM candidates c, json_each(c.patch_ids) j"
+	" WHERE j.value = ? ORDER BY c.id DESC LIMIT ?";
+static const char sql_patch_reverts[] =
+	"SELECT r.id, r.state, r.reason, r.actor, r.created_at,"
+	" r.finished_at, i.action, i.why, i.revert_commit, r.patch_id AS"
+	" culprit_patch_id FROM revert_items i JOIN reverts r ON r.id ="
+	" i.revert_id WHERE i.patch_id = ? ORDER BY r.id";
+static const char sql_patch_mail[] =
+	"SELECT id, kind, state, attempts, last_error, created_at, sent_at"
+	" FROM mail WHERE patch_id = ? ORDER BY id";
+
+/*
+ * The candidates that included the patch, each with its build and test
+ * results (with log excerpts), newest first.
+ */
+static json_t *patch_candidates(sqlite3 *db, long long id)
+{
+	sqlite3_stmt *st = db_prepare(db, sql_patch_candidates, "ii", id,
+				      (long long)PATCH_CANDIDATES);
+	json_t *arr = json_array();
+
+	while (st && sqlite3_step(st) == SQLITE_ROW) {
+		json_t *c = candidate_json(db, sqlite3_column_int64(st, 0));
+		if (c)
+			json_array_append_new(arr, c);
+	}
+	sqlite3_finalize(st);
+	return arr;
+}
+
+void api_get_patch(struct api_request *req, struct api_response *res,
+		   json_t *body)
+{
+	sqlite3 *db = req->app.db;
+	enum patch_state state;
+	json_t *p;
+
+	if (patch_exists(req, res, &state) < 0)
+		return;
+	if (!(p = queue_patch_json(db, req->id, 1))) {
+		api_fail(res, ERR_IO);
+		return;
+	}
+	json_object_set_new(p, "candidates", patch_candidates(db, req->id));
+	json_object_set_new(p, "reverts",
+			    db_rows_json(db, sql_patch_reverts, "i", req->id));
+	json_object_set_new(p, "mail",
+			    db_rows_json(db, sql_patch_mail, "i", req->id));
+	api_json(res, 200, p);
+}
+
+void api_post_patches(struct api_request *req, struct api_response *res,
+		      json_t *body)
+{
+	struct intake_result r;
+	json_t *ids;
+	int ret;
+
+	if (!req->body_len) {
+		api_error(res, 400, "bad-request",
+			  "the body is empty: send an mbox or a patch");
+		return;
+	}
+	ret = intake_import_buffer(req->app.db, req->body, req->body_len,
+				   "request body",
+				   (size_t)req->app.cfg.max_patch_bytes,
+				   req->app.actor, &r);
+	if (ret == ERR_INVALID || ret == ERR_NOTFOUND) {
+		api_error(res, 422, "invalid-patch", "%s", err_msg());
+		return;
+	}
+	if (ret < 0) {
+		api_fail(res, ret);
+		return;
+	}
+	ids = json_array();
+	for (size_t i = 0; i < r.nids; i++)
+		json_array_append_new(ids, json_integer(r.ids[i]));
+	api_json(res, r.added ? 201 : 200,
+		 json_pack("{s:I, s:I, s:o}", "added", (json_int_t)r.added,
+			   "duplicates", (json_int_t)r.duplicates, "ids", ids));
+	if (r.added)
+		serve_wake(); /* the checks run next */
+	intake_result_release(&r);
+}
+
+/* Answers {patch: {...}} after a change. */
+static void answer_patch(struct api_request *req, struct api_response *res,
+			 int status)
+{
+	json_t *p = queue_patch_json(req->app.db, req->id, 0);
+
+	api_json(res, status, json_pack("{s:o*}", "patch", p));
+}
+
+void api_post_flag(struct api_request *req, struct api_response *res,
+		   json_t *body)
+{
+	const char *reason = json_string_value(json_object_get(body, "reason"));
+	int ret = revert_flag(&req->app, req->id, reason, NULL);
+
+	if (ret < 0) {
+		api_fail(res, ret);
+		return;
+	}
+	answer_patch(req, res, 200);
+	serve_wake(); /* a broken patch is dropped or reverted next */
+}
+
+void api_post_revert(struct api_request *req, struct api_response *res,
+		     json_t *body)
+{
+	const char *reason = json_string_value(json_object_get(body, "reason"));
+	int dry_run = json_is_true(json_object_get(body, "dry_run"));
+	enum patch_state state;
+	long long revert_id = 0;
+	json_t *plan;
+	int ret;
+
+	if (!dry_run && !reason) {
+		api_error(res, 400, "bad-request",
+			  "field 'reason' is required unless dry_run is true");
+		return;
+	}
+	if (patch_exists(req, res, &state) < 0)
+		return;
+	if (dry_run) {
+		/* NULL after the patch exists: it cannot be taken out (any more). */
+		if (!(plan = revert_plan(&req->app, req->id))) {
+			api_error(res, 409, "conflict", "%s",
+				  *err_msg() ? err_msg()
+					     : "the patch cannot be reverted");
+			return;
+		}
+		api_json(res, 200, json_pack("{s:b, s:o}", "dry_run", 1,
+					     "plan", plan));
+		return;
+	}
+	if ((ret = revert_execute(&req->app, req->id, reason, &revert_id)) <
+	    0) {
+		api_fail(res, ret);
+		return;
+	}
+	api_json(res, 201,
+		 json_pack("{s:b, s:I, s:o*}", "dry_run", 0, "revert_id",
+			   (json_int_t)revert_id, "revert",
+			   revert_json(req->app.db, revert_id)));
+	serve_wake(); /* the confirmation candidate runs next */
+}
+
+void api_post_override(struct api_request *req, struct api_response *res,
+		       json_t *body)
+{
+	const char *reason = json_string_value(json_object_get(body, "reason"));
+	int ret = revert_override(&req->app, req->id, reason);
+
+	if (ret < 0) {
+		api_fail(res, ret);
+		return;
+	}
+	answer_patch(req, res, 200);
+	serve_wake();
+}

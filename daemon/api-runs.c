@@ -1,0 +1,235 @@
+/* api-runs.c: /candidates, /builds, /bisections, /reverts: the runs and what they decided. */
+#include "api-int.h"
+#include "bisect.h"
+#include "candidate.h"
+#include "db.h"
+#include "err.h"
+#include "queue.h"
+#include "revert.h"
+#include "serve.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define RECENT_DEFAULT 20
+#define RECENT_MAX 500
+
+/* 404 unless a row of table has the request's id (table is a literal). */
+static int row_exists(struct api_request *req, struct api_response *res,
+		      const char *sql, const char *what)
+{
+	long long one;
+	int ret = db_query_int(req->app.db, &one, sql, "i", req->id);
+
+	if (ret == ERR_NOTFOUND) {
+		api_error(res, 404, "not-found", "%s %lld: no such %s", what,
+			  req->id, what);
+		return -1;
+	}
+	if (ret < 0) {
+		api_fail(res, ret);
+		return -1;
+	}
+	return 0;
+}
+
+/* Answers j, or a 500 with the module's message when it is NULL. */
+static void answer(struct api_response *res, json_t *j)
+{
+	if (!j) {
+		api_fail(res, ERR_IO);
+		return;
+	}
+	api_json(res, 200, j);
+}
+
+/* ---- candidates ---- */
+
+static const char sql_candidates[] =
+	"SELECT id, purpose, step, verdict, detail, upto_patch_id,"
+	" json_array_length(patch_ids) AS patches, commit_sha, build_id,"
+	" bisection_id, started_at, finished_at FROM candidates"
+	" WHERE ? IS NULL OR purpose = ? ORDER BY id DESC LIMIT ?";
+
+static const char *const purposes[] = { "queue", "bisect", "confirm",
+					"baseline", NULL };
+
+void api_get_candidates(struct api_request *req, struct api_response *res,
+			json_t *body)
+{
+	const char *purpose = api_arg(req, "purpose");
+	long long limit;
+	size_t i;
+
+	for (i = 0; purpose && purposes[i] && strcmp(purposes[i], purpose); i++)
+		;
+	if (purpose && !purposes[i]) {
+		api_error(res, 400, "bad-request",
+			  "purpose must be queue, bisect, confirm or baseline");
+		return;
+	}
+	if (api_arg_int(req, res, "limit", RECENT_DEFAULT, 1, RECENT_MAX,
+			&limit) < 0)
+		return;
+	json_t *rows = db_rows_json(req->app.db, sql_candidates, "tti",
+				    purpose, purpose, limit);
+	answer(res, rows ? json_pack("{s:o}", "candidates", rows) : NULL);
+}
+
+void api_post_candidates(struct api_request *req, struct api_response *res,
+			 json_t *body)
+{
+	json_t *upto = json_object_get(body, "upto");
+	long long id, upto_id = upto ? json_integer_value(upto) : 0;
+	enum patch_state state;
+	int ret;
+
+	if (upto_id && (ret = patch_get_state(req->app.db, upto_id, &state)) <
+			       0) {
+		api_fail(res, ret);
+		return;
+	}
+	id = candidate_create(req->app.db, NULL, 0, upto_id, "queue", 0,
+			      req->app.actor);
+	if (id < 0) {
+		api_fail(res, (int)id);
+		return;
+	}
+	api_json(res, 202, json_pack("{s:I, s:s}", "id", (json_int_t)id,
+				     "step", "pending"));
+	serve_wake(); /* the daemon runs it */
+}
+
+void api_get_candidate(struct api_request *req, struct api_response *res,
+		       json_t *body)
+{
+	if (row_exists(req, res, "SELECT 1 FROM candidates WHERE id = ?",
+		       "candidate") < 0)
+		return;
+	answer(res, candidate_json(req->app.db, req->id));
+}
+
+/* ---- builds ---- */
+
+void api_get_build_log(struct api_request *req, struct api_response *res,
+		       json_t *body)
+{
+	char *path = NULL;
+	struct stat st;
+	int fd, ret;
+
+	ret = db_query_text(req->app.db, &path,
+			    "SELECT log_path FROM builds WHERE id = ?", "i",
+			    req->id);
+	if (ret == ERR_NOTFOUND) {
+		api_error(res, 404, "not-found", "build %lld: no such build",
+			  req->id);
+		return;
+	}
+	if (ret < 0) {
+		api_fail(res, ret);
+		return;
+	}
+	fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		api_error(res, 404, "not-found",
+			  "build %lld: the log is gone (%s)", req->id,
+			  path ? path : "none was kept");
+		if (fd >= 0)
+			close(fd);
+		free(path);
+		return;
+	}
+	free(path);
+	res->status = 200;
+	res->content_type = "text/plain; charset=utf-8";
+	res->fd = fd;
+	res->fd_size = st.st_size;
+}
+
+/* ---- bisections ---- */
+
+static const char sql_bisections[] =
+	"SELECT b.id, b.candidate_id, b.state, b.failing_tests, b.good, b.bad,"
+	" b.culprit_patch_id, p.subject AS culprit_subject, b.builds_used,"
+	" b.detail, b.started_at, b.finished_at, (SELECT COUNT(*) FROM"
+	" bisection_steps s WHERE s.bisection_id = b.id) AS steps FROM"
+	" bisections b LEFT JOIN patches p ON p.id = b.culprit_patch_id"
+	" ORDER BY b.id DESC LIMIT ?";
+
+void api_get_bisections(struct api_request *req, struct api_response *res,
+			json_t *body)
+{
+	long long limit;
+	json_t *rows, *b;
+	size_t i;
+
+	if (api_arg_int(req, res, "limit", RECENT_DEFAULT, 1, RECENT_MAX,
+			&limit) < 0)
+		return;
+	if (!(rows = db_rows_json(req->app.db, sql_bisections, "i", limit))) {
+		api_fail(res, ERR_IO);
+		return;
+	}
+	/* failing_tests is stored as JSON text: hand it out as JSON. */
+	json_array_foreach(rows, i, b)
+	{
+		json_t *t = json_object_get(b, "failing_tests");
+		if (json_is_string(t))
+			json_object_set_new(b, "failing_tests",
+					    api_json_text(json_string_value(t)));
+	}
+	api_json(res, 200, json_pack("{s:o}", "bisections", rows));
+}
+
+void api_get_bisection(struct api_request *req, struct api_response *res,
+		       json_t *body)
+{
+	if (row_exists(req, res, "SELECT 1 FROM bisections WHERE id = ?",
+		       "bisection") < 0)
+		return;
+	answer(res, bisect_json(req->app.db, req->id));
+}
+
+/* ---- reverts ---- */
+
+void api_get_reverts(struct api_request *req, struct api_response *res,
+		     json_t *body)
+{
+	json_t *list = revert_list_json(req->app.db);
+
+	answer(res, list ? json_pack("{s:o}", "reverts", list) : NULL);
+}
+
+void api_get_revert(struct api_request *req, struct api_response *res,
+		    json_t *body)
+{
+	if (row_exists(req, res, "SELECT 1 FROM reverts WHERE id = ?",
+		       "revert") < 0)
+		return;
+	answer(res, revert_json(req->app.db, req->id));
+}
+
+void api_get_revert_patch(struct api_request *req, struct api_response *res,
+			  json_t *body)
+{
+	char *text;
+
+	if (row_exists(req, res, "SELECT 1 FROM reverts WHERE id = ?",
+		       "revert") < 0)
+		return;
+	text = revert_patch_text(req->app.db, req->id);
+	if (!text || !*text) {
+		api_error(res, 404, "not-found",
+			  "revert %lld has no revert patch (its patches were"
+			  " dropped from the queue, not reverted)",
+			  req->id);
+		free(text);
+		return;
+	}
+	api_text(res, 200, "text/x-patch; charset=utf-8", text, strlen(text));
+	free(text);
+}

@@ -1,0 +1,78 @@
+/* cmd-token.c: `stableq token add NAME | list | remove NAME`: API tokens. */
+#include "cli.h"
+#include "err.h"
+#include "token.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int usage(void)
+{
+	fprintf(stderr, "usage: stableq token add NAME\n"
+			"       stableq token list [--json]\n"
+			"       stableq token remove NAME\n");
+	return 2;
+}
+
+static int token_cmd_add(struct app *app, const char *name)
+{
+	char *secret = NULL;
+
+	if (token_add(app->db, name, app->actor, &secret) < 0) {
+		fprintf(stderr, "stableq token add: %s\n", err_msg());
+		return 1;
+	}
+	/* The secret is printed once and never stored: keep it now. */
+	printf("%s\n", secret);
+	fflush(stdout);
+	fprintf(stderr, "token '%s' added; it is shown only this once. Use it"
+			" as: Authorization: Bearer <token>\n",
+		name);
+	free(secret);
+	return 0;
+}
+
+static int token_cmd_list(struct app *app)
+{
+	json_t *list = token_list_json(app->db), *t;
+	size_t i;
+
+	if (!list) {
+		fprintf(stderr, "stableq token list: %s\n", err_msg());
+		return 1;
+	}
+	if (app->json) {
+		char *s = json_dumps(list, JSON_INDENT(2));
+		if (s)
+			puts(s);
+		free(s);
+	} else {
+		json_array_foreach(list, i, t)
+		{
+			printf("%-24s %s\n",
+			       json_string_value(json_object_get(t, "name")),
+			       json_string_value(
+				       json_object_get(t, "created_at")));
+		}
+	}
+	json_decref(list);
+	return 0;
+}
+
+int cmd_token(struct app *app, int argc, char **argv)
+{
+	if (argc == 3 && !strcmp(argv[1], "add"))
+		return token_cmd_add(app, argv[2]);
+	if (argc == 2 && !strcmp(argv[1], "list"))
+		return token_cmd_list(app);
+	if (argc == 3 && !strcmp(argv[1], "remove")) {
+		if (token_remove(app->db, argv[2], app->actor) < 0) {
+			fprintf(stderr, "stableq token remove: %s\n", err_msg());
+			return 1;
+		}
+		return 0;
+	}
+	return usage();
+}

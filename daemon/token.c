@@ -1,0 +1,183 @@
+/* token.c: API tokens in the tokens table: creation, removal, constant-time checks. */
+#include "token.h"
+#include "db.h"
+#include "err.h"
+#include "strbuf.h"
+
+#include <errno.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+static const char hexdigits[] = "0123456789abcdef";
+
+static void to_hex(const unsigned char *b, size_t n, char *out)
+{
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = hexdigits[b[i] >> 4];
+		out[2 * i + 1] = hexdigits[b[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+void token_hash_hex(const void *data, size_t len, char hex[65])
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0;
+
+	/* EVP_Digest cannot fail for sha256 short of memory exhaustion. */
+	if (!EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL) ||
+	    mdlen != 32)
+		abort();
+	to_hex(md, 32, hex);
+}
+
+int token_name_check(const char *name)
+{
+	size_t n = name ? strlen(name) : 0;
+
+	if (!n || n > TOKEN_NAME_MAX)
+		return err_set(ERR_INVALID,
+			       "token name must be 1 to %d characters",
+			       TOKEN_NAME_MAX);
+	if (strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			 "0123456789._@-") != n)
+		return err_set(ERR_INVALID,
+			       "token name '%s': only letters, digits and"
+			       " . _ @ - are allowed",
+			       name);
+	return 0;
+}
+
+/* Fills buf with n bytes from the kernel's CSPRNG. */
+static int random_bytes(unsigned char *buf, size_t n)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t r = getrandom(buf + got, n - got, 0);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return err_set(ERR_IO, "getrandom: %s", strerror(errno));
+		got += (size_t)r;
+	}
+	return 0;
+}
+
+int token_add(sqlite3 *db, const char *name, const char *actor,
+	      char **secret)
+{
+	unsigned char raw[TOKEN_SECRET_HEX / 2];
+	char hex[TOKEN_SECRET_HEX + 1], hash[65];
+	long long ev;
+	int ret;
+
+	*secret = NULL;
+	if ((ret = token_name_check(name)) < 0)
+		return ret;
+	if ((ret = random_bytes(raw, sizeof(raw))) < 0)
+		return ret;
+	to_hex(raw, sizeof(raw), hex);
+	OPENSSL_cleanse(raw, sizeof(raw));
+	token_hash_hex(hex, TOKEN_SECRET_HEX, hash);
+	if ((ret = db_begin(db)) < 0)
+		goto out;
+	ret = db_exec(db, "INSERT INTO tokens (name, hash) VALUES (?, ?)",
+		      "tt", name, hash);
+	if (ret == ERR_CONFLICT) {
+		ret = err_set(ERR_EXISTS, "token '%s' exists already", name);
+		goto fail;
+	}
+	if (ret < 0)
+		goto fail;
+	ev = event_add(db, actor, "token", db_last_id(db), "added", "token %s",
+		       name);
+	if (ev < 0) {
+		ret = (int)ev;
+		goto fail;
+	}
+	if ((ret = db_commit(db)) < 0)
+		goto fail;
+	*secret = xstrdup(hex);
+	goto out;
+fail:
+	db_rollback(db);
+out:
+	OPENSSL_cleanse(hex, sizeof(hex));
+	return ret < 0 ? ret : 0;
+}
+
+int token_remove(sqlite3 *db, const char *name, const char *actor)
+{
+	long long id = 0, ev;
+	int ret;
+
+	if ((ret = token_name_check(name)) < 0)
+		return ret;
+	if ((ret = db_begin(db)) < 0)
+		return ret;
+	ret = db_query_int(db, &id, "SELECT id FROM tokens WHERE name = ?", "t",
+			   name);
+	if (ret == ERR_NOTFOUND)
+		ret = err_set(ERR_NOTFOUND, "no token named '%s'", name);
+	if (ret < 0)
+		goto fail;
+	if ((ret = db_exec(db, "DELETE FROM tokens WHERE id = ?", "i", id)) < 0)
+		goto fail;
+	ev = event_add(db, actor, "token", id, "removed", "token %s", name);
+	if (ev < 0) {
+		ret = (int)ev;
+		goto fail;
+	}
+	return db_commit(db) < 0 ? ERR_IO : 0;
+fail:
+	db_rollback(db);
+	return ret;
+}
+
+int token_check(sqlite3 *db, const char *secret, size_t len, char **name)
+{
+	char hash[65];
+	sqlite3_stmt *st;
+	char *found = NULL;
+	int rc;
+
+	*name = NULL;
+	/* Hashing first makes the comparison independent of the input's length. */
+	token_hash_hex(secret, len, hash);
+	st = db_prepare(db, "SELECT name, hash FROM tokens", NULL);
+	if (!st)
+		return ERR_IO;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *h = db_col_text(st, 1);
+		int same;
+		if (!h || sqlite3_column_bytes(st, 1) != 64)
+			continue;
+		same = !CRYPTO_memcmp(h, hash, 64);
+		/* Keep going after a match: the time does not tell which. */
+		if (same && !found)
+			found = xstrdup(db_col_text(st, 0));
+	}
+	if (rc != SQLITE_DONE) {
+		free(found);
+		err_set(ERR_IO, "db: %s", sqlite3_errmsg(db));
+		sqlite3_finalize(st);
+		return ERR_IO;
+	}
+	sqlite3_finalize(st);
+	if (!found)
+		return err_set(ERR_AUTH, "the token is not valid");
+	*name = found;
+	return 0;
+}
+
+json_t *token_list_json(sqlite3 *db)
+{
+	return db_rows_json(db,
+			    "SELECT id, name, created_at FROM tokens ORDER BY"
+			    " name",
+			    NULL);
+}

@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+"""70-dashboard.t: the dashboard in Debian's headless chromium against the real daemon.
+
+Real data (a small stable tree, patches imported through the API, checked,
+a candidate built and bisected by the daemon), then tests/dashboard.mjs
+drives /usr/bin/chromium with playwright-core (installed from npm into the
+gitignored node_modules/, no browser download): the queue renders from the
+data, a patch page shows its verdicts, flagging through the page with a
+token changes the state (checked here through the API), the page refreshes
+by itself, and it is usable at 1280 and 375 px. Screenshots go to var/.
+"""
+import json
+import os
+import subprocess
+import sys
+
+sys.dont_write_bytecode = True  # no __pycache__ in tests/
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from apitest import TOP, Tap, World  # noqa: E402
+
+PLAYWRIGHT = 'playwright-core@1.55.1'  # Node >= 18: Debian 12's nodejs
+t = Tap()
+w = World()
+
+
+def q(sql, *args):
+    import sqlite3
+    con = sqlite3.connect('file:%s?mode=ro' % w.db, uri=True, timeout=10)
+    try:
+        return con.execute(sql, args).fetchall()
+    finally:
+        con.close()
+
+
+try:
+    pkg = os.path.join(TOP, 'node_modules', 'playwright-core', 'package.json')
+
+    def installed():
+        try:
+            with open(pkg) as f:
+                return json.load(f).get('version')
+        except (OSError, ValueError):
+            return None
+    if installed() != PLAYWRIGHT.split('@')[1]:
+        p = subprocess.run(['npm', 'install', '--no-save', '--no-audit', '--no-fund', '--prefix', TOP, PLAYWRIGHT],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=300)
+        t.ok(p.returncode == 0, 'npm install %s into node_modules/' % PLAYWRIGHT, p.stdout.decode(errors='replace'))
+    t.is_(installed(), PLAYWRIGHT.split('@')[1], 'playwright-core is there (no browser download)')
+    t.ok(os.access('/usr/bin/chromium', os.X_OK), 'Debian chromium is installed')
+
+    # ---- data: released, queued, held, waiting, a candidate and its bisection ----
+    tok = w.token('maint')
+    os.makedirs(os.path.join(w.dir, 'cli'))
+    with open(os.path.join(w.dir, 'cli', 'r.patch'), 'w') as f:
+        f.write(w.mail(40, 'lib: spell line 40', 'Fixes: %s ("lib: spell two")' % w.s1[:12],
+                       w.diff('lib.c', 'line 40\n', 'line forty\n')))
+    w.sq('import', os.path.join(w.dir, 'cli', 'r.patch'))
+    w.sq('release', '--force')
+    w.start()
+
+    up = 'b2' * 20
+    mails = [
+        w.mail(3, 'lib: fix line 3 in the error path', 'Fixes: %s ("lib: spell two")\nCc: stable@vger.kernel.org # 6.1.x' % w.s1[:12],
+               w.diff('lib.c', 'line 3\n', 'line three\n'), author='Ada Lovelace <ada@example.org>'),
+        w.mail(5, 'lib: do not leak line 5 on failure', 'Fixes: %s ("lib: spell two")' % w.s1[:12],
+               w.diff('lib.c', 'line 5\n', 'line five\n'), author='Grace Hopper <grace@example.org>'),
+        w.mail(7, 'lib: fix line 7 for the odd case', 'Fixes: 0123456789ab ("something nobody knows")',
+               w.diff('lib.c', 'line 7\n', 'line seven\n'), body='commit %s upstream.\n\nLine 7 was wrong.' % up),
+        w.mail(20, 'lib: tidy line 20', '', w.diff('lib.c', 'line 20\n', 'line twenty\n'),
+               author='Linus Torvalds <torvalds@example.org>'),
+        w.mail(33, 'lib: make line 33 a fix for an old bug', 'Fixes: %s ("lib: spell two")' % w.s1[:12],
+               w.diff('lib.c', 'line 33\n', 'line thirty-three\n'), author='Ken Thompson <ken@example.org>'),
+    ]
+    s, h, raw, j = w.post('/patches', ''.join(mails), headers={'Content-Type': 'application/mbox'}, token=tok)
+    t.ok(s == 201 and j['added'] == 5, 'five patches imported through the API', (s, j))
+    ids = j['ids'] if j else [0] * 5
+    A, target = ids[2], ids[3]
+    t.ok(w.wait('checked', lambda: not q("SELECT 1 FROM patches WHERE state = 'imported'"), 60),
+         'the daemon checks them')
+    s, h, raw, j = w.post('/patches/%d/flag' % A, {'reason': 'the odd case regressed on arm64'}, token=tok)
+    t.is_(s, 200, 'one patch flagged broken through the API')
+    s, h, raw, j = w.post('/patches', w.mail(9, 'lib: follow-up for the line 7 fix',
+                                             'Fixes: %s ("lib: fix line 7 for the odd case")' % up[:12],
+                                             w.diff('lib.c', 'line 9\n', 'line nine\n'),
+                                             author='Dennis Ritchie <dmr@example.org>'),
+                          headers={'Content-Type': 'text/plain'}, token=tok)
+    t.ok(s == 201, 'a fix-up of the broken patch imported', (s, j))
+    t.ok(w.idle(240), 'the daemon is idle: checks, a candidate and its bisection done', w.daemon_log())
+    held = q("SELECT COUNT(*) FROM patches WHERE state = 'held'")[0][0]
+    t.ok(held >= 1, 'the fix-up is held (%d held)' % held)
+    t.ok(q("SELECT COUNT(*) FROM candidates")[0][0] >= 1, 'the daemon ran a candidate of the queue')
+    t.ok(q("SELECT COUNT(*) FROM bisections")[0][0] >= 1, '... and bisected it')
+    t.is_(q("SELECT state FROM patches WHERE id = ?", target), [('checked',)],
+          'the patch to flag on the page waits for a human (checked)')
+
+    shots = os.path.join(TOP, 'var')
+    os.makedirs(shots, exist_ok=True)
+    extra = w.mail(25, 'lib: fix line 25 while the page is open', '', w.diff('lib.c', 'line 25\n', 'line twenty-five\n'))
+    env = dict(os.environ, EXTRA_PATCH=extra, NODE_PATH=os.path.join(TOP, 'node_modules'))
+    p = subprocess.run(['node', os.path.join(TOP, 'tests', 'dashboard.mjs'), w.base, tok, str(target), shots],
+                       cwd=TOP, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=240)
+    results = []
+    for line in p.stdout.decode(errors='replace').splitlines():
+        try:
+            results.append(json.loads(line))
+        except ValueError:
+            t.diag(line)
+    t.ok(p.returncode == 0 and len(results) >= 20, 'the browser run reports its checks (%d)' % len(results),
+         p.stderr.decode(errors='replace')[-3000:])
+    for r in results:
+        t.ok(r['ok'], 'chromium: ' + r['name'], *([r['diag']] if r.get('diag') else []))
+
+    # The page's flag, seen through the API.
+    s, h, raw, j = w.get('/patches/%d' % target)
+    t.ok(s == 200 and j['state'] == 'broken', 'the API sees patch %d broken after the page flagged it' % target, j and j['state'])
+    t.ok(j and any(f['reason'].startswith('Flagged from the dashboard') and f['actor'] == 'token:maint'
+                   for f in j['flags']), '... with the reason typed in the page, by token:maint')
+    t.ok(j and any(e['actor'] == 'token:maint' and 'broken' in (e['detail'] or '') for e in j['events']),
+         '... and the event log names the token')
+    for name in ('queue-1280', 'patch-1280', 'patch-flagged-1280', 'bisection-1280', 'queue-375', 'patch-375'):
+        path = os.path.join(shots, 'dashboard-%s.png' % name)
+        t.ok(os.path.exists(path) and os.path.getsize(path) > 10000, 'screenshot var/dashboard-%s.png' % name)
+except Exception:
+    import traceback
+    t.ok(False, 'the test ran to its end', traceback.format_exc(), w.daemon_log())
+finally:
+    w.cleanup()
+sys.exit(t.done())

@@ -1,0 +1,170 @@
+// dashboard.mjs: drives Debian's chromium (playwright-core) through the stableq dashboard.
+//
+// node tests/dashboard.mjs BASE_URL TOKEN PATCH_ID SHOT_DIR
+// Prints one JSON object a line: {ok, name, diag?}; tests/70-dashboard.t
+// turns them into TAP and checks the results through the API.
+import { chromium } from 'playwright-core';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const [base, token, patchId, shots] = process.argv.slice(2);
+const say = (ok, name, diag) => console.log(JSON.stringify({ ok: !!ok, name, diag: diag === undefined ? undefined : String(diag) }));
+const T = 15000;
+
+const profile = mkdtempSync(join(tmpdir(), 'stableq-chromium.'));
+let ctx;
+try {
+	ctx = await chromium.launchPersistentContext(profile, {
+		executablePath: '/usr/bin/chromium',
+		headless: true,
+		args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+			'--disable-background-networking', '--disable-component-update', '--disable-sync'],
+		viewport: { width: 1280, height: 900 },
+	});
+	const page = ctx.pages()[0] || await ctx.newPage();
+	const errors = [];
+	const outside = [];
+	page.on('pageerror', e => errors.push(e.message));
+	// the browser's own "Failed to load resource" lines are judged by their responses
+	page.on('console', m => { if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) errors.push(m.text()); });
+	const failed = [];
+	page.on('response', r => {
+		const wrongToken = r.status() === 403 && r.request().method() === 'POST' && r.url().endsWith('/flag');
+		if (r.status() >= 400 && !wrongToken)
+			failed.push(r.status() + ' ' + r.request().method() + ' ' + r.url());
+	});
+	page.on('request', r => { if (!r.url().startsWith(base) && !r.url().startsWith('data:')) outside.push(r.url()); });
+
+	// ---- the queue at 1280 px ----
+	await page.goto(base + '/', { timeout: T });
+	await page.waitForSelector('table.patches tbody tr', { timeout: T });
+	const health = await (await page.request.get(base + '/api/v1/health')).json();
+	const list = await (await page.request.get(base + '/api/v1/patches?limit=100')).json();
+	const rows = await page.locator('table.patches tbody tr').count();
+	say(rows === list.patches.length, `the queue shows every patch (${rows} rows, ${list.total} patches)`);
+	const subjects = await page.locator('table.patches .subject').allTextContents();
+	say(list.patches.every(p => subjects.includes(p.subject)), 'each row shows its patch\'s subject from the API');
+	const counts = {};
+	for (const s of Object.keys(health.queue)) {
+		const t = await page.locator(`.counts a.st-${s} b`).textContent();
+		counts[s] = Number(t);
+	}
+	say(Object.keys(health.queue).every(s => counts[s] === health.queue[s]),
+		'the state counts match /health', JSON.stringify({ page: counts, api: health.queue }));
+	const held = await page.locator('tr.held').count();
+	say(held === (health.queue.held || 0) && held > 0, `held fix-ups are highlighted (${held})`);
+	const chips = await page.locator('table.patches .chip').count();
+	const goodChips = await page.locator('table.patches .chip.good').count();
+	const badChips = await page.locator('table.patches .chip.bad, table.patches .chip.warn').count();
+	say(chips > 0 && goodChips > 0 && badChips > 0, `verdicts are coloured per check (${goodChips} good, ${badChips} bad or unsure of ${chips})`);
+	say(await page.locator('.progress').count() === 1, 'the work in progress line is shown');
+	await page.screenshot({ path: join(shots, 'dashboard-queue-1280.png'), fullPage: true });
+
+	// filtering by state
+	await page.click('.counts a.st-held');
+	await page.waitForFunction(() => location.hash.includes('state=held'), null, { timeout: T });
+	await page.waitForSelector('h1:has-text("held")', { timeout: T });
+	const heldRows = await page.locator('table.patches tbody tr').count();
+	say(heldRows === health.queue.held, `the held filter shows the held patches (${heldRows})`);
+
+	// ---- a patch page ----
+	await page.goto(base + '/#/patch/' + patchId, { timeout: T });
+	await page.waitForSelector('table.verdicts', { timeout: T });
+	const p = await (await page.request.get(base + '/api/v1/patches/' + patchId)).json();
+	const vtext = await page.locator('table.verdicts').innerText();
+	const checks = Object.keys(p.verdicts);
+	say(checks.length > 0 && checks.every(c => vtext.includes(c) && vtext.includes(p.verdicts[c].result) &&
+		vtext.includes(p.verdicts[c].detail.slice(0, 40))),
+		`the patch page shows its verdicts with their reasons (${checks.join(', ')})`, vtext.slice(0, 400));
+	say((await page.locator('h1').innerText()).includes(p.subject), 'the patch page shows its subject');
+	say((await page.locator('.state').first().innerText()) === p.state, `... and its state (${p.state})`);
+	await page.screenshot({ path: join(shots, 'dashboard-patch-1280.png'), fullPage: true });
+
+	// ---- flag it broken through the page ----
+	await page.fill('#flag-form input[name=token]', 'f'.repeat(64));
+	await page.fill('#flag-form textarea[name=reason]', 'oops: a wrong token');
+	await page.click('#flag-button');
+	await page.waitForSelector('#flag-form .msg.bad', { timeout: T });
+	const refused = await page.locator('#flag-form .msg').innerText();
+	say(refused.includes('403'), 'a wrong token is refused on the page', refused);
+	await page.fill('#flag-form input[name=token]', token);
+	await page.fill('#flag-form textarea[name=reason]', 'Flagged from the dashboard: breaks boot on my laptop');
+	await page.click('#flag-button');
+	await page.waitForFunction(() => {
+		const s = document.querySelector('.state');
+		return s && s.textContent === 'broken';
+	}, null, { timeout: T });
+	say(true, 'flagging through the page turns the patch broken on the page');
+	const stored = await page.evaluate(() => localStorage.getItem('stableq.token'));
+	say(stored === token, 'the token is kept in localStorage');
+	await page.waitForSelector('section:has(h2:text("Flags"))', { timeout: T });
+	const flags = await page.locator('section:has(h2:text("Flags"))').innerText();
+	say(flags.includes('Flagged from the dashboard') && flags.includes('token:'), 'the flag and who set it are shown', flags);
+	await page.screenshot({ path: join(shots, 'dashboard-patch-flagged-1280.png'), fullPage: true });
+
+	// ---- the other pages ----
+	for (const [hash, sel, name] of [
+		['#/candidates', 'h1:has-text("Candidates")', 'candidates'],
+		['#/bisections', 'h1:has-text("Bisections")', 'bisections'],
+		['#/reverts', 'h1:has-text("Reverts")', 'reverts'],
+		['#/mail', 'h1:has-text("Mail outbox")', 'mail'],
+		['#/events', 'h1:has-text("Events")', 'events'],
+	]) {
+		await page.goto(base + '/' + hash, { timeout: T });
+		await page.waitForSelector(sel, { timeout: T });
+		const n = await page.locator('#view tbody tr').count();
+		say(n > 0, `the ${name} page lists its rows (${n})`);
+		if (name === 'bisections' || name === 'mail' || name === 'reverts')
+			await page.screenshot({ path: join(shots, `dashboard-${name}-1280.png`), fullPage: true });
+	}
+	const bis = await (await page.request.get(base + '/api/v1/bisections')).json();
+	if (bis.bisections.length) {
+		await page.goto(base + '/#/bisection/' + bis.bisections[0].id, { timeout: T });
+		await page.waitForSelector('.bar .cell', { timeout: T });
+		const steps = await page.locator('#view tbody tr').count();
+		const b = await (await page.request.get(base + '/api/v1/bisections/' + bis.bisections[0].id)).json();
+		say(steps === b.steps.length, `the bisection page shows its steps (${steps})`);
+		await page.screenshot({ path: join(shots, 'dashboard-bisection-1280.png'), fullPage: true });
+	} else {
+		say(false, 'a bisection to show');
+	}
+
+	// ---- refreshes by itself ----
+	await page.goto(base + '/', { timeout: T });
+	await page.waitForSelector('table.patches tbody tr', { timeout: T });
+	const before = await page.locator('table.patches tbody tr').count();
+	const r = await page.request.post(base + '/api/v1/patches', {
+		headers: { Authorization: 'Bearer ' + token, 'Content-Type': 'text/plain' },
+		data: process.env.EXTRA_PATCH,
+	});
+	say(r.status() === 201, 'a patch imported while the page is open');
+	await page.waitForFunction(n => document.querySelectorAll('table.patches tbody tr').length === n + 1,
+		before, { timeout: T });
+	say(true, 'the queue page shows it without a reload');
+
+	// ---- a phone ----
+	await page.setViewportSize({ width: 375, height: 800 });
+	await page.goto(base + '/', { timeout: T });
+	await page.waitForSelector('table.patches tbody tr', { timeout: T });
+	const wide = await page.evaluate(() => document.documentElement.scrollWidth);
+	say(wide <= 375, `at 375 px the queue needs no sideways scrolling (${wide} px wide)`);
+	const cardish = await page.evaluate(() => getComputedStyle(document.querySelector('table.patches tbody tr')).display);
+	say(cardish === 'block', 'at 375 px rows become cards');
+	await page.screenshot({ path: join(shots, 'dashboard-queue-375.png'), fullPage: true });
+	await page.goto(base + '/#/patch/' + patchId, { timeout: T });
+	await page.waitForSelector('table.verdicts', { timeout: T });
+	const wide2 = await page.evaluate(() => document.documentElement.scrollWidth);
+	say(wide2 <= 375, `at 375 px the patch page needs no sideways scrolling (${wide2} px wide)`);
+	await page.screenshot({ path: join(shots, 'dashboard-patch-375.png'), fullPage: true });
+
+	say(errors.length === 0, 'no JavaScript errors', errors.join('\n'));
+	say(failed.length === 0, 'no request failed (but the one with the wrong token)', failed.join('\n'));
+	say(outside.length === 0, 'nothing is fetched from outside the daemon', outside.join('\n'));
+} catch (e) {
+	say(false, 'the browser run went to its end', e.stack || e);
+} finally {
+	if (ctx)
+		await ctx.close();
+	rmSync(profile, { recursive: true, force: true });
+}

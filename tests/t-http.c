@@ -1,0 +1,342 @@
+/* t-http.c: http_start() in-process (ASan+UBSan): routes, credentials, limits, the answer cache, threads. */
+#include "app.h"
+#include "db.h"
+#include "err.h"
+#include "http.h"
+#include "strbuf.h"
+#include "tap.h"
+#include "token.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+static int port;
+
+static int free_port(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0), p;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	bind(fd, (struct sockaddr *)&a, sizeof(a));
+	getsockname(fd, (struct sockaddr *)&a, &len);
+	p = ntohs(a.sin_port);
+	close(fd);
+	return p;
+}
+
+struct answer {
+	int status;
+	struct strbuf head, body;
+};
+
+static void answer_release(struct answer *a)
+{
+	strbuf_release(&a->head);
+	strbuf_release(&a->body);
+}
+
+/* Sends raw bytes on a new connection and reads the answer to its end. */
+static int exchange(const char *req, size_t len, struct answer *a)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	struct timeval tv = { .tv_sec = 10 };
+	struct strbuf all = STRBUF_INIT;
+	char buf[65536];
+	ssize_t n;
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	char *sep;
+
+	strbuf_init(&a->head, 0);
+	strbuf_init(&a->body, 0);
+	a->status = -1;
+	sa.sin_port = htons((unsigned short)port);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		close(fd);
+		return -1;
+	}
+	if (write(fd, req, len) < 0) {
+		/* the server may answer and close before taking it all */
+	}
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		strbuf_add(&all, buf, (size_t)n);
+	close(fd);
+	if (all.len > 12 && !strncmp(all.buf, "HTTP/1.1 ", 9))
+		a->status = atoi(all.buf + 9);
+	if ((sep = strstr(all.buf, "\r\n\r\n"))) {
+		strbuf_add(&a->head, all.buf, (size_t)(sep - all.buf));
+		strbuf_addstr(&a->body, sep + 4);
+	}
+	strbuf_release(&all);
+	return a->status;
+}
+
+static int request(const char *method, const char *path, const char *headers,
+		   const char *body, struct answer *a)
+{
+	struct strbuf r = STRBUF_INIT;
+	int ret;
+
+	strbuf_addf(&r, "%s %s HTTP/1.1\r\nHost: t\r\nConnection: close\r\n%s",
+		    method, path, headers ? headers : "");
+	if (body)
+		strbuf_addf(&r, "Content-Length: %zu\r\n\r\n%s", strlen(body), body);
+	else
+		strbuf_addstr(&r, "\r\n");
+	ret = exchange(r.buf, r.len, a);
+	strbuf_release(&r);
+	return ret;
+}
+
+static int get(const char *path, struct answer *a)
+{
+	return request("GET", path, NULL, NULL, a);
+}
+
+static const char patch_mail[] =
+	"From: Jane Dev <jane@example.org>\n"
+	"Date: Mon, 1 Sep 2025 10:00:00 +0000\n"
+	"Subject: [PATCH 6.1] lib: fix line 7\n"
+	"Message-Id: <t-http-1@example.org>\n"
+	"\n"
+	"Line 7 was wrong.\n"
+	"\n"
+	"Fixes: 0123456789ab (\"lib: add lines\")\n"
+	"Signed-off-by: Jane Dev <jane@example.org>\n"
+	"---\n"
+	"diff --git a/lib.c b/lib.c\n"
+	"index 1111111..2222222 100644\n"
+	"--- a/lib.c\n"
+	"+++ b/lib.c\n"
+	"@@ -6,3 +6,3 @@\n"
+	" line 6\n"
+	"-line 7\n"
+	"+line seven\n"
+	" line 8\n";
+
+struct worker {
+	int ok, n;
+};
+
+static void *hammer(void *arg)
+{
+	struct worker *w = arg;
+	static const char *const paths[] = { "/api/v1/patches?limit=5",
+					     "/api/v1/health",
+					     "/api/v1/patches/1",
+					     "/api/v1/events?limit=3",
+					     "/api/v1/metrics", "/app.js" };
+
+	for (int i = 0; i < w->n; i++) {
+		struct answer a;
+		if (get(paths[i % 6], &a) == 200)
+			w->ok++;
+		answer_release(&a);
+	}
+	return NULL;
+}
+
+int main(void)
+{
+	char dir[] = "/tmp/t-http.XXXXXX", *secret = NULL;
+	struct app app = { .actor = "test" };
+	struct http_server *srv = NULL;
+	struct answer a;
+	char auth[128], listen[64];
+	sqlite3 *db;
+
+	if (!mkdtemp(dir))
+		return 1;
+	config_load(&app.cfg, NULL);
+	free(app.cfg.db);
+	app.cfg.db = xstrfmt("%s/t.db", dir);
+	free(app.cfg.var_dir);
+	app.cfg.var_dir = xstrfmt("%s/var", dir);
+	port = free_port();
+	snprintf(listen, sizeof(listen), "127.0.0.1:%d", port);
+	free(app.cfg.listen);
+	app.cfg.listen = xstrdup(listen);
+	app.cfg.max_patch_bytes = 4096;
+	app.cfg.http_timeout = 2;
+	ok(app_open_db(&app) == 0, "the store");
+	ok(token_add(app.db, "tester", "test", &secret) == 0, "a token");
+	snprintf(auth, sizeof(auth), "Authorization: Bearer %s\r\n", secret);
+
+	ok(http_start(&app, &srv) == 0, "http_start on %s", listen);
+	{
+		struct http_server *again = NULL;
+		ok(http_start(&app, &again) < 0 && !again,
+		   "a second server on the same address fails: %s", err_msg());
+	}
+
+	is_int(get("/api/v1/health", &a), 200, "GET /health");
+	like(a.body.buf, "\"ok\":true", "... ok");
+	like(a.head.buf, "Content-Type: application/json", "... JSON");
+	answer_release(&a);
+	is_int(get("/api/v1/patches", &a), 200, "GET /patches");
+	like(a.body.buf, "\"total\":0", "... empty");
+	answer_release(&a);
+
+	is_int(request("POST", "/api/v1/patches", "Content-Type: text/plain\r\n",
+		       patch_mail, &a),
+	       401, "POST /patches without a token");
+	like(a.head.buf, "WWW-Authenticate: Bearer", "... asks for one");
+	answer_release(&a);
+	{
+		struct strbuf h = STRBUF_INIT;
+		strbuf_addf(&h, "%sContent-Type: text/plain\r\n", auth);
+		is_int(request("POST", "/api/v1/patches", h.buf, patch_mail, &a), 201,
+		       "POST /patches with the token");
+		like(a.body.buf, "\"added\":1", "... added");
+		answer_release(&a);
+		is_int(request("POST", "/api/v1/patches", h.buf, patch_mail, &a), 200,
+		       "... again: a duplicate");
+		answer_release(&a);
+		is_int(request("POST", "/api/v1/patches", h.buf, "no patch here\n", &a),
+		       422, "not a patch: 422");
+		like(a.body.buf, "\"error\":\"invalid-patch\"", "... invalid-patch");
+		answer_release(&a);
+		strbuf_release(&h);
+	}
+
+	/* The cache: the same read twice, then a change, then the read again. */
+	is_int(get("/api/v1/patches/1", &a), 200, "GET /patches/1");
+	like(a.body.buf, "\"state\":\"imported\"", "... imported");
+	answer_release(&a);
+	is_int(get("/api/v1/patches/1", &a), 200, "GET /patches/1 again (kept)");
+	like(a.body.buf, "\"state\":\"imported\"", "... imported");
+	answer_release(&a);
+	{
+		struct strbuf h = STRBUF_INIT;
+		strbuf_addf(&h, "%sContent-Type: application/json\r\n", auth);
+		is_int(request("POST", "/api/v1/patches/1/flag", h.buf,
+			       "{\"reason\": \"broken in test\"}", &a),
+		       200, "flag through the API");
+		answer_release(&a);
+		is_int(request("POST", "/api/v1/patches/1/flag", h.buf, "{\"reason\": 1}", &a),
+		       400, "a reason of the wrong type");
+		answer_release(&a);
+		strbuf_release(&h);
+	}
+	is_int(get("/api/v1/patches/1", &a), 200, "GET /patches/1 after the flag");
+	like(a.body.buf, "\"state\":\"broken\"", "... broken: the writer's change is seen");
+	answer_release(&a);
+	/* a change by another process (here: another connection) */
+	ok(db_open(&db, app.cfg.db) == 0, "another connection");
+	db_exec(db, "UPDATE patches SET subject = 'changed elsewhere' WHERE id = 1", NULL);
+	db_close(db);
+	is_int(get("/api/v1/patches?limit=5", &a), 200, "GET /patches");
+	like(a.body.buf, "changed elsewhere", "... sees a change made by another connection");
+	answer_release(&a);
+
+	is_int(get("/api/v1/nope", &a), 404, "an unknown route");
+	answer_release(&a);
+	is_int(request("DELETE", "/api/v1/patches/1", NULL, NULL, &a), 405, "DELETE");
+	like(a.head.buf, "Allow: GET, HEAD", "... Allow");
+	answer_release(&a);
+	is_int(get("/api/v1/patches?limit=0", &a), 400, "limit=0");
+	answer_release(&a);
+	{
+		const char *big = "POST /api/v1/patches HTTP/1.1\r\nHost: t\r\n"
+				  "Content-Type: text/plain\r\nContent-Length: 999999\r\n";
+		struct strbuf r = STRBUF_INIT;
+		strbuf_addf(&r, "%s%s\r\n", big, auth);
+		is_int(exchange(r.buf, r.len, &a), 413, "a body over the limit, from its headers");
+		answer_release(&a);
+		strbuf_release(&r);
+	}
+	{
+		struct strbuf r = STRBUF_INIT;
+		strbuf_addf(&r, "POST /api/v1/patches HTTP/1.1\r\nHost: t\r\nConnection: close\r\n"
+			       "Content-Type: text/plain\r\nTransfer-Encoding: chunked\r\n%s\r\n", auth);
+		for (int i = 0; i < 6; i++) {
+			strbuf_addf(&r, "400\r\n");
+			for (int k = 0; k < 1024; k++)
+				strbuf_addch(&r, 'x');
+			strbuf_addstr(&r, "\r\n");
+		}
+		strbuf_addstr(&r, "0\r\n\r\n");
+		is_int(exchange(r.buf, r.len, &a), 413, "a chunked body over the limit");
+		answer_release(&a);
+		strbuf_release(&r);
+	}
+	is_int(get("/", &a), 200, "GET / (the dashboard)");
+	like(a.body.buf, "app.js", "... index.html");
+	answer_release(&a);
+	is_int(get("/../../etc/passwd", &a), 404, "a path out of web/");
+	answer_release(&a);
+
+	{
+		pthread_t th[8];
+		struct worker w[8];
+		int total = 0;
+		for (int i = 0; i < 8; i++) {
+			w[i] = (struct worker){ 0, 40 };
+			pthread_create(&th[i], NULL, hammer, &w[i]);
+		}
+		for (int i = 0; i < 8; i++) {
+			pthread_join(th[i], NULL);
+			total += w[i].ok;
+		}
+		is_int(total, 8 * 40, "8 threads x 40 mixed reads: all answered 200");
+	}
+	is_int(get("/api/v1/metrics", &a), 200, "GET /metrics");
+	like(a.body.buf, "stableq_http_requests_total{code=\"200\"}", "... counts requests");
+	answer_release(&a);
+
+	http_stop(srv);
+	ok(get("/api/v1/health", &a) < 0, "http_stop: nobody listens");
+	answer_release(&a);
+	/* SIGHUP does this: the same address again at once (TIME_WAIT sockets) */
+	srv = NULL;
+	ok(http_start(&app, &srv) == 0, "http_start again on the same address");
+	is_int(get("/api/v1/patches/1", &a), 200, "... and it answers");
+	answer_release(&a);
+	http_stop(srv);
+
+	/* Connection limits: 8 in all, 6 from one address (three quarters). */
+	app.cfg.http_connections = 8;
+	srv = NULL;
+	ok(http_start(&app, &srv) == 0, "http_start with http_connections = 8");
+	{
+		int fds[6], n = 0;
+		struct sockaddr_in sa = { .sin_family = AF_INET };
+		sa.sin_port = htons((unsigned short)port);
+		sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		for (int i = 0; i < 6; i++) {
+			fds[i] = socket(AF_INET, SOCK_STREAM, 0);
+			n += connect(fds[i], (struct sockaddr *)&sa, sizeof(sa)) == 0;
+		}
+		is_int(n, 6, "6 idle connections");
+		usleep(200000);
+		ok(get("/api/v1/health", &a) < 0, "a 7th from the same address is refused");
+		answer_release(&a);
+		for (int i = 0; i < 6; i++)
+			close(fds[i]);
+		usleep(300000);
+		is_int(get("/api/v1/health", &a), 200, "once they are gone, requests are served");
+		answer_release(&a);
+	}
+	http_stop(srv);
+
+	free(secret);
+	db_close(app.db);
+	config_free(&app.cfg);
+	{
+		char cmd[128];
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+		if (system(cmd)) {
+		}
+	}
+	return done_testing();
+}

@@ -1,0 +1,567 @@
+/* app.js: the stableq dashboard: hash routes, views rendered from /api/v1, polling while work runs. */
+'use strict';
+
+const API = 'api/v1';
+const TOKEN_KEY = 'stableq.token';
+const POLL_MS = 3000;
+const STATES = ['imported', 'checked', 'queued', 'held', 'rejected', 'broken',
+	'dropped', 'released', 'reverted'];
+const PAGE = 100;
+
+/* ---- small helpers ---- */
+
+/* h('a', {href: '#/'}, 'text', child...): DOM without innerHTML, so data is never markup. */
+function h(tag, attrs, ...kids) {
+	const el = document.createElement(tag);
+	for (const [k, v] of Object.entries(attrs || {})) {
+		if (v === undefined || v === null || v === false)
+			continue;
+		if (k === 'class')
+			el.className = v;
+		else if (k.startsWith('on'))
+			el.addEventListener(k.slice(2), v);
+		else
+			el.setAttribute(k, v === true ? '' : String(v));
+	}
+	for (const kid of kids.flat(Infinity)) {
+		if (kid === undefined || kid === null || kid === false)
+			continue;
+		el.append(kid instanceof Node ? kid : document.createTextNode(String(kid)));
+	}
+	return el;
+}
+
+function token() {
+	try {
+		return localStorage.getItem(TOKEN_KEY) || '';
+	} catch (e) {
+		return '';
+	}
+}
+
+function setToken(t) {
+	try {
+		if (t)
+			localStorage.setItem(TOKEN_KEY, t);
+		else
+			localStorage.removeItem(TOKEN_KEY);
+	} catch (e) { /* private mode: the token lives in the form only */ }
+}
+
+class ApiError extends Error {
+	constructor(status, body) {
+		super(body && body.message ? body.message : 'HTTP ' + status);
+		this.status = status;
+		this.code = body && body.error;
+	}
+}
+
+async function get(path) {
+	const r = await fetch(API + path, { headers: { Accept: 'application/json' } });
+	const body = await r.json().catch(() => null);
+	if (!r.ok)
+		throw new ApiError(r.status, body);
+	return body;
+}
+
+async function post(path, data, tok) {
+	const r = await fetch(API + path, {
+		method: 'POST',
+		headers: {
+			'Content-Type': 'application/json',
+			Authorization: 'Bearer ' + tok,
+		},
+		body: JSON.stringify(data),
+	});
+	const body = await r.json().catch(() => null);
+	if (!r.ok)
+		throw new ApiError(r.status, body);
+	return body;
+}
+
+/* Verdict results and states, by how they should look. */
+const GOOD = ['present', 'clean', 'ok', 'none', 'pass', 'overridden', 'found',
+	'done', 'confirmed', 'sent', 'good'];
+const BAD = ['absent', 'conflict', 'held', 'fail', 'build-failed', 'apply-failed',
+	'hang', 'failed', 'invalid', 'bad', 'broken'];
+const WARN = ['unknown', 'missing', 'already-applied', 'flaky', 'queued-mail',
+	'running', 'planned', 'applying', 'sending', 'pending'];
+
+function tone(result) {
+	if (GOOD.includes(result))
+		return 'good';
+	if (BAD.includes(result))
+		return 'bad';
+	if (WARN.includes(result))
+		return 'warn';
+	return 'info';
+}
+
+/* "2026-12-03T08:14:35.242" -> "12-03 08:14:35": short enough for a column. */
+function when(ts) {
+	const m = /^\d{4}-(\d\d-\d\d)T(\d\d:\d\d:\d\d)/.exec(ts || '');
+	return m ? m[1] + ' ' + m[2] : (ts || '');
+}
+
+/* Mail waiting is not a problem: queued mail is amber, not red. */
+function mailBadge(state) {
+	return badge(state, state === 'queued' ? 'warn' : null);
+}
+
+function badge(text, cls) {
+	return h('span', { class: 'badge ' + (cls || tone(text)) }, text);
+}
+
+function stateBadge(state) {
+	return h('span', { class: 'state st-' + state }, state);
+}
+
+function verdictChips(verdicts) {
+	const names = Object.keys(verdicts || {});
+	if (!names.length)
+		return h('span', { class: 'muted' }, 'not checked');
+	return h('span', { class: 'chips' }, names.map(n => {
+		const v = verdicts[n];
+		return h('span', {
+			class: 'chip ' + (n === 'flags' && v.result !== 'none' ? 'info' : tone(v.result)),
+			title: n + ': ' + v.result + (v.detail ? ' — ' + v.detail : ''),
+		}, h('b', {}, n), ' ', v.result);
+	}));
+}
+
+function ago(ts) {
+	if (!ts)
+		return '';
+	const t = Date.parse(ts.endsWith('Z') ? ts : ts + 'Z');
+	if (isNaN(t))
+		return ts;
+	const s = Math.round((Date.now() - t) / 1000);
+	if (s < 60)
+		return s + ' s ago';
+	if (s < 3600)
+		return Math.round(s / 60) + ' min ago';
+	if (s < 86400)
+		return Math.round(s / 3600) + ' h ago';
+	return ts.slice(0, 10);
+}
+
+function section(title, ...kids) {
+	return h('section', { class: 'card' }, h('h2', {}, title), kids);
+}
+
+function table(head, rows, cls) {
+	return h('div', { class: 'scroll' },
+		h('table', { class: cls || '' },
+			h('thead', {}, h('tr', {}, head.map(c => h('th', {}, c)))),
+			h('tbody', {}, rows)));
+}
+
+/* A row whose cells carry their column name, for the card layout on phones. */
+function row(cells, attrs) {
+	return h('tr', attrs || {}, cells.map(([label, v, cls]) =>
+		h('td', { 'data-label': label, class: cls || '' }, v)));
+}
+
+function pre(text, cls) {
+	return h('pre', { class: cls || 'log' }, text);
+}
+
+function patchLink(id, text) {
+	return h('a', { href: '#/patch/' + id }, text || '#' + id);
+}
+
+/* ---- views ---- */
+
+const views = {};
+
+views.queue = async (args) => {
+	const state = args.state || '';
+	const offset = Number(args.offset || 0);
+	const q = new URLSearchParams({ limit: PAGE, offset });
+	if (state)
+		q.set('state', state);
+	const [list, health] = await Promise.all([get('/patches?' + q), get('/health')]);
+	const counts = health.queue || {};
+	const total = STATES.reduce((a, s) => a + (counts[s] || 0), 0);
+	const chips = h('div', { class: 'counts' },
+		h('a', { href: '#/', class: 'count' + (state ? '' : ' on') },
+			h('b', {}, total), ' all'),
+		STATES.map(s => h('a', {
+			href: '#/?state=' + s,
+			class: 'count st-' + s + (state === s ? ' on' : '') + (counts[s] ? '' : ' zero'),
+		}, h('b', {}, counts[s] || 0), ' ' + s)));
+
+	const rows = list.patches.map(p => row([
+		['#', patchLink(p.id)],
+		['Patch', h('div', {},
+			h('a', { href: '#/patch/' + p.id, class: 'subject' }, p.subject),
+			h('div', { class: 'sub' }, h('span', { class: 'pid' }, '#' + p.id + ' · '), p.author_name || p.author_email || '',
+				p.upstream ? ' · ' + p.upstream.slice(0, 12) : ''),
+			p.state === 'held' ? h('div', { class: 'why' }, p.state_reason || 'a fix-up of a broken patch') : null)],
+		['State', stateBadge(p.state)],
+		['Checks', verdictChips(p.verdicts)],
+	], { class: p.state === 'held' ? 'held' : '' }));
+
+	const pager = h('div', { class: 'pager' },
+		offset > 0 ? h('a', { href: '#/?' + new URLSearchParams({ state, offset: Math.max(0, offset - PAGE) }) }, '← newer') : null,
+		h('span', { class: 'muted' }, list.total ? `${offset + 1}–${offset + list.patches.length} of ${list.total}` : 'no patches'),
+		offset + PAGE < list.total ? h('a', { href: '#/?' + new URLSearchParams({ state, offset: offset + PAGE }) }, 'older →') : null);
+
+	return [
+		h('h1', {}, 'Queue', state ? ' · ' + state : ''),
+		progress(health),
+		chips,
+		list.patches.length ? table(['#', 'Patch', 'State', 'Checks'], rows, 'patches') :
+			h('p', { class: 'empty' }, state ? 'No patch is ' + state + '.' : 'The queue is empty: import patches with `stableq import` or POST /api/v1/patches.'),
+		pager,
+	];
+};
+
+/* The work in progress: the daemon's step, the candidate and the bisection. */
+function progress(health) {
+	const c = health.candidate, b = health.bisection;
+	const busy = health.step && health.step !== 'idle';
+	return h('div', { class: 'progress' + (busy ? ' busy' : '') },
+		h('span', { class: 'dot' }),
+		h('span', {}, busy ? 'Working: ' + health.step : 'Idle'),
+		c ? h('span', {}, ' · ', h('a', { href: '#/candidate/' + c.id }, 'candidate #' + c.id),
+			' (' + c.purpose + ', ' + c.patches + ' patches) at step ', h('b', {}, c.step)) : null,
+		b ? h('span', {}, ' · ', h('a', { href: '#/bisection/' + b.id }, 'bisection #' + b.id),
+			` good ≤ ${b.good}, bad ≥ ${b.bad === null ? '?' : b.bad}, ${b.builds_used} builds`) : null,
+		health.pending_candidates ? h('span', {}, ' · ' + health.pending_candidates + ' pending') : null);
+}
+
+views.patch = async (args) => {
+	const p = await get('/patches/' + args.id);
+	const out = [];
+	out.push(h('h1', {}, h('span', { class: 'muted' }, '#' + p.id + ' '), p.subject));
+	out.push(h('div', { class: 'line' }, stateBadge(p.state),
+		p.state_reason ? h('span', { class: 'why' }, ' ' + p.state_reason) : null));
+
+	const meta = [
+		['Author', [p.author_name, p.author_email ? '<' + p.author_email + '>' : ''].filter(Boolean).join(' ')],
+		['Date', p.date],
+		['Message-Id', p.message_id],
+		['Upstream', p.upstream],
+		['Fixes', (p.fixes || []).join(', ')],
+		['Stable', (p.stable_versions || []).join(', ')],
+		['Stable-dep-of', (p.stable_dep_of || []).join(', ')],
+		['Released as', p.released_commit],
+		['Depends on', (p.depends_on || []).map(d => [patchLink(d.id), ' (' + d.kind + ') '])],
+		['Goes with it', (p.dependents || []).map(d => [patchLink(d.id), ' (' + d.kind + ') '])],
+		['Files', (p.files || []).map(f => h('code', { class: 'file' }, f.change + ' ' + f.path))],
+	].filter(([, v]) => v && (!Array.isArray(v) || v.length));
+	out.push(section('Patch', h('dl', { class: 'meta' }, meta.map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]))));
+
+	const vnames = Object.keys(p.verdicts || {});
+	out.push(section('Verdicts',
+		vnames.length ? table(['Check', 'Result', 'Reason', 'When'], vnames.map(n => row([
+			['Check', h('b', {}, n)],
+			['Result', badge(p.verdicts[n].result, n === 'flags' && p.verdicts[n].result !== 'none' ? 'info' : null)],
+			['Reason', p.verdicts[n].detail],
+			['When', ago(p.verdicts[n].at)],
+		])), 'verdicts') : h('p', { class: 'muted' }, 'Not checked yet.'),
+		(p.verdict_history || []).length > vnames.length ?
+			h('details', {}, h('summary', {}, 'History (' + p.verdict_history.length + ')'),
+				table(['Check', 'Result', 'Reason', 'When'], p.verdict_history.map(v => row([
+					['Check', v.check], ['Result', badge(v.result)], ['Reason', v.detail], ['When', when(v.at)]])))) : null));
+
+	if ((p.flags || []).length)
+		out.push(section('Flags', table(['By', 'Reason', 'Evidence', 'When'], p.flags.map(f => row([
+			['By', f.actor], ['Reason', f.reason],
+			['Evidence', [f.evidence ? pre(f.evidence) : null,
+				f.build_id ? h('a', { href: API + '/builds/' + f.build_id + '/log' }, 'build log') : null,
+				f.bisection_id ? h('a', { href: '#/bisection/' + f.bisection_id }, ' bisection #' + f.bisection_id) : null]],
+			['When', ago(f.created_at)]])))));
+
+	out.push(section('Builds and tests', (p.candidates || []).length ?
+		p.candidates.map(candidateBlock) : h('p', { class: 'muted' }, 'No candidate has included this patch yet.')));
+
+	if ((p.reverts || []).length)
+		out.push(section('Reverts', table(['Revert', 'Action', 'Why', 'State', 'Commit'], p.reverts.map(r => row([
+			['Revert', h('a', { href: '#/revert/' + r.id }, '#' + r.id)], ['Action', r.action], ['Why', r.why],
+			['State', badge(r.state)], ['Commit', r.revert_commit ? h('code', {}, r.revert_commit.slice(0, 12)) : '']])))));
+
+	if ((p.mail || []).length)
+		out.push(section('Mail to the author', table(['Mail', 'Kind', 'State', 'Attempts', 'Error'], p.mail.map(m => row([
+			['Mail', '#' + m.id], ['Kind', m.kind], ['State', mailBadge(m.state)],
+			['Attempts', m.attempts], ['Error', m.last_error || '']])))));
+
+	out.push(section('Act', actions(p)));
+
+	out.push(h('details', { class: 'card' }, h('summary', {}, 'Message and diff'),
+		pre(p.message || '', 'msg'), pre(p.diff || '', 'diff')));
+
+	out.push(section('Events', table(['When', 'Who', 'What'], (p.events || []).slice().reverse().map(e => row([
+		['When', when(e.at)], ['Who', e.actor], ['What', e.kind + (e.detail ? ': ' + e.detail : '')]])), 'events')));
+	return out;
+};
+
+function candidateBlock(c) {
+	const b = c.build;
+	return h('div', { class: 'cand' },
+		h('div', { class: 'line' },
+			h('a', { href: '#/candidate/' + c.id }, 'candidate #' + c.id), ' ',
+			h('span', { class: 'muted' }, c.purpose + ', ' + (c.patch_ids || []).length + ' patches, step ' + c.step + ' '),
+			c.verdict ? badge(c.verdict) : badge('running'),
+			c.detail ? h('span', { class: 'why' }, ' ' + c.detail) : null),
+		b ? h('div', { class: 'line' }, 'build #' + b.id + ' ', badge(b.result),
+			b.seconds ? ' ' + Number(b.seconds).toFixed(0) + ' s ' : ' ',
+			b.log_path ? h('a', { href: API + '/builds/' + b.id + '/log' }, 'log') : null) : null,
+		b && b.error_excerpt ? pre(b.error_excerpt) : null,
+		(c.tests || []).length ? table(['Test', 'Run', 'Result', 'Detail'], c.tests.map(t => [
+			row([['Test', t.name], ['Run', t.run], ['Result', badge(t.result)], ['Detail', t.detail || '']]),
+			t.log_excerpt && t.result !== 'pass' ? h('tr', { class: 'excerpt' }, h('td', { colspan: 4 }, pre(t.log_excerpt))) : null,
+		]), 'tests') : null);
+}
+
+/* The forms that change a patch: each needs a token. */
+function actions(p) {
+	const msg = h('p', { class: 'msg', role: 'alert' });
+	const tok = h('input', { type: 'password', name: 'token', autocomplete: 'off', value: token(), placeholder: 'API token', required: true });
+	const reason = h('textarea', { name: 'reason', rows: 2, required: true, placeholder: 'Why (the author reads this)' });
+
+	async function act(ev, kind) {
+		ev.preventDefault();
+		const t = tok.value.trim();
+		const r = reason.value.trim();
+		if (!t) {
+			msg.textContent = 'A token is needed: stableq token add NAME';
+			msg.className = 'msg bad';
+			return;
+		}
+		setToken(t);
+		msg.className = 'msg';
+		msg.textContent = 'Sending…';
+		try {
+			if (kind === 'plan') {
+				const res = await post('/patches/' + p.id + '/revert', { dry_run: true }, t);
+				msg.textContent = '';
+				msg.append('Plan: ', ...(res.plan.items || []).map(i =>
+					h('span', { class: 'plan' }, i.action + ' ', patchLink(i.patch_id), ' (' + i.why + ') ')));
+				return;
+			}
+			if (!r) {
+				msg.textContent = 'Say why: the reason is recorded and mailed.';
+				msg.className = 'msg bad';
+				return;
+			}
+			const body = kind === 'revert' ? { reason: r, dry_run: false } : { reason: r };
+			await post('/patches/' + p.id + '/' + kind, body, t);
+			msg.className = 'msg good';
+			msg.textContent = 'Done.';
+			reason.value = '';
+			render(true);
+		} catch (e) {
+			msg.className = 'msg bad';
+			msg.textContent = (e.status ? e.status + ': ' : '') + e.message;
+		}
+	}
+
+	const canFlag = !['broken', 'dropped', 'reverted'].includes(p.state);
+	const canOverride = ['held', 'checked'].includes(p.state);
+	const canRevert = ['broken', 'released', 'queued', 'held', 'checked'].includes(p.state);
+	return h('form', { class: 'act', id: 'flag-form', onsubmit: ev => act(ev, 'flag') },
+		h('label', {}, 'Token', tok),
+		h('label', {}, 'Reason', reason),
+		h('div', { class: 'buttons' },
+			canFlag ? h('button', { type: 'submit', class: 'danger', id: 'flag-button' }, 'Flag broken') : null,
+			canOverride ? h('button', { type: 'button', onclick: ev => act(ev, 'override') }, 'Override (queue it)') : null,
+			canRevert ? h('button', { type: 'button', onclick: ev => act(ev, 'plan') }, 'Revert plan (dry run)') : null,
+			canRevert ? h('button', { type: 'button', class: 'danger', onclick: ev => act(ev, 'revert') }, 'Revert / drop now') : null),
+		msg);
+}
+
+views.candidates = async () => {
+	const { candidates } = await get('/candidates?limit=100');
+	return [h('h1', {}, 'Candidates'), candidates.length ? table(['#', 'Purpose', 'Patches', 'Step', 'Verdict', 'Started'],
+		candidates.map(c => row([
+			['#', h('a', { href: '#/candidate/' + c.id }, '#' + c.id)], ['Purpose', c.purpose], ['Patches', c.patches],
+			['Step', c.step], ['Verdict', c.verdict ? badge(c.verdict) : badge(c.step === 'pending' ? 'pending' : 'running')],
+			['Started', ago(c.started_at)]]))) : h('p', { class: 'empty' }, 'No candidate yet.')];
+};
+
+views.candidate = async (args) => {
+	const c = await get('/candidates/' + args.id);
+	return [h('h1', {}, 'Candidate #' + c.id),
+		section('Result', candidateBlock(c)),
+		section('Patches', h('p', {}, (c.patch_ids || []).map(id => [patchLink(id), ' ']))),
+	];
+};
+
+views.bisections = async () => {
+	const { bisections } = await get('/bisections?limit=100');
+	return [h('h1', {}, 'Bisections'), bisections.length ? table(['#', 'Candidate', 'State', 'Range', 'Culprit', 'Builds', 'Started'],
+		bisections.map(b => row([
+			['#', h('a', { href: '#/bisection/' + b.id }, '#' + b.id)], ['Candidate', h('a', { href: '#/candidate/' + b.candidate_id }, '#' + b.candidate_id)],
+			['State', badge(b.state)], ['Range', `good ≤ ${b.good}, bad ≥ ${b.bad === null ? '?' : b.bad}`],
+			['Culprit', b.culprit_patch_id ? patchLink(b.culprit_patch_id, '#' + b.culprit_patch_id + ' ' + (b.culprit_subject || '')) : ''],
+			['Builds', b.builds_used], ['Started', ago(b.started_at)]]))) : h('p', { class: 'empty' }, 'No bisection yet.')];
+};
+
+views.bisection = async (args) => {
+	const b = await get('/bisections/' + args.id);
+	const c = await get('/candidates/' + b.candidate_id).catch(() => ({ patch_ids: [] }));
+	const steps = b.steps || [];
+	const ids = c.patch_ids || [];
+	const n = Math.max(ids.length, b.bad || 0, ...steps.map(s => s.prefix_len || 0));
+	/*
+	 * One cell per queue prefix: 0 is the branch alone, i adds the i-th
+	 * patch. Tried prefixes are green (pass) or red (fail); the rest take
+	 * the colour the search implies; the culprit is outlined.
+	 */
+	const bar = h('div', { class: 'bar', title: 'queue prefixes: green passes, red fails' },
+		Array.from({ length: n + 1 }, (_, i) => {
+			const s = steps.filter(x => x.prefix_len === i).pop();
+			const cls = s ? tone(s.result) : (i <= b.good ? 'good dim' : (b.bad !== null && i >= b.bad ? 'bad dim' : ''));
+			const label = i === 0 ? 'branch' : (ids[i - 1] ? '#' + ids[i - 1] : String(i));
+			const cell = h('span', { class: 'cell ' + cls + (b.bad === i && b.culprit_patch_id ? ' culprit' : ''),
+				title: i === 0 ? 'the branch alone' : 'prefix ' + i + (s ? ': ' + s.result : '') }, label);
+			return i > 0 && ids[i - 1] ? h('a', { href: '#/patch/' + ids[i - 1] }, cell) : cell;
+		}));
+	return [h('h1', {}, 'Bisection #' + b.id),
+		h('div', { class: 'line' }, badge(b.state), ' of ', h('a', { href: '#/candidate/' + b.candidate_id }, 'candidate #' + b.candidate_id),
+			b.culprit_patch_id ? [' · culprit ', patchLink(b.culprit_patch_id, '#' + b.culprit_patch_id + ' ' + (b.culprit_subject || ''))] : null,
+			' · ' + (b.builds_used || 0) + ' builds', b.detail ? h('span', { class: 'why' }, ' ' + b.detail) : null),
+		section('Prefixes', bar, h('p', { class: 'muted' }, `good ≤ ${b.good}, bad ≥ ${b.bad === null ? '?' : b.bad}`)),
+		section('Steps', steps.length ? table(['#', 'Kind', 'Prefix', 'Result', 'Candidate', 'When'], steps.map((s, i) => row([
+			['#', i + 1], ['Kind', s.kind], ['Prefix', s.prefix_len], ['Result', badge(s.result)],
+			['Candidate', s.candidate_id ? h('a', { href: '#/candidate/' + s.candidate_id }, '#' + s.candidate_id) : ''],
+			['When', ago(s.created_at)]]))) : h('p', { class: 'muted' }, 'No step yet.')),
+	];
+};
+
+views.reverts = async () => {
+	const { reverts } = await get('/reverts');
+	return [h('h1', {}, 'Reverts'), reverts.length ? table(['#', 'Patch', 'State', 'Patches', 'Reason', 'By', 'When'],
+		reverts.map(r => row([
+			['#', h('a', { href: '#/revert/' + r.id }, '#' + r.id)],
+			['Patch', patchLink(r.patch_id, '#' + r.patch_id + ' ' + (r.subject || ''))], ['State', badge(r.state)],
+			['Patches', Array.isArray(r.items) ? r.items.length : r.items],
+			['Reason', r.reason], ['By', r.actor], ['When', ago(r.created_at)]]))) : h('p', { class: 'empty' }, 'Nothing was reverted.')];
+};
+
+views.revert = async (args) => {
+	const r = await get('/reverts/' + args.id);
+	return [h('h1', {}, 'Revert #' + r.id),
+		h('div', { class: 'line' }, badge(r.state), ' of ', patchLink(r.patch_id), ' by ' + (r.actor || ''),
+			h('span', { class: 'why' }, ' ' + (r.reason || ''))),
+		section('Plan', table(['Order', 'Patch', 'Action', 'Why', 'Commit', 'Done'], (r.items || []).map((i, k) => row([
+			['Order', i.ord === undefined ? k + 1 : i.ord], ['Patch', patchLink(i.patch_id, '#' + i.patch_id + ' ' + (i.subject || ''))],
+			['Action', i.action], ['Why', i.why], ['Commit', i.revert_commit ? h('code', {}, i.revert_commit.slice(0, 12)) : ''],
+			['Done', i.done ? '✓' : '']])))),
+		(r.items || []).some(i => i.action === 'revert') ? h('p', {}, h('a', { href: API + '/reverts/' + r.id + '/patch' }, 'The revert patches (text/x-patch)')) : null,
+	];
+};
+
+views.mail = async () => {
+	const { mail } = await get('/mail?limit=200');
+	return [h('h1', {}, 'Mail outbox'), mail.length ? table(['#', 'Subject', 'To', 'Kind', 'State', 'Attempts', 'Last error', 'Created'],
+		mail.map(m => row([
+			['#', m.id], ['Subject', m.patch_id ? patchLink(m.patch_id, m.subject || '(no subject)') : (m.subject || '')],
+			['To', (Array.isArray(m.rcpt_to) ? m.rcpt_to : []).join(', ')], ['Kind', m.kind],
+			['State', mailBadge(m.state)], ['Attempts', m.attempts],
+			['Last error', m.last_error || ''], ['Created', ago(m.created_at)]]))) : h('p', { class: 'empty' }, 'No mail.')];
+};
+
+views.events = async () => {
+	const { events } = await get('/events?limit=200');
+	return [h('h1', {}, 'Events'), table(['#', 'When', 'Who', 'Subject', 'What'], events.slice().reverse().map(e => row([
+		['#', e.id], ['When', when(e.at)], ['Who', e.actor],
+		['Subject', e.subject_kind === 'patch' && e.subject_id ? patchLink(e.subject_id) : e.subject_kind + (e.subject_id ? ' #' + e.subject_id : '')],
+		['What', e.kind + (e.detail ? ': ' + e.detail : '')]])))];
+};
+
+views.token = async () => {
+	const input = h('input', { type: 'password', name: 'token', autocomplete: 'off', value: token(), placeholder: '64 hex digits' });
+	const msg = h('p', { class: 'msg' });
+	return [h('h1', {}, 'API token'),
+		h('form', {
+			class: 'act', onsubmit: ev => {
+				ev.preventDefault();
+				setToken(input.value.trim());
+				msg.textContent = input.value.trim() ? 'Saved in this browser.' : 'Forgotten.';
+			},
+		},
+		h('p', {}, 'Writes (flag, revert, override, candidates) need a token: ', h('code', {}, 'stableq token add NAME'),
+			'. It is kept in this browser’s localStorage and sent only with writes.'),
+		h('label', {}, 'Token', input),
+		h('div', { class: 'buttons' }, h('button', { type: 'submit' }, 'Save')), msg)];
+};
+
+/* ---- routing and refresh ---- */
+
+function parseHash() {
+	const raw = location.hash.replace(/^#\/?/, '');
+	const [path, query] = raw.split('?');
+	const parts = path.split('/').filter(Boolean);
+	const args = Object.fromEntries(new URLSearchParams(query || ''));
+	const single = { patch: 1, candidate: 1, bisection: 1, revert: 1 };
+	if (!parts.length)
+		return { view: 'queue', args };
+	if (single[parts[0]] && /^[1-9][0-9]*$/.test(parts[1] || ''))
+		return { view: parts[0], args: { ...args, id: parts[1] } };
+	return { view: views[parts[0]] ? parts[0] : 'notfound', args };
+}
+
+views.notfound = async () => [h('h1', {}, 'Not found'), h('p', {}, h('a', { href: '#/' }, 'Back to the queue'))];
+
+let rendering = false;
+let lastKey = '';
+
+/* Busy forms are not redrawn under the user's hands. */
+function userBusy() {
+	const a = document.activeElement;
+	if (a && a.closest && a.closest('form'))
+		return true;
+	return [...document.querySelectorAll('#view textarea')].some(t => t.value.trim());
+}
+
+async function render(force) {
+	if (rendering)
+		return;
+	rendering = true;
+	const { view, args } = parseHash();
+	const main = document.getElementById('view');
+	const nav = { patch: 'queue', candidate: 'candidates', bisection: 'bisections', revert: 'reverts' }[view] || view;
+	document.querySelectorAll('#nav a').forEach(a => a.classList.toggle('on', a.dataset.view === nav));
+	try {
+		const nodes = await views[view](args);
+		const y = window.scrollY;
+		main.replaceChildren(...[nodes].flat(Infinity).filter(Boolean));
+		main.dataset.view = view;
+		if (!force)
+			window.scrollTo(0, y);
+		document.title = 'stableq · ' + (main.querySelector('h1') ? main.querySelector('h1').textContent : view);
+	} catch (e) {
+		main.replaceChildren(h('h1', {}, 'Error'),
+			h('p', { class: 'msg bad' }, (e.status ? e.status + ': ' : '') + e.message));
+	}
+	document.getElementById('updated').textContent = 'updated ' + new Date().toLocaleTimeString();
+	rendering = false;
+}
+
+/* Polls /health; redraws the view when something happened (a new event, a new step). */
+async function poll() {
+	const st = document.getElementById('status');
+	try {
+		const hl = await get('/health');
+		const busy = hl.step && hl.step !== 'idle';
+		st.className = 'status ' + (busy ? 'busy' : 'idle');
+		st.textContent = busy ? '● ' + hl.step : '○ idle';
+		const key = hl.last_event_id + '/' + hl.step + '/' + (hl.candidate ? hl.candidate.step : '');
+		if (key !== lastKey && lastKey && !userBusy())
+			render(false);
+		lastKey = key;
+	} catch (e) {
+		st.className = 'status down';
+		st.textContent = 'daemon unreachable';
+	}
+	setTimeout(poll, POLL_MS);
+}
+
+window.addEventListener('hashchange', () => render(true));
+window.addEventListener('DOMContentLoaded', () => {
+	render(true);
+	poll();
+});
