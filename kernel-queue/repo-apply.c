@@ -1,0 +1,575 @@
+/* repo-apply.c: a patch on a tree: clean, conflict or already applied. */
+#include "repo-int.h"
+#include "err.h"
+#include "strbuf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * libgit2's git_apply_to_tree() wants "diff --git" headers and applies a
+ * hunk only at the line its header names. Patches in a stable queue come
+ * as mails, quilt diffs, and against trees where the context moved. So the
+ * diff is parsed here first: each hunk is located in the file as
+ * `git apply` does (nearest position where all its context matches, no
+ * fuzz), the diff is rewritten with git headers and corrected line numbers,
+ * and libgit2 applies that. A hunk that cannot be located is the conflict
+ * we report; the same search on the reversed diff tells "already applied".
+ */
+
+/* Locating hunks, as `git apply` does ---------------------------------- */
+
+struct fline {
+	const char *s;
+	size_t len;
+	int nl;
+};
+
+/* A file's lines as the patch so far left them. */
+struct simfile {
+	char *path;
+	int exists;
+	unsigned mode;
+	struct fline *l;
+	size_t n;
+};
+
+struct sim {
+	struct repo *r;
+	git_tree *tree;
+	struct simfile *f;
+	size_t n;
+	git_blob **blobs; /* kept alive: lines point into them */
+	size_t nblobs;
+};
+
+static void sim_release(struct sim *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		free(s->f[i].path);
+		free(s->f[i].l);
+	}
+	free(s->f);
+	for (size_t i = 0; i < s->nblobs; i++)
+		git_blob_free(s->blobs[i]);
+	free(s->blobs);
+	memset(s, 0, sizeof(*s));
+}
+
+static void split_lines(struct simfile *f, const char *buf, size_t len)
+{
+	size_t alloc = 0;
+	const char *p = buf, *end = buf + len;
+
+	f->n = 0;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		if (f->n == alloc) {
+			alloc = alloc ? alloc * 2 : 64;
+			f->l = xrealloc(f->l, alloc * sizeof(*f->l));
+		}
+		f->l[f->n].s = p;
+		f->l[f->n].len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		f->l[f->n].nl = nl != NULL;
+		f->n++;
+		p = nl ? nl + 1 : end;
+	}
+}
+
+/*
+ * The file's current state, read from the tree on first use: *out gets its
+ * index in s->f (pointers move as the array grows).
+ */
+static int sim_get(struct sim *s, const char *path, size_t *out)
+{
+	git_tree_entry *e = NULL;
+	git_blob *blob = NULL;
+	struct simfile *f;
+
+	for (size_t i = 0; i < s->n; i++)
+		if (!strcmp(s->f[i].path, path)) {
+			*out = i;
+			return 0;
+		}
+	s->f = xrealloc(s->f, (s->n + 1) * sizeof(*s->f));
+	*out = s->n;
+	f = &s->f[s->n++];
+	memset(f, 0, sizeof(*f));
+	f->path = xstrdup(path);
+	if (git_tree_entry_bypath(&e, s->tree, path) < 0)
+		return 0; /* absent */
+	if (git_tree_entry_type(e) != GIT_OBJECT_BLOB) {
+		git_tree_entry_free(e);
+		return 0; /* a directory: no file there */
+	}
+	f->mode = (unsigned)git_tree_entry_filemode(e);
+	if (git_blob_lookup(&blob, s->r->git, git_tree_entry_id(e)) < 0) {
+		git_tree_entry_free(e);
+		return repo_git_err(-1, "%s: reading the blob", path);
+	}
+	git_tree_entry_free(e);
+	f->exists = 1;
+	split_lines(f, git_blob_rawcontent(blob),
+		    (size_t)git_blob_rawsize(blob));
+	s->blobs = xrealloc(s->blobs, (s->nblobs + 1) * sizeof(*s->blobs));
+	s->blobs[s->nblobs++] = blob;
+	return 0;
+}
+
+static int match_at(const struct simfile *f, const struct fline *pre, size_t np,
+		    size_t at)
+{
+	if (at + np > f->n)
+		return 0;
+	for (size_t i = 0; i < np; i++) {
+		const struct fline *a = &f->l[at + i], *b = &pre[i];
+		if (a->len != b->len || a->nl != b->nl ||
+		    memcmp(a->s, b->s, a->len))
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * git apply's find_pos(): the match nearest to line, forward first at each
+ * distance. A hunk starting at line 1 must match at the beginning, one
+ * without trailing context at the end (git's match_beginning/match_end).
+ */
+static long find_pos(const struct simfile *f, const struct fline *pre,
+		     size_t np, size_t line, int match_beginning, int match_end)
+{
+	if (np > f->n)
+		return -1;
+	if (match_beginning || match_end) {
+		size_t at = match_beginning ? 0 : f->n - np;
+		if (match_end && at + np != f->n)
+			return -1;
+		return match_at(f, pre, np, at) ? (long)at : -1;
+	}
+	if (line > f->n)
+		line = f->n;
+	if (match_at(f, pre, np, line))
+		return (long)line;
+	for (size_t d = 1;; d++) {
+		int any = 0;
+		if (line + d + np <= f->n) {
+			any = 1;
+			if (match_at(f, pre, np, line + d))
+				return (long)(line + d);
+		}
+		if (d <= line) {
+			any = 1;
+			if (match_at(f, pre, np, line - d))
+				return (long)(line - d);
+		}
+		if (!any)
+			return -1;
+	}
+}
+
+struct failure {
+	const struct diff_file *f;
+	int hunk; /* 1-based, 0: the file */
+	char *why;
+};
+
+static int fail(struct failure *x, const struct diff_file *f, int hunk,
+		const char *why)
+{
+	x->f = f;
+	x->hunk = hunk;
+	x->why = xstrdup(why);
+	return 1;
+}
+
+/* Applies one file's hunks to its simulated lines; fills each hunk's pos. */
+static int sim_hunks(struct simfile *sf, struct diff_file *f, struct failure *x,
+		     int *offsets)
+{
+	struct fline *pre = NULL, *post = NULL;
+	int ret = 0;
+
+	for (size_t i = 0; i < f->nhunks; i++) {
+		struct diff_hunk *h = &f->hunks[i];
+		size_t np = 0, nq = 0, leading = 0, trailing = 0;
+		long pos;
+		int seen_change = 0;
+
+		pre = xrealloc(pre, (h->nlines + 1) * sizeof(*pre));
+		post = xrealloc(post, (h->nlines + 1) * sizeof(*post));
+		for (size_t j = 0; j < h->nlines; j++) {
+			struct fline fl = {h->lines[j].s, h->lines[j].len,
+					   h->lines[j].nl};
+			if (h->lines[j].op != '+')
+				pre[np++] = fl;
+			if (h->lines[j].op != '-')
+				post[nq++] = fl;
+			if (h->lines[j].op == ' ') {
+				if (seen_change)
+					trailing++;
+				else
+					leading++;
+			} else {
+				seen_change = 1;
+				trailing = 0;
+			}
+		}
+		if (np == 0) {
+			/* pure addition: new files, or -U0 insertions */
+			pos = h->os == 0 ? 0 : h->ns - 1;
+			if (pos < 0 || (size_t)pos > sf->n) {
+				ret = fail(x, f, (int)i + 1, "does not apply");
+				goto out;
+			}
+		} else {
+			size_t line = h->ns ? (size_t)(h->ns - 1) : 0;
+			int mb = h->os == 0 || h->os == 1;
+			int me = trailing == 0;
+			pos = find_pos(sf, pre, np, line, mb, me);
+			if (pos < 0) {
+				ret = fail(x, f, (int)i + 1, "does not apply");
+				goto out;
+			}
+			if ((size_t)pos != line)
+				(*offsets)++;
+		}
+		h->pos = pos;
+		/* splice: lines [pos, pos+np) become post */
+		size_t n2 = sf->n - np + nq;
+		struct fline *nl = xmalloc((n2 ? n2 : 1) * sizeof(*nl));
+		if (pos)
+			memcpy(nl, sf->l, (size_t)pos * sizeof(*nl));
+		if (nq)
+			memcpy(nl + pos, post, nq * sizeof(*nl));
+		if (sf->n - (size_t)pos - np)
+			memcpy(nl + pos + nq, sf->l + pos + np,
+			       (sf->n - (size_t)pos - np) * sizeof(*nl));
+		free(sf->l);
+		sf->l = nl;
+		sf->n = n2;
+	}
+out:
+	free(pre);
+	free(post);
+	return ret;
+}
+
+/*
+ * Tries the whole diff against the tree: 0 when every file and hunk
+ * locates (hunk positions filled), 1 with x filled at the first failure,
+ * negative on errors.
+ */
+static int locate(struct repo *r, git_tree *tree, struct diff_set *d,
+		  struct failure *x, int *offsets)
+{
+	struct sim s = {r, tree, NULL, 0, NULL, 0};
+	int ret = 0;
+
+	*offsets = 0;
+	for (size_t i = 0; i < d->n && !ret; i++) {
+		struct diff_file *f = &d->f[i];
+		struct simfile *src = NULL, *dst = NULL;
+		size_t si = 0, di = 0;
+
+		if (f->old_path && (ret = sim_get(&s, f->old_path, &si)) < 0)
+			break;
+		if (f->new_path && (ret = sim_get(&s, f->new_path, &di)) < 0)
+			break;
+		if (f->old_path)
+			src = &s.f[si];
+		if (f->new_path)
+			dst = &s.f[di];
+		if (f->added) {
+			if (dst->exists) {
+				ret = fail(x, f, 0, "already exists");
+				break;
+			}
+			src = dst; /* an empty start */
+		} else if (!src->exists) {
+			ret = fail(x, f, 0, "does not exist in the tree");
+			break;
+		} else if ((f->renamed || f->copied) && dst != src &&
+			   dst->exists) {
+			ret = fail(x, f, 0, "already exists");
+			break;
+		}
+		if (f->binary == 2) {
+			ret = fail(x, f, 0, "binary change without data");
+			break;
+		}
+		if (f->binary)
+			continue; /* libgit2 checks binary patches itself */
+		if ((ret = sim_hunks(src, f, x, offsets)) != 0)
+			break;
+		if (f->deleted) {
+			if (src->n) {
+				ret = fail(x, f, 0, "deletion leaves lines");
+				break;
+			}
+			src->exists = 0;
+			continue;
+		}
+		if (dst && dst != src) {
+			free(dst->l);
+			dst->l = xmalloc((src->n ? src->n : 1) *
+					 sizeof(*dst->l));
+			if (src->n)
+				memcpy(dst->l, src->l,
+				       src->n * sizeof(*dst->l));
+			dst->n = src->n;
+			dst->exists = 1;
+			if (f->renamed) {
+				src->exists = 0;
+				src->n = 0;
+			}
+		}
+		if (f->added)
+			dst->exists = 1;
+	}
+	sim_release(&s);
+	return ret;
+}
+
+/* Applying ------------------------------------------------------------- */
+
+/*
+ * The kernel tree has 78k files: git_apply_to_tree() on it reads all of
+ * them into an index and writes every tree back (0.2 to 0.5 s a patch).
+ * So libgit2 applies the diff to a small tree holding only the files the
+ * diff names, and the result goes into the full tree as updates
+ * (git_tree_create_updated(), which rewrites only the trees on those
+ * paths). The small trees it writes are a few unreferenced objects.
+ */
+static int small_tree(struct repo *r, git_tree *base, const struct diff_set *d,
+		      git_tree **out, git_index **had)
+{
+	git_index *idx = NULL;
+	git_oid id;
+	int ret;
+
+	*out = NULL;
+	*had = NULL;
+	if ((ret = git_index_new(&idx)) < 0)
+		return repo_git_err(ret, "apply");
+	for (size_t i = 0; i < d->n; i++) {
+		const char *paths[2] = {d->f[i].old_path, d->f[i].new_path};
+		for (int k = 0; k < 2; k++) {
+			git_tree_entry *e = NULL;
+			git_index_entry ie;
+
+			if (!paths[k] ||
+			    git_tree_entry_bypath(&e, base, paths[k]) < 0)
+				continue;
+			if (git_tree_entry_type(e) == GIT_OBJECT_BLOB) {
+				memset(&ie, 0, sizeof(ie));
+				ie.path = paths[k];
+				ie.mode = git_tree_entry_filemode(e);
+				git_oid_cpy(&ie.id, git_tree_entry_id(e));
+				ret = git_index_add(idx, &ie);
+			}
+			git_tree_entry_free(e);
+			if (ret < 0)
+				goto fail;
+		}
+	}
+	err_clear();
+	if ((ret = git_index_write_tree_to(&id, idx, r->git)) < 0 ||
+	    (ret = git_tree_lookup(out, r->git, &id)) < 0)
+		goto fail;
+	*had = idx;
+	return 0;
+fail:
+	git_index_free(idx);
+	return repo_git_err(ret, "apply: the files of the diff");
+}
+
+/* base + (post - had): the full tree after the diff. */
+static int merge_back(struct repo *r, git_tree *base, git_index *had,
+		      git_index *post, git_oid *out)
+{
+	size_t np = git_index_entrycount(post), nh = git_index_entrycount(had);
+	git_tree_update *up = xcalloc(np + nh + 1, sizeof(*up));
+	size_t n = 0;
+	int ret;
+
+	for (size_t i = 0; i < np; i++) {
+		const git_index_entry *e = git_index_get_byindex(post, i);
+		up[n].action = GIT_TREE_UPDATE_UPSERT;
+		git_oid_cpy(&up[n].id, &e->id);
+		up[n].filemode = (git_filemode_t)e->mode;
+		up[n++].path = e->path;
+	}
+	for (size_t i = 0; i < nh; i++) {
+		const git_index_entry *e = git_index_get_byindex(had, i);
+		if (git_index_get_bypath(post, e->path, 0))
+			continue;
+		up[n].action = GIT_TREE_UPDATE_REMOVE;
+		up[n++].path = e->path;
+	}
+	ret = git_tree_create_updated(out, r->git, base, n, up);
+	free(up);
+	return ret;
+}
+
+struct apply_track {
+	const git_diff_delta *delta;
+	int hunk;
+	char header[128];
+};
+
+static int on_delta(const git_diff_delta *delta, void *payload)
+{
+	struct apply_track *t = payload;
+	t->delta = delta;
+	t->hunk = 0;
+	t->header[0] = '\0';
+	return 0;
+}
+
+static int on_hunk(const git_diff_hunk *hunk, void *payload)
+{
+	struct apply_track *t = payload;
+	size_t n = hunk->header_len;
+
+	t->hunk++;
+	while (n && (hunk->header[n - 1] == '\n' || hunk->header[n - 1] == ' '))
+		n--;
+	if (n >= sizeof(t->header))
+		n = sizeof(t->header) - 1;
+	memcpy(t->header, hunk->header, n);
+	t->header[n] = '\0';
+	return 0;
+}
+
+static void set_conflict(struct repo_apply_result *res, const char *file,
+			 int hunk, const char *header, const char *why)
+{
+	res->status = REPO_APPLY_CONFLICT;
+	res->file = xstrdup(file);
+	res->hunk = hunk;
+	if (hunk)
+		res->detail = xstrfmt("%s: hunk #%d (%s) %s", file, hunk,
+				      header, why);
+	else
+		res->detail = xstrfmt("%s: %s", file, why);
+}
+
+static void conflict_from(struct repo_apply_result *res,
+			  const struct failure *x)
+{
+	const struct diff_file *f = x->f;
+	const char *hdr = x->hunk ? f->hunks[x->hunk - 1].header : "";
+
+	set_conflict(res, diff_file_path(f), x->hunk, hdr, x->why);
+}
+
+void repo_apply_result_release(struct repo_apply_result *res)
+{
+	if (!res)
+		return;
+	free(res->detail);
+	free(res->file);
+	memset(res, 0, sizeof(*res));
+}
+
+int repo_apply(struct repo *r, const char *base, const char *diff_text,
+	       char new_tree_hex[REPO_HEX_SIZE], struct repo_apply_result *res)
+{
+	git_object *tree = NULL;
+	git_diff *diff = NULL;
+	git_index *post = NULL, *had = NULL;
+	git_tree *small = NULL;
+	git_apply_options ao;
+	struct apply_track track = {0};
+	struct diff_set fwd = {0}, rev = {0};
+	struct failure xf = {0}, xr = {0};
+	struct strbuf text = STRBUF_INIT;
+	git_oid out;
+	int ret, offsets = 0, roff;
+
+	memset(res, 0, sizeof(*res));
+	git_apply_options_init(&ao, GIT_APPLY_OPTIONS_VERSION);
+	if (!diff_text)
+		return err_set(ERR_INVALID, "apply: no diff");
+	if ((ret = repo_lookup(r, &tree, base, GIT_OBJECT_TREE)) < 0)
+		return ret;
+	if ((ret = repo_diff_parse(&fwd, diff_text, strlen(diff_text),
+				   "patch")) < 0)
+		goto out;
+	res->files = (int)fwd.n;
+	if ((ret = locate(r, (git_tree *)tree, &fwd, &xf, &offsets)) < 0)
+		goto out;
+	if (ret == 1) {
+		/* Does it apply in reverse? Then it is already there. */
+		repo_diff_reverse(&rev, &fwd);
+		if ((ret = locate(r, (git_tree *)tree, &rev, &xr, &roff)) < 0)
+			goto out;
+		if (ret == 0) {
+			res->status = REPO_APPLY_ALREADY;
+			res->detail = xstrdup("already applied: the diff "
+					      "applies in reverse");
+		} else {
+			conflict_from(res, &xf);
+		}
+		ret = 0;
+		goto out;
+	}
+	res->offsets = offsets;
+	repo_diff_emit(&text, &fwd);
+	if ((ret = git_diff_from_buffer(&diff, text.buf, text.len)) < 0) {
+		ret = repo_git_err(ERR_INVALID, "patch");
+		goto out;
+	}
+	ao.delta_cb = on_delta;
+	ao.hunk_cb = on_hunk;
+	ao.payload = &track;
+	if ((ret = small_tree(r, (git_tree *)tree, &fwd, &small, &had)) < 0)
+		goto out;
+	ret = git_apply_to_tree(&post, r->git, small, diff, &ao);
+	if (ret == GIT_EAPPLYFAIL || ret == GIT_ENOTFOUND) {
+		/* located above but refused by libgit2: name what it was at */
+		const git_error *e = git_error_last();
+		const char *file =
+			track.delta ? (track.delta->new_file.path
+					       ? track.delta->new_file.path
+					       : track.delta->old_file.path)
+				    : "?";
+		char *why = xstrfmt("does not apply (%s)",
+				    e && e->message ? e->message : "libgit2");
+		set_conflict(res, file, track.hunk, track.header, why);
+		free(why);
+		ret = 0;
+		goto out;
+	}
+	if (ret < 0) {
+		ret = repo_git_err(ret, "apply");
+		goto out;
+	}
+	if (merge_back(r, (git_tree *)tree, had, post, &out) < 0) {
+		/* a file that became a directory (or back): the long way */
+		git_index_free(post);
+		post = NULL;
+		if ((ret = git_apply_to_tree(&post, r->git, (git_tree *)tree,
+					     diff, &ao)) < 0 ||
+		    (ret = git_index_write_tree_to(&out, post, r->git)) < 0) {
+			ret = repo_git_err(ret, "apply: writing the tree");
+			goto out;
+		}
+	}
+	git_oid_tostr(new_tree_hex, REPO_HEX_SIZE, &out);
+	res->status = REPO_APPLY_CLEAN;
+	ret = 0;
+out:
+	free(xf.why);
+	free(xr.why);
+	repo_diff_release(&fwd);
+	repo_diff_release(&rev);
+	strbuf_release(&text);
+	git_index_free(post);
+	git_index_free(had);
+	git_tree_free(small);
+	git_diff_free(diff);
+	git_object_free(tree);
+	return ret;
+}

@@ -1,0 +1,571 @@
+/* repo-history.c: is a commit, or its backport, on the branch or queued? */
+#include "repo-int.h"
+#include "err.h"
+#include "strbuf.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+int repo_sha_arg(char out[REPO_HEX_SIZE], const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+
+	if (n < REPO_MIN_ABBREV || n > REPO_HEXSZ ||
+	    strspn(s, "0123456789abcdefABCDEF") != n)
+		return err_set(ERR_INVALID,
+			       "'%s': not a SHA (%d to 40 hex digits)",
+			       s ? s : "", REPO_MIN_ABBREV);
+	for (size_t i = 0; i < n; i++)
+		out[i] = (char)tolower((unsigned char)s[i]);
+	out[n] = '\0';
+	return 0;
+}
+
+int repo_sha_prefix_match(const char *a, size_t la, const char *b, size_t lb)
+{
+	size_t l = la < lb ? la : lb;
+
+	if (l < REPO_MIN_ABBREV)
+		return 0;
+	return !strncasecmp(a, b, l);
+}
+
+static size_t hex_run(const char *p, const char *end)
+{
+	size_t n = 0;
+
+	while (p + n < end && isxdigit((unsigned char)p[n]))
+		n++;
+	return n;
+}
+
+static int word_at(const char *p, const char *end, const char *w)
+{
+	size_t n = strlen(w);
+
+	return (size_t)(end - p) >= n && !strncasecmp(p, w, n);
+}
+
+/*
+ * Stable backports name their upstream commit in one of two ways:
+ *   commit 1c109fabbd51b3a6bbed8e7ee37f9a6aa2d1b1a1 upstream.
+ *   [ Upstream commit 1c109fabbd51b3a6bbed8e7ee37f9a6aa2d1b1a1 ]
+ * Both are matched case-insensitively, leading white space allowed.
+ */
+void repo_upstream_lines(const char *msg, size_t len,
+			 void (*fn)(void *ctx, const char *sha, size_t n),
+			 void *ctx)
+{
+	const char *p = msg, *end = msg + len;
+
+	while (p < end) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		const char *le = eol ? eol : end, *q = p;
+		size_t n;
+
+		while (q < le && (*q == ' ' || *q == '\t'))
+			q++;
+		if (q < le && *q == '[') {
+			q++;
+			while (q < le && (*q == ' ' || *q == '\t'))
+				q++;
+			if (word_at(q, le, "upstream commit ")) {
+				q += 16;
+				while (q < le && *q == ' ')
+					q++;
+				n = hex_run(q, le);
+				if (n >= REPO_MIN_ABBREV && n <= REPO_HEXSZ &&
+				    (q + n == le || q[n] == ' ' || q[n] == ']'))
+					fn(ctx, q, n);
+			}
+		} else if (word_at(q, le, "commit ")) {
+			q += 7;
+			while (q < le && *q == ' ')
+				q++;
+			n = hex_run(q, le);
+			if (n >= REPO_MIN_ABBREV && n <= REPO_HEXSZ &&
+			    q + n < le && q[n] == ' ') {
+				const char *w = q + n;
+				while (w < le && *w == ' ')
+					w++;
+				if (word_at(w, le, "upstream"))
+					fn(ctx, q, n);
+			}
+		}
+		p = eol ? eol + 1 : end;
+	}
+}
+
+/* Branch history ------------------------------------------------------- */
+
+static int resolve_commit(struct repo *r, const char *spec, git_oid *out)
+{
+	git_object *obj;
+	int ret = repo_lookup(r, &obj, spec, GIT_OBJECT_COMMIT);
+
+	if (ret < 0)
+		return ret;
+	git_oid_cpy(out, git_object_id(obj));
+	git_object_free(obj);
+	return 0;
+}
+
+int repo_commit_in_history(struct repo *r, const char *tip_spec,
+			   const char *sha)
+{
+	char want[REPO_HEX_SIZE];
+	git_oid tip, id, shortid;
+	git_odb *odb = NULL;
+	git_revwalk *walk = NULL;
+	size_t n;
+	int ret;
+
+	if ((ret = repo_sha_arg(want, sha)) < 0)
+		return ret;
+	if ((ret = resolve_commit(r, tip_spec, &tip)) < 0)
+		return ret;
+	n = strlen(want);
+	if (git_oid_fromstrn(&shortid, want, n) < 0)
+		return err_set(ERR_INVALID, "'%s': not a SHA", sha);
+	if (git_repository_odb(&odb, r->git) < 0)
+		return repo_git_err(-1, "object database");
+	ret = git_odb_exists_prefix(&id, odb, &shortid, n);
+	if (ret == GIT_ENOTFOUND) {
+		ret = 0;
+		goto out;
+	}
+	if (ret == 0) {
+		size_t sz;
+		git_object_t type;
+		if (git_odb_read_header(&sz, &type, odb, &id) < 0 ||
+		    type != GIT_OBJECT_COMMIT) {
+			ret = 0;
+			goto out;
+		}
+		if (git_oid_equal(&id, &tip)) {
+			ret = 1;
+			goto out;
+		}
+		ret = git_graph_descendant_of(r->git, &tip, &id);
+		if (ret < 0)
+			ret = repo_git_err(ret, "history of %s", tip_spec);
+		goto out;
+	}
+	if (ret != GIT_EAMBIGUOUS) {
+		ret = repo_git_err(ret, "looking up %s", want);
+		goto out;
+	}
+	/* Several objects share the prefix: only commits on the branch count.
+	 */
+	if (git_revwalk_new(&walk, r->git) < 0 ||
+	    git_revwalk_push(walk, &tip) < 0) {
+		ret = repo_git_err(-1, "history of %s", tip_spec);
+		goto out;
+	}
+	ret = 0;
+	while (git_revwalk_next(&id, walk) == 0) {
+		char hex[REPO_HEX_SIZE];
+		git_oid_tostr(hex, sizeof(hex), &id);
+		if (!strncmp(hex, want, n)) {
+			ret = 1;
+			break;
+		}
+	}
+out:
+	git_revwalk_free(walk);
+	git_odb_free(odb);
+	return ret;
+}
+
+struct add_ctx {
+	struct repo *r;
+	const git_oid *commit;
+	size_t order;
+};
+
+static void add_upstream(void *vctx, const char *sha, size_t n)
+{
+	struct add_ctx *c = vctx;
+	struct repo *r = c->r;
+	struct repo_upstream *u;
+
+	if (r->nups == r->aups) {
+		r->aups = r->aups ? r->aups * 2 : 64;
+		r->ups = xrealloc(r->ups, r->aups * sizeof(*r->ups));
+	}
+	u = &r->ups[r->nups++];
+	for (size_t i = 0; i < n; i++)
+		u->sha[i] = (char)tolower((unsigned char)sha[i]);
+	u->sha[n] = '\0';
+	git_oid_cpy(&u->commit, c->commit);
+	u->order = c->order;
+}
+
+static int ups_cmp(const void *a, const void *b)
+{
+	const struct repo_upstream *x = a, *y = b;
+	int c = strncmp(x->sha, y->sha, REPO_MIN_ABBREV);
+
+	if (c)
+		return c;
+	/* newest first among the same prefix: higher order is newer */
+	return x->order < y->order ? 1 : x->order > y->order ? -1 : 0;
+}
+
+/*
+ * Brings the cache to tip: walks only the commits not reachable from the
+ * cached tip when tip descends from it, else starts over. Entries of a
+ * later walk get higher order numbers (newer); within a walk, the walk
+ * (newest first) gives decreasing numbers.
+ */
+static int cache_update(struct repo *r, const git_oid *tip)
+{
+	git_revwalk *walk = NULL;
+	git_oid id;
+	size_t base, count = 0;
+	int ret;
+
+	if (r->cache_valid && git_oid_equal(&r->cache_tip, tip))
+		return 0;
+	if (r->cache_valid &&
+	    git_graph_descendant_of(r->git, tip, &r->cache_tip) != 1) {
+		r->cache_valid = 0;
+		r->nups = 0;
+	}
+	if ((ret = git_revwalk_new(&walk, r->git)) < 0 ||
+	    (ret = git_revwalk_push(walk, tip)) < 0 ||
+	    (r->cache_valid &&
+	     (ret = git_revwalk_hide(walk, &r->cache_tip)) < 0)) {
+		ret = repo_git_err(ret, "history walk");
+		goto out;
+	}
+	git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL);
+	/* new commits rank above everything cached */
+	base = r->nups ? r->ups[0].order : 0;
+	for (size_t i = 0; i < r->nups; i++)
+		if (r->ups[i].order > base)
+			base = r->ups[i].order;
+	base += (size_t)1 << 40;
+	while ((ret = git_revwalk_next(&id, walk)) == 0) {
+		git_commit *c;
+		struct add_ctx ctx = {r, &id, base - count++};
+		const char *msg;
+
+		if (git_commit_lookup(&c, r->git, &id) < 0) {
+			ret = repo_git_err(-1, "history walk");
+			goto out;
+		}
+		msg = git_commit_message_raw(c);
+		repo_upstream_lines(msg, strlen(msg), add_upstream, &ctx);
+		git_commit_free(c);
+	}
+	if (ret != GIT_ITEROVER) {
+		ret = repo_git_err(ret, "history walk");
+		r->cache_valid = 0;
+		r->nups = 0;
+		goto out;
+	}
+	if (r->nups)
+		qsort(r->ups, r->nups, sizeof(*r->ups), ups_cmp);
+	r->ups_sorted = r->nups;
+	git_oid_cpy(&r->cache_tip, tip);
+	r->cache_valid = 1;
+	ret = 0;
+out:
+	git_revwalk_free(walk);
+	return ret;
+}
+
+int repo_find_backport(struct repo *r, const char *tip_spec,
+		       const char *upstream_sha, char out_hex[REPO_HEX_SIZE])
+{
+	char want[REPO_HEX_SIZE];
+	git_oid tip;
+	size_t lo = 0, hi, n;
+	int ret;
+
+	if ((ret = repo_sha_arg(want, upstream_sha)) < 0)
+		return ret;
+	if ((ret = resolve_commit(r, tip_spec, &tip)) < 0)
+		return ret;
+	if ((ret = cache_update(r, &tip)) < 0)
+		return ret;
+	n = strlen(want);
+	/* first entry whose first REPO_MIN_ABBREV digits are >= want's */
+	hi = r->nups;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (strncmp(r->ups[mid].sha, want, REPO_MIN_ABBREV) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < r->nups; i++) {
+		const struct repo_upstream *u = &r->ups[i];
+		if (strncmp(u->sha, want, REPO_MIN_ABBREV))
+			break;
+		if (repo_sha_prefix_match(u->sha, strlen(u->sha), want, n)) {
+			if (out_hex)
+				git_oid_tostr(out_hex, REPO_HEX_SIZE,
+					      &u->commit);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* A stable-queue checkout ---------------------------------------------- */
+
+struct sq_entry {
+	char sha[REPO_HEX_SIZE];
+	char *where;
+	size_t seq; /* scan order: oldest release first */
+};
+
+struct sq_stamp {
+	char *name;
+	struct timespec mtime;
+};
+
+struct sq_cache {
+	char *dir, *series;
+	struct sq_stamp *stamps;
+	size_t nstamps;
+	struct sq_entry *e;
+	size_t n, alloc;
+	const char *cur; /* while scanning: the file being read */
+};
+
+static struct sq_cache sq;
+static pthread_mutex_t sq_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void sq_clear(struct sq_cache *c)
+{
+	for (size_t i = 0; i < c->nstamps; i++)
+		free(c->stamps[i].name);
+	for (size_t i = 0; i < c->n; i++)
+		free(c->e[i].where);
+	free(c->stamps);
+	free(c->e);
+	free(c->dir);
+	free(c->series);
+	memset(c, 0, sizeof(*c));
+}
+
+static void sq_add(void *vctx, const char *sha, size_t n)
+{
+	struct sq_cache *c = vctx;
+	struct sq_entry *e;
+
+	if (c->n == c->alloc) {
+		c->alloc = c->alloc ? c->alloc * 2 : 256;
+		c->e = xrealloc(c->e, c->alloc * sizeof(*c->e));
+	}
+	e = &c->e[c->n++];
+	for (size_t i = 0; i < n; i++)
+		e->sha[i] = (char)tolower((unsigned char)sha[i]);
+	e->sha[n] = '\0';
+	e->where = xstrdup(c->cur);
+	e->seq = c->n;
+}
+
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int ver_cmp(const void *a, const void *b)
+{
+	return strverscmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* By SHA prefix, then the oldest release first. */
+static int sq_entry_cmp(const void *a, const void *b)
+{
+	const struct sq_entry *x = a, *y = b;
+	int c = strncmp(x->sha, y->sha, REPO_MIN_ABBREV);
+
+	if (c)
+		return c;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* The release directories of series ("6.1.1", "6.1.2", ...), sorted. */
+static int sq_release_dirs(const char *rel, const char *series, char ***out,
+			   size_t *n)
+{
+	DIR *d = opendir(rel);
+	struct dirent *de;
+	size_t sl = strlen(series), a = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (!d)
+		return err_set(errno == ENOENT ? ERR_NOTFOUND : ERR_IO,
+			       "%s: %s", rel, strerror(errno));
+	while ((de = readdir(d))) {
+		const char *v = de->d_name + sl + 1;
+		if (strncmp(de->d_name, series, sl) || de->d_name[sl] != '.' ||
+		    !*v || strspn(v, "0123456789.") != strlen(v))
+			continue;
+		if (*n == a) {
+			a = a ? a * 2 : 64;
+			*out = xrealloc(*out, a * sizeof(**out));
+		}
+		(*out)[(*n)++] = xstrdup(de->d_name);
+	}
+	closedir(d);
+	if (*n)
+		qsort(*out, *n, sizeof(**out), ver_cmp);
+	return 0;
+}
+
+static int sq_fresh(const struct sq_cache *c, const char *rel, char **dirs,
+		    size_t n)
+{
+	if (c->nstamps != n)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		struct stat st;
+		char *p = xstrfmt("%s/%s", rel, dirs[i]);
+		int ok = stat(p, &st) == 0 &&
+			 !strcmp(c->stamps[i].name, dirs[i]) &&
+			 st.st_mtim.tv_sec == c->stamps[i].mtime.tv_sec &&
+			 st.st_mtim.tv_nsec == c->stamps[i].mtime.tv_nsec;
+		free(p);
+		if (!ok)
+			return 0;
+	}
+	return 1;
+}
+
+static int sq_scan(struct sq_cache *c, const char *sq_dir, const char *series,
+		   const char *rel, char **dirs, size_t n)
+{
+	struct strbuf buf = STRBUF_INIT;
+	int ret = 0;
+
+	sq_clear(c);
+	c->dir = xstrdup(sq_dir);
+	c->series = xstrdup(series);
+	c->stamps = xcalloc(n ? n : 1, sizeof(*c->stamps));
+	for (size_t i = 0; i < n; i++) {
+		char *p = xstrfmt("%s/%s", rel, dirs[i]);
+		struct stat st;
+		DIR *d;
+		struct dirent *de;
+		char **files = NULL;
+		size_t nf = 0, af = 0;
+
+		c->stamps[c->nstamps].name = xstrdup(dirs[i]);
+		if (stat(p, &st) == 0)
+			c->stamps[c->nstamps].mtime = st.st_mtim;
+		c->nstamps++;
+		d = opendir(p);
+		if (!d) {
+			free(p);
+			continue; /* a plain file named like a release */
+		}
+		while ((de = readdir(d))) {
+			size_t l = strlen(de->d_name);
+			if (l < 7 || strcmp(de->d_name + l - 6, ".patch"))
+				continue;
+			if (nf == af) {
+				af = af ? af * 2 : 64;
+				files = xrealloc(files, af * sizeof(*files));
+			}
+			files[nf++] = xstrdup(de->d_name);
+		}
+		closedir(d);
+		if (nf)
+			qsort(files, nf, sizeof(*files), str_cmp);
+		for (size_t k = 0; k < nf; k++) {
+			char *fp = xstrfmt("%s/%s", p, files[k]);
+			char *where =
+				xstrfmt("releases/%s/%s", dirs[i], files[k]);
+			const char *stop;
+
+			strbuf_reset(&buf);
+			if (strbuf_read_file(&buf, fp, 64u << 20) == 0) {
+				/* the message ends where the diff starts */
+				stop = strstr(buf.buf, "\ndiff --git ");
+				c->cur = where;
+				repo_upstream_lines(
+					buf.buf,
+					stop ? (size_t)(stop - buf.buf)
+					     : buf.len,
+					sq_add, c);
+				c->cur = NULL;
+			}
+			free(fp);
+			free(where);
+			free(files[k]);
+		}
+		free(files);
+		free(p);
+	}
+	if (c->n)
+		qsort(c->e, c->n, sizeof(*c->e), sq_entry_cmp);
+	strbuf_release(&buf);
+	return ret;
+}
+
+int stable_queue_find(const char *sq_dir, const char *series,
+		      const char *upstream_sha, char **where)
+{
+	char want[REPO_HEX_SIZE];
+	char *rel = NULL, **dirs = NULL;
+	size_t ndirs = 0, n, lo = 0, hi;
+	int ret;
+
+	if (where)
+		*where = NULL;
+	if ((ret = repo_sha_arg(want, upstream_sha)) < 0)
+		return ret;
+	if (!sq_dir || !*sq_dir || !series || !*series || strchr(series, '/'))
+		return err_set(ERR_INVALID, "stable queue: directory and "
+					    "series (\"6.1\") are required");
+	n = strlen(want);
+	rel = xstrfmt("%s/releases", sq_dir);
+	pthread_mutex_lock(&sq_lock);
+	if ((ret = sq_release_dirs(rel, series, &dirs, &ndirs)) < 0)
+		goto out;
+	if (!sq.dir || strcmp(sq.dir, sq_dir) || strcmp(sq.series, series) ||
+	    !sq_fresh(&sq, rel, dirs, ndirs))
+		if ((ret = sq_scan(&sq, sq_dir, series, rel, dirs, ndirs)) < 0)
+			goto out;
+	hi = sq.n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (strncmp(sq.e[mid].sha, want, REPO_MIN_ABBREV) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	ret = 0;
+	for (size_t i = lo; i < sq.n; i++) {
+		if (strncmp(sq.e[i].sha, want, REPO_MIN_ABBREV))
+			break;
+		if (repo_sha_prefix_match(sq.e[i].sha, strlen(sq.e[i].sha),
+					  want, n)) {
+			if (where)
+				*where = xstrdup(sq.e[i].where);
+			ret = 1;
+			break;
+		}
+	}
+out:
+	pthread_mutex_unlock(&sq_lock);
+	for (size_t i = 0; i < ndirs; i++)
+		free(dirs[i]);
+	free(dirs);
+	free(rel);
+	return ret;
+}

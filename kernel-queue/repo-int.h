@@ -1,0 +1,136 @@
+/* repo-int.h: what the repo-*.c files share; not for other modules. */
+#ifndef STABLEQ_REPO_INT_H
+#define STABLEQ_REPO_INT_H
+
+#include "repo.h"
+
+#include "strbuf.h"
+
+#include <git2.h>
+
+/* An upstream SHA named by a branch commit ("commit X upstream."). */
+struct repo_upstream {
+	char sha[REPO_HEX_SIZE]; /* lower-case, as long as written (>= 8) */
+	git_oid commit; /* the branch commit naming it */
+	size_t order; /* walk order: lower is newer */
+};
+
+struct repo {
+	git_repository *git;
+	char *workdir;
+	char *committer_name;
+	char *committer_email;
+
+	/* Upstream SHAs named along cache_tip's history (repo-history.c). */
+	int cache_valid;
+	git_oid cache_tip;
+	struct repo_upstream *ups;
+	size_t nups, aups;
+	size_t ups_sorted; /* ups[0..ups_sorted) is sorted by sha */
+};
+
+/*
+ * Sets err_msg() to "<what>: <libgit2's last message>" and returns the
+ * ERR_* code matching libgit2's code (GIT_ENOTFOUND -> ERR_NOTFOUND ...).
+ */
+__attribute__((format(printf, 2, 3))) int repo_git_err(int gitcode,
+						       const char *fmt, ...);
+
+/* libgit2 reference counting for the process: init once, never shut down. */
+void repo_lib_init(void);
+
+/*
+ * The import (repo-extract.c): an object database writing loose objects
+ * at zlib level 1 without fsync, as `git add` does; a file's (or
+ * symlink's) blob written through it; and the tarball extracted by tar
+ * while workers write the blobs of the files tar has finished.
+ * repo_early_find() gives the blob of path if it was written with that
+ * size (1), else 0: hash it again.
+ */
+struct repo_early;
+int repo_fast_odb(git_odb **out, const char *objects_dir);
+int repo_write_file_blob(git_odb *odb, const char *abs, int is_link,
+			 struct strbuf *buf, git_oid *oid, long long *size);
+int repo_extract(struct repo_early **out, const char *tarball, const char *dir,
+		 const char *objects_dir, int nworkers,
+		 repo_progress_fn *progress, void *ctx);
+int repo_early_find(const struct repo_early *e, const char *path,
+		    long long size, git_oid *oid);
+void repo_early_free(struct repo_early *e);
+
+/* Records that the worktree holds commit (repo-checkout.c). */
+int repo_record_worktree(git_repository *git, const git_oid *commit);
+
+/* Resolves spec to an object peeled to type (GIT_OBJECT_ANY: tags peeled). */
+int repo_lookup(struct repo *r, git_object **out, const char *spec,
+		git_object_t type);
+/* Is s between REPO_MIN_ABBREV and 40 hex digits? Lower-cases it into out. */
+int repo_sha_arg(char out[REPO_HEX_SIZE], const char *s);
+/* Extracts the upstream SHAs a message names; calls fn for each. */
+void repo_upstream_lines(const char *msg, size_t len,
+			 void (*fn)(void *ctx, const char *sha, size_t n),
+			 void *ctx);
+/* Is a (len la) a prefix of b or b of a, both at least REPO_MIN_ABBREV? */
+int repo_sha_prefix_match(const char *a, size_t la, const char *b, size_t lb);
+
+/*
+ * A patch's diff as data (repo-diff.c). Strings are owned by the structs
+ * (repo_diff_release()), except diff_line.s, which points into the text given
+ * to repo_diff_parse() (or into the diff it was reversed from): keep that
+ * alive.
+ */
+struct diff_line {
+	const char *s; /* content, without the +/-/space and the newline */
+	size_t len;
+	char op; /* ' ', '-', '+' */
+	int nl; /* ends with a newline ("\ No newline" clears it) */
+};
+
+struct diff_hunk {
+	long os, ol, ns, nl; /* @@ -os,ol +ns,nl @@ */
+	char *section; /* what follows the second "@@", or "" */
+	char *header; /* "@@ -40,7 +40,8 @@" as written, for messages */
+	struct diff_line *lines;
+	size_t nlines;
+	long pos; /* located 0-based line in the file as patched so far */
+};
+
+struct diff_file {
+	char *old_path, *new_path; /* NULL: /dev/null */
+	int is_git;
+	struct strbuf ext; /* git extended header lines, as written */
+	unsigned old_mode, new_mode;
+	int added, deleted, renamed, copied;
+	int binary; /* 1: "GIT binary patch" data, 2: no data */
+	struct strbuf bindata; /* the binary patch lines */
+	struct diff_hunk *hunks;
+	size_t nhunks;
+};
+
+struct diff_set {
+	struct diff_file *f;
+	size_t n;
+};
+
+static inline const char *diff_file_path(const struct diff_file *f)
+{
+	return f->new_path ? f->new_path : f->old_path;
+}
+
+/*
+ * Parses every file diff in text: git diffs ("diff --git" and extended
+ * headers, binary patches kept as they are), or, when there is none,
+ * quilt / `diff -u` diffs ("---" and "+++" lines, -p1 paths, timestamps).
+ * Text before the first diff (mail headers, message, diffstat) and after
+ * the last hunk is skipped. name prefixes error messages. ERR_INVALID for
+ * no diff, a bad hunk header, a truncated hunk.
+ */
+int repo_diff_parse(struct diff_set *out, const char *text, size_t len,
+		    const char *name);
+void repo_diff_release(struct diff_set *d);
+/* The diff that undoes in: files in reverse order, +/- swapped. */
+void repo_diff_reverse(struct diff_set *out, const struct diff_set *in);
+/* As a git diff, hunks at their located pos (libgit2 applies there). */
+void repo_diff_emit(struct strbuf *sb, const struct diff_set *d);
+
+#endif

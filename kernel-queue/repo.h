@@ -1,0 +1,230 @@
+/* repo.h: the stable tree's git repository, through libgit2. */
+#ifndef STABLEQ_REPO_H
+#define STABLEQ_REPO_H
+
+#include <stddef.h>
+
+/*
+ * Conventions for every function here:
+ * - Out-params first after the repo; return 0 (or 1 for "yes / already")
+ *   on success and a negative ERR_* code (err.h) on failure, with the human
+ *   message in err_msg() (libgit2's own message appended where it helps).
+ * - Object ids go in and out as 40-digit lower-case hex strings: callers
+ *   pass a `char out[REPO_HEX_SIZE]` buffer. "spec" arguments accept what
+ *   `git rev-parse` does: a ref or branch name, a tag ("v6.1.192"), a full or
+ *   abbreviated SHA; tags are peeled to the object they point at.
+ * - Strings returned through `char **` are owned by the caller (free()).
+ *   Everything else is borrowed for the duration of the call.
+ * - A struct repo is not thread-safe: use it from one thread at a time.
+ */
+
+#define REPO_HEXSZ 40
+#define REPO_HEX_SIZE (REPO_HEXSZ + 1)
+/* Shortest abbreviated SHA accepted where a prefix is allowed. */
+#define REPO_MIN_ABBREV 8
+
+struct repo;
+
+/*
+ * Progress: phase is "extracting", "scanning", "importing", "writing
+ * index"; total is 0 while unknown. Called from the calling thread only;
+ * phase is a string literal.
+ */
+typedef void repo_progress_fn(void *ctx, const char *phase, size_t done,
+			      size_t total);
+
+/*
+ * Makes dir a git repository holding the Debian linux-source tarball:
+ * extracts it (tar, through spawn; its one top directory is stripped),
+ * imports every file whatever the tarball's own .gitignore says, keeping
+ * executable bits and symlinks, commits it as "Linux <version>" with a fixed
+ * author, committer and date (the Makefile's mtime, so the same tarball
+ * gives the same commit), tags it v<version> (annotated), creates branch on
+ * it and points HEAD at branch. The version comes from the Makefile's
+ * VERSION, PATCHLEVEL, SUBLEVEL (and EXTRAVERSION).
+ *
+ * The work happens in "<dir>.import-tmp", renamed to dir at the end, so an
+ * interrupted import leaves no half tree behind (a rerun starts over).
+ * While tar extracts, worker threads (one per CPU, at most 8; the
+ * STABLEQ_IMPORT_THREADS environment variable overrides) write the blobs of
+ * the files tar has finished, as loose objects at zlib level 1 without
+ * fsync (what `git add` does); the rest is written after tar, then trees
+ * and an index with stat data, so git sees a clean tree. On the kernel tree
+ * this takes about as long as tar alone (bench/tree-import.sh).
+ *
+ * Returns 0 after an import, 1 when dir already holds this tarball's tag
+ * (nothing is changed), or negative: ERR_NOTFOUND for a missing tarball (the
+ * message names the Debian package linux-source-6.1), ERR_EXISTS when dir
+ * is in the way (not empty and not a stableq tree, or a tree of another
+ * version). *version (may be NULL) receives "6.1.192"; the caller frees it.
+ * progress may be NULL.
+ */
+int repo_init_from_tarball(const char *tarball, const char *dir,
+			   const char *branch, char **version,
+			   repo_progress_fn *progress, void *ctx);
+
+/* Opens the repository whose worktree (or .git) is dir. *out: repo_free(). */
+int repo_open(struct repo **out, const char *dir);
+void repo_free(struct repo *r);
+/* The worktree path (borrowed from r). */
+const char *repo_workdir(const struct repo *r);
+/*
+ * The committer of commits made through r (repo_commit, repo_revert);
+ * default "stableq <stableq@localhost>". Strings are copied.
+ */
+void repo_set_committer(struct repo *r, const char *name, const char *email);
+
+/*
+ * Resolves spec to an object id (tags peeled). ERR_NOTFOUND if nothing
+ * matches, ERR_INVALID if an abbreviated SHA is ambiguous.
+ */
+int repo_resolve(struct repo *r, const char *spec, char out_hex[REPO_HEX_SIZE]);
+/* The tree of the commit (or tree) spec names. */
+int repo_tree_of(struct repo *r, const char *spec, char out_hex[REPO_HEX_SIZE]);
+/* The full message of a commit. *message: caller frees. */
+int repo_commit_message(struct repo *r, const char *spec, char **message);
+/*
+ * `git describe --tags` of spec: "v6.1.192" on the tag, or
+ * "v6.1.192-3-g0123456789ab" past it. ERR_NOTFOUND if no tag is reachable.
+ */
+int repo_describe(struct repo *r, const char *spec, char **out);
+
+/*
+ * The `fixes` check, presence questions. sha is hex, REPO_MIN_ABBREV to 40
+ * digits (ERR_INVALID otherwise); abbreviated SHAs match as prefixes.
+ *
+ * repo_commit_in_history: is a commit whose id starts with sha reachable
+ * from tip_spec (tip included)? 1 yes, 0 no, negative on error.
+ */
+int repo_commit_in_history(struct repo *r, const char *tip_spec,
+			   const char *sha);
+/*
+ * Finds a commit reachable from tip_spec whose message names upstream_sha
+ * in a "commit <sha> upstream." line or a "[ Upstream commit <sha> ]" line
+ * (prefix match both ways: either side may be abbreviated). 1 found
+ * (out_hex, may be NULL, gets the newest such commit), 0 none, negative on
+ * error. The upstream SHAs named along a tip's history are cached in r;
+ * a later tip that descends from the cached one only walks the new commits.
+ */
+int repo_find_backport(struct repo *r, const char *tip_spec,
+		       const char *upstream_sha, char out_hex[REPO_HEX_SIZE]);
+/*
+ * Looks through sq_dir/releases/<series>.N/ *.patch of a stable-queue
+ * checkout (plain files) for a patch whose "commit X upstream" or
+ * "[ Upstream commit X ]" line names upstream_sha (prefix match both ways).
+ * 1 found (*where = "releases/6.1.5/foo.patch", caller frees; where may be
+ * NULL), 0 none, negative on error (ERR_NOTFOUND: no releases/ directory).
+ * The scan is cached per (sq_dir, series) in the process and redone when a
+ * release directory changes.
+ */
+int stable_queue_find(const char *sq_dir, const char *series,
+		      const char *upstream_sha, char **where);
+
+/* The `applies` check and candidate building. */
+enum repo_apply_status {
+	REPO_APPLY_CLEAN = 0,
+	REPO_APPLY_CONFLICT = 1,
+	REPO_APPLY_ALREADY = 2, /* the diff applies in reverse: already there */
+};
+
+struct repo_apply_result {
+	enum repo_apply_status status;
+	/*
+	 * Owned, freed by repo_apply_result_release(). Conflict: the human
+	 * reason, "lib/foo.c: hunk #2 (@@ -40,7 +40,8 @@) does not apply";
+	 * file: the file that did not apply (NULL when clean); hunk: its
+	 * 1-based number, 0 when the whole file is the problem (missing, or
+	 * created but already there).
+	 */
+	char *detail;
+	char *file;
+	int hunk;
+	int files; /* files the diff touches */
+	int offsets; /* hunks that applied at an offset (as `git apply` does) */
+};
+
+/*
+ * Applies diff_text (a git diff, a quilt/`diff -u` diff without
+ * "diff --git" lines, or a whole mail / `git show` text: what comes before
+ * the first diff is skipped) to the tree of base (a tree or commit spec),
+ * with libgit2 (git_apply_to_tree). Hunks whose context has moved apply at
+ * the nearest offset where all their context matches, as `git apply` does
+ * (no fuzz; a hunk at line 1 must match at the start, one without trailing
+ * context at the end). On REPO_APPLY_CLEAN new_tree_hex gets the resulting
+ * tree; only the trees on the paths the diff names are rewritten, so a
+ * patch costs milliseconds on the kernel tree.
+ * Returns 0 when the diff was tried (look at res->status; release res), or
+ * negative: ERR_INVALID when diff_text holds no diff or a malformed one,
+ * ERR_NOTFOUND when base does not resolve.
+ */
+int repo_apply(struct repo *r, const char *base, const char *diff_text,
+	       char new_tree_hex[REPO_HEX_SIZE], struct repo_apply_result *res);
+void repo_apply_result_release(struct repo_apply_result *res);
+
+/*
+ * Creates a commit object (no ref changes): parent_hex may be NULL for a
+ * root commit; author_date may be NULL (now), or a mail date
+ * ("Thu, 4 Aug 2016 12:00:00 +0200"), a git date
+ * ("Thu Aug 4 12:00:00 2016 +0200"), ISO ("2016-08-04 12:00:00 +0200") or
+ * "@<epoch> [+zzzz]". The committer is r's (now).
+ */
+int repo_commit(struct repo *r, const char *parent_hex, const char *tree_hex,
+		const char *author_name, const char *author_email,
+		const char *author_date, const char *message,
+		char out_hex[REPO_HEX_SIZE]);
+/*
+ * Points refs/heads/branch at commit_hex. expected_old_hex: NULL sets it
+ * whatever it was; "" requires that the branch does not exist yet; a SHA
+ * requires that the branch is still there (compare-and-swap under the ref
+ * lock). ERR_CONFLICT when the branch moved or exists.
+ */
+int repo_set_branch(struct repo *r, const char *branch, const char *commit_hex,
+		    const char *expected_old_hex);
+/* The commit refs/heads/branch points at; ERR_NOTFOUND if no such branch. */
+int repo_branch_tip(struct repo *r, const char *branch,
+		    char out_hex[REPO_HEX_SIZE]);
+
+/*
+ * Makes the worktree exactly the commit spec names (force), HEAD detached
+ * at it. Only the files that differ from what the worktree held are
+ * written or removed (files the commit lacks are deleted, and directories
+ * left empty), so mtimes of the others stay and kernel builds stay
+ * incremental. Untracked files are left alone. No checkout filters
+ * (eol, ident) are applied: the kernel tree asks for none.
+ *
+ * What the worktree holds is recorded in .git/stableq-worktree by every
+ * checkout and by the import. While that record matches HEAD and the index
+ * file, a checkout costs a tree diff that skips equal subtrees plus the
+ * changed files: milliseconds on the kernel tree. That fast path does not
+ * rewrite the index (78k entries: more than all the rest), so `git status`
+ * in the tree shows the difference from the last full checkout; `git
+ * reset -q` resyncs it. A git command that moves HEAD or writes the index
+ * (checkout, reset, even status or diff, which refresh it) voids the record,
+ * as does an interrupted checkout: the next checkout is then a full libgit2
+ * checkout that compares every file (a few seconds on the kernel tree) and
+ * makes the index the commit.
+ */
+int repo_checkout(struct repo *r, const char *spec);
+
+/*
+ * Reverts commit_hex on top of branch's tip (as `git revert --no-edit`,
+ * same resulting tree), commits it (author given, committer r's) and moves
+ * the branch with a compare-and-swap. message NULL: git's default
+ * ("Revert \"<subject>\"\n\nThis reverts commit <sha>.\n"). On conflicts:
+ * ERR_CONFLICT naming the conflicting files, nothing changed. out_hex (may
+ * be NULL) gets the revert commit. The worktree is not touched.
+ */
+int repo_revert(struct repo *r, const char *branch, const char *commit_hex,
+		const char *message, const char *author_name,
+		const char *author_email, char out_hex[REPO_HEX_SIZE]);
+
+/*
+ * A `git format-patch` style mail of commit spec against its first parent:
+ * "From <sha> Mon Sep 17 00:00:00 2001", From:, Date:,
+ * "Subject: [<subject_prefix>] <subject>", body, "---", diffstat, diff.
+ * subject_prefix NULL: "PATCH". *out: caller frees.
+ */
+int repo_format_patch(struct repo *r, const char *spec,
+		      const char *subject_prefix, char **out);
+
+#endif
