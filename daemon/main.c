@@ -15,7 +15,7 @@ const struct command commands[] = {
 	{ "check", cmd_check, 1, "check [ID...]" },
 	{ "queue", cmd_queue, 1, "queue [--json] [--state S]" },
 	{ "show", cmd_show, 1, "show [--json] ID" },
-	{ "tree", cmd_tree, 0, "tree init                 (the stable tree from linux-source-6.1)" },
+	{ "tree", cmd_tree, 0, "tree init|status|checkout REV   (the stable tree from linux-source-6.1)" },
 	{ "candidate", cmd_candidate, 1, "candidate [--upto ID] [--json]" },
 	{ "bisect", cmd_bisect, 1, "bisect [CANDIDATE-ID] [--json]" },
 	{ "flag", cmd_flag, 1, "flag ID --reason TEXT" },

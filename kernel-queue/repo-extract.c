@@ -234,6 +234,32 @@ static const char *member_path(const char *line, size_t len, size_t *plen)
 	return slash + 1;
 }
 
+/*
+ * What tar and xz said among the member names (their lines start with
+ * "tar: " or "xz: "), appended to sb as "; line; line".
+ */
+static void tar_complaints(struct strbuf *sb, const struct strbuf *out)
+{
+	const char *p = out->buf, *end = out->buf + out->len, *last = NULL;
+	size_t lastlen = 0;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		if ((len > 5 && !strncmp(p, "tar: ", 5)) ||
+		    (len > 4 && !strncmp(p, "xz: ", 4))) {
+			/* the same complaint twice is said once */
+			if (!last || lastlen != len || memcmp(last, p, len)) {
+				strbuf_addstr(sb, "; ");
+				strbuf_add(sb, p, len);
+			}
+			last = p;
+			lastlen = len;
+		}
+		p = nl ? nl + 1 : end;
+	}
+}
+
 int repo_extract(struct repo_early **out, const char *tarball, const char *dir,
 		 const char *objects_dir, int nworkers,
 		 repo_progress_fn *progress, void *ctx)
@@ -307,16 +333,11 @@ int repo_extract(struct repo_early **out, const char *tarball, const char *dir,
 		}
 	}
 	if (sp.status != 0) {
-		strbuf_rtrim(&sp.out);
-		/* tar's complaints are the last lines */
-		const char *tail = sp.out.buf + sp.out.len;
-		int lines = 0;
-		while (tail > sp.out.buf && lines < 3)
-			if (*--tail == '\n')
-				lines++;
+		struct strbuf why = STRBUF_INIT;
+		tar_complaints(&why, &sp.out);
 		ret = err_set(ERR_IO, "tar -xf %s: %s%s", tarball,
-			      sp.timed_out ? "timed out; " : "",
-			      sp.out.len ? tail : "failed");
+			      sp.timed_out ? "timed out" : "failed", why.buf);
+		strbuf_release(&why);
 		goto out;
 	}
 	if (have_prev)

@@ -1014,6 +1014,25 @@ static void test_tarball(void)
 		free(before);
 	}
 	{
+		/* a truncated tarball: tar's complaint, nothing left behind */
+		struct strbuf sb = STRBUF_INIT;
+		char *cut = xstrfmt("%s/cut/linux-source-6.1.tar.xz", tmp);
+		char *where = xstrfmt("%s/var/cut", tmp);
+		strbuf_read_file(&sb, tarball, 0);
+		put(tmp, "cut/linux-source-6.1.tar.xz", "");
+		write_file_atomic(cut, sb.buf, sb.len / 2);
+		is_int(repo_init_from_tarball(cut, where, "linux-6.1.y", NULL,
+					      NULL, NULL),
+		       ERR_IO, "truncated tarball: an error");
+		like(err_msg(), "tar -xf", "  naming tar");
+		ok(access(where, F_OK) < 0 &&
+			   access(P("%s.import-tmp", where), F_OK) < 0,
+		   "  nothing left behind");
+		strbuf_release(&sb);
+		free(cut);
+		free(where);
+	}
+	{
 		char *junk = xstrfmt("%s/junk", tmp);
 		put(junk, "file", "x\n");
 		is_int(repo_init_from_tarball(tarball, junk, "linux-6.1.y",
