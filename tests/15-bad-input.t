@@ -1,0 +1,55 @@
+#!/bin/bash
+# 15-bad-input.t: every kind of bad input to `stableq import` gets a one-line
+# error naming the file (and line where it helps), a non-zero exit, and no
+# change to a real database that already holds patches.
+. "$(dirname "$0")/lib/tap.sh"
+set -u
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+F=$TOP/tests/fixtures/intake
+SQ() { "$STABLEQ" --db "$T/db" "$@"; }
+snapshot() {
+	sqlite3 "$T/db" "SELECT COUNT(*) FROM patches; SELECT COUNT(*) FROM patch_tags;
+		SELECT COUNT(*) FROM patch_files; SELECT COUNT(*) FROM sources; SELECT COUNT(*) FROM events;
+		SELECT COUNT(*) FROM verdicts; SELECT COUNT(*) FROM mail"
+}
+SQ import "$F/series-3.mbox" "$F/001-commit-1c109fabbd51-fix-minor-infoleak-in-get-user-ex.patch" > "$T/good.log" 2>&1
+ok $? "good input first: an mbox of three and the seed patch as is"
+is "$(sqlite3 "$T/db" "SELECT COUNT(*) FROM patches")" 4 "four patches stored"
+is "$(sqlite3 "$T/db" "SELECT upstream FROM patches WHERE subject LIKE 'fix minor infoleak%'")" 1c109fabbd51863475cd12ac206bdd249aee35af "the seed's 'commit' line is its upstream SHA"
+before=$(snapshot)
+
+bad() { # DESCRIPTION EXPECTED-SUBSTRING PATH...
+	local what=$1 want=$2
+	shift 2
+	out=$(SQ import "$@" 2>&1)
+	rc=$?
+	ok $([ $rc -ne 0 ] && echo 0 || echo 1) "$what: non-zero exit"
+	like "$out" "$want" "$what: the error says '$want'"
+	is "$(echo "$out" | grep -c .)" 1 "$what: one line"
+	is "$(snapshot)" "$before" "$what: the database is unchanged"
+}
+bad "no diff in the mail" "bad-nodiff.patch" "$F/bad-nodiff.patch"
+bad "a truncated hunk" "bad-truncated-hunk.patch:" "$F/bad-truncated-hunk.patch"
+bad "NUL bytes" "bad-nul.patch" "$F/bad-nul.patch"
+bad "a non-UTF-8 header" "bad-header-8bit.patch" "$F/bad-header-8bit.patch"
+bad "a Fixes: line with a non-hex SHA" "bad-fixes-nonhex.patch:" "$F/bad-fixes-nonhex.patch"
+# a 20 MB body
+{ sed -n '1,/^---$/p' "$F/format-patch-single.patch"; head -c 20000000 /dev/zero | tr '\0' 'x' | fold -w 72; } > "$T/huge.patch"
+bad "a 20 MB body" "huge.patch" "$T/huge.patch"
+# a good file next to a bad one: nothing of the good one is stored either
+bad "a good patch with a bad one" "bad-nodiff.patch" "$F/stable-backport.patch" "$F/bad-nodiff.patch"
+
+mkdir -p "$T/q1" "$T/q2" "$T/q3" "$T/empty"
+cp "$F/stable-backport.patch" "$T/q1/a.patch"
+printf 'a.patch\nmissing.patch\n' > "$T/q1/series"
+bad "a series line naming a missing file" "missing.patch" "$T/q1"
+like "$out" "series:2" "... with the series line"
+cp "$F/stable-backport.patch" "$T/q2/a.patch"
+printf 'a.patch\n../q1/a.patch\n' > "$T/q2/series"
+bad "a series line with ../" "leaves the queue directory" "$T/q2"
+printf '/etc/passwd\n' > "$T/q3/series"
+bad "a series line with an absolute path" "leaves the queue directory" "$T/q3"
+bad "an empty directory" "empty" "$T/empty"
+bad "a path that does not exist" "nothing-here" "$T/nothing-here"
+done_testing
