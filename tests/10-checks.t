@@ -82,8 +82,12 @@ db = $T/stableq.db
 var_dir = $T/var
 tree_dir = $T/linux
 upstream_repo = $T/up
+stable_queue_repo = $T/sq
 queue_dir = $T/q
 CONF
+# a stable-queue checkout whose releases/ name an upstream commit
+mkdir -p "$T/sq/releases/6.1.5"
+printf 'From: x <x@example.org>\nSubject: net: fix y\n\ncommit 77aa77aa77aa77aa77aa77aa77aa77aa77aa77aa upstream.\n\n---\n' > "$T/sq/releases/6.1.5/net-fix-y.patch"
 SQ() { "$STABLEQ" -c "$T/stableq.conf" "$@"; }
 verdict() { # ID CHECK
 	SQ show --json "$1" | /usr/bin/python3 -c "import json,sys; v=json.load(sys.stdin)['verdicts'].get('$2'); print(v['result'] if v else 'none')"
@@ -130,7 +134,7 @@ like "$out" "0 new patches, 10 already known" "a second import finds every patch
 is "$(sqlite3 "$T/stableq.db" "SELECT COUNT(*) FROM patches; SELECT COUNT(*) FROM patch_tags;")" "$before" "... and adds no row"
 
 # Revert first: a fix-up of a patch flagged broken is held.
-SQ flag 8 --reason "breaks the lib selftest" > /dev/null
+SQ flag 8 --reason "breaks the lib selftest" > /dev/null 2>&1
 ok $? "a maintainer flags patch 8 broken"
 is "$(field 8 state)" broken "... its state is broken"
 UP8=$(sqlite3 "$T/stableq.db" "SELECT message_id FROM patches WHERE id = 8")
@@ -161,6 +165,35 @@ SQ override "$id" --reason "tested by hand on 6.1" > /dev/null
 ok $? "a maintainer overrides the hold with a reason"
 is "$(field "$id" state)" queued "... and the fix-up is queued"
 like "$(sqlite3 "$T/stableq.db" "SELECT detail FROM events WHERE subject_id = $id AND kind = 'override'")" "tested by hand" "... the override is in the event log"
+
+# Fixes: a commit released through the stable queue -> present.
+cd "$T/linux"
+cat > "$T/sq.patch" <<MAIL
+From: Net Dev <net@example.org>
+Subject: [PATCH 6.1] lib: fix line 25
+Message-Id: <sq.$$@example.org>
+
+Fixes: 77aa77aa77aa ("net: fix y")
+Signed-off-by: Net Dev <net@example.org>
+---
+$(diff_of lib.c 's/^line 25$/line twenty-five/')
+MAIL
+cd "$T"
+SQ import "$T/sq.patch" > /dev/null 2>&1
+id=$(sqlite3 "$T/stableq.db" "SELECT id FROM patches WHERE subject = 'lib: fix line 25'")
+is "$(verdict "$id" fixes)" present "Fixes: a commit released in the stable-queue checkout -> present"
+like "$(detail "$id" fixes)" "releases/6.1.5/net-fix-y.patch" "... naming the release patch"
+
+# A queued patch that no longer applies stops a candidate before any build.
+cd "$T/linux"
+git checkout -q linux-6.1.y && sed -i 's/^line 7$/line 7 changed on the branch/' lib.c && G commit -qam "lib: change line 7"
+cd "$T"
+SQ candidate --json > "$T/cand.json" 2> /dev/null
+is "$?" 3 "a candidate whose patch does not apply does not pass"
+is "$(/usr/bin/python3 -c "import json; print(json.load(open('$T/cand.json'))['verdict'])")" apply-failed "verdict: apply-failed"
+like "$(/usr/bin/python3 -c "import json; print(json.load(open('$T/cand.json'))['detail'])")" "patch 1 \"lib: fix line 7\"" "... naming the patch"
+like "$(/usr/bin/python3 -c "import json; print(json.load(open('$T/cand.json'))['detail'])")" "lib.c" "... and the file"
+is "$(sqlite3 "$T/stableq.db" "SELECT COUNT(*) FROM builds")" 0 "... and nothing was built"
 
 # JSON of the queue carries what scripts need.
 keys=$(SQ queue --json | /usr/bin/python3 -c "import json,sys; print(','.join(sorted(json.load(sys.stdin)[0].keys())))")
