@@ -398,6 +398,17 @@ json_t *db_col_json(sqlite3_stmt *st, int col)
 	}
 }
 
+/* The current row as an object keyed by column name. */
+static json_t *row_object(sqlite3_stmt *st)
+{
+	json_t *o = json_object();
+
+	for (int i = 0; i < sqlite3_column_count(st); i++)
+		json_object_set_new(o, sqlite3_column_name(st, i),
+				    db_col_json(st, i));
+	return o;
+}
+
 json_t *db_rows_json(sqlite3 *db, const char *sql, const char *types, ...)
 {
 	va_list ap;
@@ -412,11 +423,7 @@ json_t *db_rows_json(sqlite3 *db, const char *sql, const char *types, ...)
 		return NULL;
 	arr = json_array();
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		json_t *o = json_object();
-		for (int i = 0; i < sqlite3_column_count(st); i++)
-			json_object_set_new(o, sqlite3_column_name(st, i),
-					    db_col_json(st, i));
-		json_array_append_new(arr, o);
+		json_array_append_new(arr, row_object(st));
 	}
 	if (rc != SQLITE_DONE) {
 		err_set(ERR_IO, "db: %s", sqlite3_errmsg(db));
@@ -425,4 +432,28 @@ json_t *db_rows_json(sqlite3 *db, const char *sql, const char *types, ...)
 	}
 	sqlite3_finalize(st);
 	return arr;
+}
+
+json_t *db_row_json(sqlite3 *db, const char *sql, const char *types, ...)
+{
+	va_list ap;
+	sqlite3_stmt *st;
+	json_t *o = NULL;
+	int rc;
+
+	va_start(ap, types);
+	st = prepare_va(db, sql, types, ap);
+	va_end(ap);
+	if (!st)
+		return NULL;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		o = row_object(st);
+	} else if (rc == SQLITE_DONE) {
+		err_set(ERR_NOTFOUND, "db: no row");
+	} else {
+		err_set(ERR_IO, "db: %s", sqlite3_errmsg(db));
+	}
+	sqlite3_finalize(st);
+	return o;
 }

@@ -48,6 +48,9 @@ json_t *db_col_json(sqlite3_stmt *st, int col);
  */
 json_t *db_rows_json(sqlite3 *db, const char *sql, const char *types, ...);
 
+/* The first row as a JSON object; NULL with ERR_NOTFOUND when there is none. */
+json_t *db_row_json(sqlite3 *db, const char *sql, const char *types, ...);
+
 /*
  * Appends to the event log (inside the caller's transaction). Returns the
  * event id (> 0) or negative.

@@ -6,6 +6,7 @@
 #include <string.h>
 
 static _Thread_local char err_buf[4096];
+static _Thread_local int err_code;
 
 int err_set(int code, const char *fmt, ...)
 {
@@ -14,6 +15,7 @@ int err_set(int code, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err_buf, sizeof(err_buf), fmt, ap);
 	va_end(ap);
+	err_code = code;
 	return code;
 }
 
@@ -28,6 +30,7 @@ int err_prefix(int code, const char *fmt, ...)
 	vsnprintf(pre, sizeof(pre), fmt, ap);
 	va_end(ap);
 	snprintf(err_buf, sizeof(err_buf), "%s: %s", pre, old);
+	err_code = code;
 	return code;
 }
 
@@ -39,6 +42,12 @@ const char *err_msg(void)
 void err_clear(void)
 {
 	err_buf[0] = '\0';
+	err_code = 0;
+}
+
+int err_last(void)
+{
+	return err_code;
 }
 
 const char *err_name(int code)

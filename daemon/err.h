@@ -28,6 +28,8 @@ int err_prefix(int code, const char *fmt, ...);
 /* The last message of this thread ("" if none). Borrowed, valid until the next err_set(). */
 const char *err_msg(void);
 void err_clear(void);
+/* The code of the last err_set()/err_prefix() of this thread (0 if none). */
+int err_last(void);
 /* A short name for a code ("invalid", "not-found", ...). */
 const char *err_name(int code);
 

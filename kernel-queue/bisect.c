@@ -337,22 +337,16 @@ out:
 
 json_t *bisect_json(sqlite3 *db, long long id)
 {
-	json_t *rows = db_rows_json(db,
+	json_t *o = db_row_json(db,
 				    "SELECT b.*, p.subject AS culprit_subject FROM"
 				    " bisections b LEFT JOIN patches p ON p.id ="
 				    " b.culprit_patch_id WHERE b.id = ?",
 				    "i", id);
-	json_t *o;
-
-	if (!rows)
-		return NULL;
-	if (!json_array_size(rows)) {
-		json_decref(rows);
-		err_set(ERR_NOTFOUND, "bisection %lld: no such bisection", id);
+	if (!o) {
+		if (err_last() == ERR_NOTFOUND)
+			err_set(ERR_NOTFOUND, "bisection %lld: no such bisection", id);
 		return NULL;
 	}
-	o = json_incref(json_array_get(rows, 0));
-	json_decref(rows);
 	json_object_set_new(o, "steps",
 			    db_rows_json(db,
 					 "SELECT s.id, s.prefix_len, s.candidate_id,"

@@ -443,38 +443,31 @@ out:
 
 json_t *candidate_json(sqlite3 *db, long long id)
 {
-	json_t *rows = db_rows_json(db,
-				    "SELECT id, purpose, step, verdict, detail,"
-				    " patch_ids, upto_patch_id, commit_sha,"
-				    " build_id, bisection_id, log_path,"
-				    " started_at, finished_at FROM candidates"
-				    " WHERE id = ?",
-				    "i", id);
-	json_t *o, *b;
+	json_t *o = db_row_json(db,
+				"SELECT id, purpose, step, verdict, detail,"
+				" patch_ids, upto_patch_id, commit_sha,"
+				" build_id, bisection_id, log_path,"
+				" started_at, finished_at FROM candidates"
+				" WHERE id = ?",
+				"i", id);
+	json_t *b;
 
-	if (!rows)
-		return NULL;
-	if (!json_array_size(rows)) {
-		json_decref(rows);
-		err_set(ERR_NOTFOUND, "candidate %lld: no such candidate", id);
+	if (!o) {
+		if (err_last() == ERR_NOTFOUND)
+			err_set(ERR_NOTFOUND, "candidate %lld: no such candidate",
+				id);
 		return NULL;
 	}
-	o = json_incref(json_array_get(rows, 0));
-	json_decref(rows);
 	const char *pt = json_string_value(json_object_get(o, "patch_ids"));
 	json_t *arr = pt ? json_loads(pt, 0, NULL) : NULL;
 	json_object_set_new(o, "patch_ids", arr ? arr : json_array());
-	b = db_rows_json(db,
-			 "SELECT id, commit_sha, tree_sha, config_hash, result,"
-			 " seconds, log_path, error_excerpt, created_at FROM"
-			 " builds WHERE id = (SELECT build_id FROM candidates"
-			 " WHERE id = ?)",
-			 "i", id);
-	json_object_set_new(o, "build",
-			    b && json_array_size(b)
-				    ? json_incref(json_array_get(b, 0))
-				    : json_null());
-	json_decref(b);
+	b = db_row_json(db,
+			"SELECT id, commit_sha, tree_sha, config_hash, result,"
+			" seconds, log_path, error_excerpt, created_at FROM"
+			" builds WHERE id = (SELECT build_id FROM candidates"
+			" WHERE id = ?)",
+			"i", id);
+	json_object_set_new(o, "build", b ? b : json_null());
 	json_object_set_new(o, "tests",
 			    db_rows_json(db,
 					 "SELECT run, name, result, detail,"

@@ -666,7 +666,7 @@ int revert_resume(struct app *app)
 
 json_t *revert_json(sqlite3 *db, long long id)
 {
-	json_t *rows = db_rows_json(db,
+	json_t *o = db_row_json(db,
 				    "SELECT r.id, r.patch_id, p.subject, r.state,"
 				    " r.reason, r.actor, r.base_commit,"
 				    " r.chain_tip, r.confirm_candidate_id,"
@@ -674,17 +674,11 @@ json_t *revert_json(sqlite3 *db, long long id)
 				    " r JOIN patches p ON p.id = r.patch_id"
 				    " WHERE r.id = ?",
 				    "i", id);
-	json_t *o;
-
-	if (!rows)
-		return NULL;
-	if (!json_array_size(rows)) {
-		json_decref(rows);
-		err_set(ERR_NOTFOUND, "revert %lld: no such revert", id);
+	if (!o) {
+		if (err_last() == ERR_NOTFOUND)
+			err_set(ERR_NOTFOUND, "revert %lld: no such revert", id);
 		return NULL;
 	}
-	o = json_incref(json_array_get(rows, 0));
-	json_decref(rows);
 	json_object_set_new(o, "items",
 			    db_rows_json(db,
 					 "SELECT i.ord, i.patch_id, p.subject,"
