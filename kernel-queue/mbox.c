@@ -80,7 +80,8 @@ int mbox_parse(struct patch ***out, const char *buf, size_t len,
 			if (nv || !all_blank(start, s))
 				ret = patch_parse_at(&p, start, (size_t)(s - start),
 						     name, 0, start_line,
-						     PATCH_SKIP_COVER);
+						     PATCH_SKIP_COVER |
+							     PATCH_SKIP_REPLY);
 			if (ret < 0)
 				goto fail;
 			if (p) {
@@ -100,7 +101,7 @@ int mbox_parse(struct patch ***out, const char *buf, size_t len,
 	if (!nv) {
 		ret = err_set(ERR_INVALID,
 			      "%s: no patch in the file (only "
-			      "cover letters)",
+			      "cover letters or replies)",
 			      name);
 		goto fail;
 	}

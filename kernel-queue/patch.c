@@ -378,6 +378,7 @@ static void set_subject(struct patch *p, const char *s, size_t n, int strip)
 		s = skip_ws(s, end);
 		if (end - s >= 3 && !strncasecmp(s, "re:", 3)) {
 			s += 3;
+			p->reply = 1;
 		} else if (end - s >= 4 && !strncasecmp(s, "fwd:", 4)) {
 			s += 4;
 		} else if (s < end && *s == '[') {
@@ -913,6 +914,8 @@ static int message_and_diff(struct mail *m, const char *s, const char *msg_end,
 	}
 	if ((flags & PATCH_SKIP_COVER) && m->p->series_part == 0 &&
 	    m->p->series_total > 0)
+		return 1;
+	if ((flags & PATCH_SKIP_REPLY) && m->p->reply)
 		return 1;
 	return err_set(ERR_INVALID, "%s:%zu: no diff in the message '%.*s'",
 		       m->name, first_line,

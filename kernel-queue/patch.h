@@ -58,6 +58,7 @@ struct patch {
 	int adds_file;        /* the diff creates a file */
 	int adds_kconfig;     /* adds a "config FOO" entry to a Kconfig file */
 	int touches_uapi;     /* changes include/uapi/ or arch/x/include/uapi/ */
+	int reply;            /* the Subject: began with "Re:" */
 };
 
 /*
@@ -84,6 +85,8 @@ void patch_free(struct patch *p);
  * set to NULL.
  */
 #define PATCH_SKIP_COVER 1u
+/* ... and a reply ("Re: ...") without a diff, a review in a thread's mbox */
+#define PATCH_SKIP_REPLY 2u
 int patch_parse_at(struct patch **out, const char *buf, size_t len,
 		   const char *name, size_t max_bytes, size_t first_line,
 		   unsigned flags);
@@ -91,8 +94,8 @@ int patch_parse_at(struct patch **out, const char *buf, size_t len,
 /*
  * Splits an mbox (one or many messages, "From " separator lines, ">From "
  * unquoting) and parses each message; cover letters ("[PATCH 0/m]" without
- * a diff) are skipped, every other message without a diff is an error
- * (replies too). Error lines count from the start of the file. A file that
+ * a diff) and replies without a diff (reviews in a thread's mbox) are
+ * skipped, every other message without a diff is an error. Error lines count from the start of the file. A file that
  * is not an mbox but a single message is accepted too. Returns the number of patches (>= 1) in
  * *out (caller frees each and the array), or negative: one bad message
  * fails the whole file (nothing is half-imported).

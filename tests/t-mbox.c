@@ -168,7 +168,18 @@ static void test_bad(void)
 	strbuf_reset(&sb);
 	add_msg(&sb, "[PATCH 1/2] one", "Body.\n", diff1);
 	add_msg(&sb, "Re: [PATCH 1/2] one", "> quoted\nLooks good.\n", "");
-	expect_fail("a reply without a diff", &sb, ERR_INVALID, "no diff");
+	{
+		/* a review in a thread's mbox is skipped, not an error */
+		struct patch **v = NULL;
+		int n = mbox_parse(&v, sb.buf, sb.len, "thread.mbox", MAXB);
+		is_int(n, 1, "a reply without a diff is skipped");
+		if (n == 1)
+			is_str(v[0]->subject, "one", "... the patch stays");
+		free_all(v, n);
+	}
+	strbuf_reset(&sb);
+	add_msg(&sb, "Re: [PATCH 1/2] one", "> quoted\nLooks good.\n", "");
+	expect_fail("only a reply", &sb, ERR_INVALID, "no patch in the file");
 
 	strbuf_reset(&sb);
 	strbuf_grow(&sb, 20u << 20);
