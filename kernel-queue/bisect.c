@@ -64,29 +64,39 @@ static enum outcome classify(struct bis *b, long long cid, struct strbuf *why)
 		return o;
 	}
 	free(verdict);
-	json_array_foreach(b->steer, i, t)
-	{
+	for (i = 0; i < json_array_size(b->steer);) {
 		long long fails = 0, passes = 0;
+		t = json_array_get(b->steer, i);
 		db_query_int(b->app->db, &fails,
 			     "SELECT COUNT(*) FROM test_results WHERE"
-			     " candidate_id = ? AND name = ? AND result = 'fail'",
+			     " candidate_id = ? AND name = ? AND result IN"
+			     " ('fail','flaky')",
 			     "it", cid, json_string_value(t));
 		db_query_int(b->app->db, &passes,
 			     "SELECT COUNT(*) FROM test_results WHERE"
-			     " candidate_id = ? AND name = ? AND result = 'pass'",
+			     " candidate_id = ? AND name = ? AND result IN"
+			     " ('pass','flaky')",
 			     "it", cid, json_string_value(t));
 		if (fails && passes) {
-			strbuf_addf(why, "%s%s flaky (%lld pass, %lld fail)",
-				    why->len ? ", " : "", json_string_value(t),
-				    passes, fails);
-			return FLAKY;
+			/* mixed results on one build: it stops steering */
+			strbuf_addf(why, "%s%s is flaky, no longer steers",
+				    why->len ? ", " : "", json_string_value(t));
+			event_add(b->app->db, "bisection", "bisection", b->id,
+				  "flaky", "%s: passes and fails on candidate"
+				  " %lld",
+				  json_string_value(t), cid);
+			json_array_remove(b->steer, i);
+			continue;
 		}
+		i++;
 		if (fails) {
 			strbuf_addf(why, "%s%s fails", why->len ? ", " : "",
 				    json_string_value(t));
 			o = BAD;
 		}
 	}
+	if (!json_array_size(b->steer))
+		return FLAKY; /* nothing deterministic is left to steer by */
 	if (o == GOOD)
 		strbuf_addstr(why, "steering tests pass");
 	return o;
