@@ -48,8 +48,13 @@ BENCH_BINS := $(patsubst bench/%.c,bench/bin/%,$(BENCH_SRCS))
 .PHONY: all deps check unit-check run bench fuzz clean format guest
 all: stableq
 
-stableq: $(LIB_OBJS) $(OBJ)/daemon/main.o
-	$(CC) $(SAN_FLAGS) -o $@ $^ $(LIBS)
+# Switching between plain and sanitized builds relinks ./stableq.
+VARIANT_STAMP := var/obj/variant-$(VARIANT)
+$(VARIANT_STAMP):
+	@mkdir -p var/obj && rm -f var/obj/variant-* && touch $@
+
+stableq: $(LIB_OBJS) $(OBJ)/daemon/main.o $(VARIANT_STAMP)
+	$(CC) $(SAN_FLAGS) -o $@ $(filter %.o,$^) $(LIBS)
 
 $(OBJ)/%.o: %.c
 	@mkdir -p $(dir $@)
