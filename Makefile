@@ -114,7 +114,7 @@ run: deps stableq
 	./stableq serve -d
 
 bench: stableq $(BENCH_BINS)
-	@for b in $(sort $(wildcard bench/*.sh)); do echo "== $$b"; sh $$b || exit 1; done
+	@for b in $(sort $(wildcard bench/*.sh)); do echo "== $$b"; ./$$b || exit 1; done
 
 format:
 	clang-format -i $(wildcard daemon/*.[ch] kernel-queue/*.[ch] qemu-runner/*.[ch] tests/*.[ch] fuzz/*.c bench/*.c)
