@@ -17,8 +17,6 @@ struct app {
 
 /* Opens cfg.db (creating var/ if needed). */
 int app_open_db(struct app *app);
-/* Creates dir and its parents; 0 or negative (err_set). */
-int mkdir_p(const char *dir);
 
 /* One subcommand: argv[0] is its name. Returns the process exit status. */
 struct command {

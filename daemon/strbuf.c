@@ -290,3 +290,27 @@ out:
 	free(tmp);
 	return ret;
 }
+
+int mkdir_p(const char *dir)
+{
+	char *p = xstrdup(dir), *s;
+	int ret = 0;
+
+	for (s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, 0755) < 0 && errno != EEXIST) {
+			ret = err_set(ERR_IO, "%s: cannot create: %s", p,
+				      strerror(errno));
+			goto out;
+		}
+		*s = '/';
+	}
+	if (mkdir(p, 0755) < 0 && errno != EEXIST)
+		ret = err_set(ERR_IO, "%s: cannot create: %s", p,
+			      strerror(errno));
+out:
+	free(p);
+	return ret;
+}

@@ -53,6 +53,9 @@ int strbuf_read_fd(struct strbuf *sb, int fd, size_t max);
 /* Writes data to path atomically (temp file + rename). 0 or -1 (err_set). */
 int write_file_atomic(const char *path, const void *data, size_t len);
 
+/* Creates dir and its parents (mkdir -p); 0 or negative (err_set). */
+int mkdir_p(const char *dir);
+
 /* Allocating helpers that abort on failure. */
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);

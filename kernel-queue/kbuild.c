@@ -506,29 +506,6 @@ char *kbuild_error_excerpt(const char *log, unsigned long offset)
 	return strbuf_detach(&out, NULL);
 }
 
-static int mkdir_p(const char *path)
-{
-	char *dup = xstrdup(path);
-	int ret = 0;
-
-	for (char *s = dup + 1;; s++) {
-		if (*s != '/' && *s)
-			continue;
-		char c = *s;
-		*s = '\0';
-		if (mkdir(dup, 0755) < 0 && errno != EEXIST) {
-			ret = err_set(ERR_IO, "mkdir %s: %s", dup,
-				      strerror(errno));
-			break;
-		}
-		*s = c;
-		if (!c)
-			break;
-	}
-	free(dup);
-	return ret;
-}
-
 /* The deepest directory holding both a and b (absolute paths). */
 static char *common_parent(const char *a, const char *b)
 {

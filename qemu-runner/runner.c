@@ -30,29 +30,6 @@ void runner_result_release(struct runner_result *r)
 	memset(r, 0, sizeof(*r));
 }
 
-static int mkdir_p(const char *path)
-{
-	char *dup = xstrdup(path);
-	int ret = 0;
-
-	for (char *s = dup + 1;; s++) {
-		if (*s != '/' && *s)
-			continue;
-		char c = *s;
-		*s = '\0';
-		if (mkdir(dup, 0755) < 0 && errno != EEXIST) {
-			ret = err_set(ERR_IO, "mkdir %s: %s", dup,
-				      strerror(errno));
-			break;
-		}
-		*s = c;
-		if (!c)
-			break;
-	}
-	free(dup);
-	return ret;
-}
-
 int runner_build_static(const char *src, const char *out)
 {
 	struct stat ss, os;
