@@ -283,7 +283,7 @@ int candidate_run(struct app *app, long long id, int runs,
 	struct repo *r = NULL;
 	struct strbuf why = STRBUF_INIT;
 	char commit[REPO_HEX_SIZE], tree[REPO_HEX_SIZE];
-	char *ids_text = NULL, *log_path = NULL;
+	char *ids_text = NULL, *logdir;
 	json_t *ids = NULL;
 	struct kbuild_result kb = { 0 };
 	long long build_id = 0;
@@ -305,14 +305,9 @@ int candidate_run(struct app *app, long long id, int runs,
 	}
 	if ((ret = lock_builds(app, &lockfd)) < 0)
 		goto out;
-	log_path = xstrfmt("%s/log/candidate-%lld.log", app->cfg.var_dir, id);
-	{
-		char *d = xstrfmt("%s/log", app->cfg.var_dir);
-		mkdir_p(d);
-		free(d);
-	}
-	db_exec(app->db, "UPDATE candidates SET log_path = ? WHERE id = ?",
-		"ti", log_path, id);
+	logdir = xstrfmt("%s/log", app->cfg.var_dir);
+	mkdir_p(logdir);
+	free(logdir);
 
 	/* apply */
 	set_step(app->db, id, "apply");
@@ -399,6 +394,10 @@ int candidate_run(struct app *app, long long id, int runs,
 		    run, runs);
 		ret = runner_boot(&ro, &rr);
 		free(work);
+		/* the candidate's log is the console of its last boot */
+		db_exec(app->db,
+			"UPDATE candidates SET log_path = ? WHERE id = ?", "ti",
+			clog, id);
 		free(clog);
 		if (ret < 0) {
 			runner_result_release(&rr);
@@ -435,7 +434,6 @@ out:
 		close(lockfd);
 	json_decref(ids);
 	free(ids_text);
-	free(log_path);
 	strbuf_release(&why);
 	repo_free(r);
 	return ret < 0 ? ret : 0;
