@@ -110,7 +110,9 @@ check: deps
 	$(MAKE) stableq unit-check
 	prove -e '' $(UNIT_BINS) $(REPLAY_BINS) $(sort $(wildcard tests/[0-9]*.t))
 
-run: deps stableq
+# deps first, then a make that sees what deps installed (pkg-config flags)
+run: deps
+	$(MAKE) stableq
 	./stableq serve -d
 
 bench: stableq $(BENCH_BINS)
