@@ -14,6 +14,7 @@
 # Both servers keep connections alive (answers queued once the request is in).
 set -eu
 TOP=$(cd "$(dirname "$0")/.." && pwd)
+. "$TOP/bench/lib/patches.sh"
 N=${N:-1000}
 DURATION=${DURATION:-10}
 CONNS=${CONNS:-256}
@@ -56,42 +57,9 @@ TOKEN=$(SQ token add bench 2>/dev/null) || fail "token add"
 # 1,000 patches in mail format, 100 to an mbox.
 i=1
 while [ $i -le "$N" ]; do
-	up=$(printf '%08x%032x' $((i * 7919 + 1048576)) $i)
-	s=$((i % 37))
-	cat >> "$T/mbox-$(((i - 1) / 100))" <<MAIL
-From $up Mon Sep 17 00:00:00 2001
-From: Developer $i <dev$i@example.org>
-Date: Mon, 1 Sep 2025 10:00:00 +0000
-Subject: [PATCH 6.1] subsys$s: fix the thing number $i
-Message-Id: <api-bench-$i@example.org>
-
-commit $up upstream.
-
-The thing number $i went wrong when the other thing happened first; this
-makes it wait for the other thing.
-
-Fixes: $(printf '%012x' $((i * 104729 + 17))) ("subsys$s: add the thing")
-Cc: <stable@vger.kernel.org> # 6.1.x
-Link: https://lore.kernel.org/r/api-bench-$i@example.org
-Signed-off-by: Developer $i <dev$i@example.org>
----
-diff --git a/drivers/subsys$s/file$i.c b/drivers/subsys$s/file$i.c
-index 1234567..89abcde 100644
---- a/drivers/subsys$s/file$i.c
-+++ b/drivers/subsys$s/file$i.c
-@@ -10,7 +10,9 @@ static int thing_$i(struct device *dev)
- {
- 	int ret;
- 
--	ret = do_thing(dev);
-+	ret = wait_other_thing(dev);
-+	if (!ret)
-+		ret = do_thing(dev);
- 	if (ret)
- 		return ret;
- 	return 0;
-
-MAIL
+	# unannotated: the patches wait for a human, so the daemon stays idle
+	# (no candidate builds or bisections rewriting the store) while wrk runs
+	bench_patch $i "PATCH 6.1" api-bench unannotated >> "$T/mbox-$(((i - 1) / 100))"
 	i=$((i + 1))
 done
 
