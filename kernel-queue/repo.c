@@ -159,10 +159,12 @@ int repo_lookup(struct repo *r, git_object **out, const char *spec,
 	return 0;
 }
 
-int repo_resolve(struct repo *r, const char *spec, char out_hex[REPO_HEX_SIZE])
+/* The id of what spec names, peeled to type, as hex. */
+static int resolve_hex(struct repo *r, const char *spec, git_object_t type,
+		      char out_hex[REPO_HEX_SIZE])
 {
 	git_object *obj;
-	int ret = repo_lookup(r, &obj, spec, GIT_OBJECT_ANY);
+	int ret = repo_lookup(r, &obj, spec, type);
 
 	if (ret < 0)
 		return ret;
@@ -171,16 +173,14 @@ int repo_resolve(struct repo *r, const char *spec, char out_hex[REPO_HEX_SIZE])
 	return 0;
 }
 
+int repo_resolve(struct repo *r, const char *spec, char out_hex[REPO_HEX_SIZE])
+{
+	return resolve_hex(r, spec, GIT_OBJECT_ANY, out_hex);
+}
+
 int repo_tree_of(struct repo *r, const char *spec, char out_hex[REPO_HEX_SIZE])
 {
-	git_object *obj;
-	int ret = repo_lookup(r, &obj, spec, GIT_OBJECT_TREE);
-
-	if (ret < 0)
-		return ret;
-	git_oid_tostr(out_hex, REPO_HEX_SIZE, git_object_id(obj));
-	git_object_free(obj);
-	return 0;
+	return resolve_hex(r, spec, GIT_OBJECT_TREE, out_hex);
 }
 
 int repo_commit_message(struct repo *r, const char *spec, char **message)
