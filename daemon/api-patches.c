@@ -19,6 +19,7 @@ void api_get_patches(struct api_request *req, struct api_response *res,
 		     json_t *body)
 {
 	const char *state = api_arg(req, "state");
+	const char *view = api_arg(req, "view");
 	long long limit, offset, total = 0;
 	json_t *list;
 
@@ -27,12 +28,21 @@ void api_get_patches(struct api_request *req, struct api_response *res,
 			  state);
 		return;
 	}
+	/* summary: what the queue at a glance needs; full: every verdict's
+	 * detail, tags and files too (GET /patches/{id} has all). */
+	if (view && strcmp(view, "summary") && strcmp(view, "full")) {
+		api_error(res, 400, "bad-request",
+			  "unknown view '%.40s' (summary or full)", view);
+		return;
+	}
 	if (api_arg_int(req, res, "limit", LIST_DEFAULT, 1, LIST_MAX, &limit) <
 		    0 ||
 	    api_arg_int(req, res, "offset", 0, 0, 1LL << 40, &offset) < 0)
 		return;
-	if (!(list = queue_list_json(req->app.db, state, limit, offset,
-				     &total))) {
+	if (!(list = queue_list_json(req->app.db, state, limit, offset, &total,
+				     view && !strcmp(view, "full")
+					     ? LIST_FULL
+					     : LIST_SUMMARY))) {
 		api_fail(res, ERR_IO);
 		return;
 	}

@@ -37,7 +37,7 @@ static const struct api_field candidate_fields[] = {
 #define C .cache = 1
 static const struct api_route routes[] = {
 	{ "GET", "/patches", api_get_patches, 0, BODY_NONE, NULL,
-	  "state,limit,offset", C },
+	  "state,limit,offset,view", C },
 	{ "POST", "/patches", api_post_patches, 1, BODY_PATCH, NULL, "" },
 	{ "GET", "/patches/{id}", api_get_patch, 0, BODY_NONE, NULL, "", C },
 	{ "POST", "/patches/{id}/flag", api_post_flag, 1, BODY_JSON,

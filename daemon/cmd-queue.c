@@ -123,7 +123,7 @@ int cmd_queue(struct app *app, int argc, char **argv)
 		fprintf(stderr, "stableq queue: unknown state '%s'\n", state);
 		return 2;
 	}
-	list = queue_list_json(app->db, state, 0, 0, NULL);
+	list = queue_list_json(app->db, state, 0, 0, NULL, LIST_FULL);
 	if (!list) {
 		fprintf(stderr, "stableq queue: %s\n", err_msg());
 		return 1;

@@ -312,6 +312,17 @@ static json_t *latest_verdicts(sqlite3 *db, long long id)
 	return o;
 }
 
+/* {check: result} of {check: {result, detail, at}}: a list's "checks". */
+static json_t *checks_of(json_t *verdicts)
+{
+	json_t *o = json_object(), *v;
+	const char *name;
+
+	json_object_foreach(verdicts, name, v)
+		json_object_set(o, name, json_object_get(v, "result"));
+	return o;
+}
+
 static json_t *patch_row_json(sqlite3 *db, sqlite3_stmt *st, int full)
 {
 	json_t *o = json_object();
@@ -330,6 +341,8 @@ static json_t *patch_row_json(sqlite3 *db, sqlite3_stmt *st, int full)
 			    tag_values(db, id, "stable_dep_of", 0));
 	json_object_set_new(o, "prereqs", tag_values(db, id, "prereq", 0));
 	json_object_set_new(o, "verdicts", latest_verdicts(db, id));
+	json_object_set_new(o, "checks",
+			    checks_of(json_object_get(o, "verdicts")));
 	json_object_set_new(o, "files",
 			    db_rows_json(db,
 					 "SELECT path, change FROM patch_files"
@@ -398,12 +411,17 @@ json_t *queue_patch_json(sqlite3 *db, long long id, int full)
 	return o;
 }
 
-/* The columns of a list row: all but the message and the diff. */
+/* The columns of a full list row: all but the message and the diff. */
 #define LIST_COLS                                                              \
 	"id, subject, subject_prefix, author_name, author_email, date,"        \
 	" message_id, in_reply_to, upstream, patch_id, state, state_reason,"   \
 	" queue_pos, filename, series_part, series_total, released_commit,"    \
 	" source_id, created_at, updated_at"
+/* The columns of a summary row (what the queue at a glance shows). */
+#define SUMMARY_COLS                                                           \
+	"id, subject, subject_prefix, author_name, author_email, upstream,"    \
+	" state, state_reason, queue_pos, series_part, series_total,"         \
+	" updated_at"
 
 /* A page of patch objects, found by id (sorted copy for bsearch). */
 struct page_ref {
@@ -428,14 +446,16 @@ static json_t *page_find(struct page_ref *refs, size_t n, long long id)
 }
 
 /*
- * A list is four queries whatever its length (the page, then the tags,
+ * A list is a few queries whatever its length (the page, then the tags,
  * latest verdicts and files of all its patches at once through
  * json_each(ids)), not seven per patch: 351 prepared statements for a
  * page of 50 made GET /api/v1/patches?limit=50 cost ~9 ms.
  */
 json_t *queue_list_json(sqlite3 *db, const char *state, long long limit,
-			long long offset, long long *total)
+			long long offset, long long *total,
+			enum list_view view)
 {
+	int full = view == LIST_FULL;
 	sqlite3_stmt *st;
 	json_t *arr, *idarr;
 	struct page_ref *refs = NULL;
@@ -454,14 +474,22 @@ json_t *queue_list_json(sqlite3 *db, const char *state, long long limit,
 					   "SELECT COUNT(*) FROM patches",
 					   NULL)) < 0)
 		return NULL;
-	st = state ? db_prepare(db,
-				"SELECT " LIST_COLS " FROM patches WHERE state"
-				" = ? ORDER BY queue_pos LIMIT ? OFFSET ?",
-				"tii", state, limit, offset)
-		   : db_prepare(db,
-				"SELECT " LIST_COLS " FROM patches ORDER BY"
-				" queue_pos LIMIT ? OFFSET ?",
-				"ii", limit, offset);
+	{
+		/* [full][state given] */
+		static const char *const sql[2][2] = {
+			{ "SELECT " SUMMARY_COLS " FROM patches ORDER BY"
+			  " queue_pos LIMIT ? OFFSET ?",
+			  "SELECT " SUMMARY_COLS " FROM patches WHERE state ="
+			  " ? ORDER BY queue_pos LIMIT ? OFFSET ?" },
+			{ "SELECT " LIST_COLS " FROM patches ORDER BY"
+			  " queue_pos LIMIT ? OFFSET ?",
+			  "SELECT " LIST_COLS " FROM patches WHERE state = ?"
+			  " ORDER BY queue_pos LIMIT ? OFFSET ?" },
+		};
+		const char *q = sql[full][state != NULL];
+		st = state ? db_prepare(db, q, "tii", state, limit, offset)
+			   : db_prepare(db, q, "ii", limit, offset);
+	}
 	if (!st)
 		return NULL;
 	arr = json_array();
@@ -472,11 +500,15 @@ json_t *queue_list_json(sqlite3 *db, const char *state, long long limit,
 			json_object_set_new(o, sqlite3_column_name(st, c),
 					    db_col_json(st, c));
 		json_object_set_new(o, "fixes", json_array());
-		json_object_set_new(o, "stable_versions", json_array());
-		json_object_set_new(o, "stable_dep_of", json_array());
-		json_object_set_new(o, "prereqs", json_array());
-		json_object_set_new(o, "verdicts", json_object());
-		json_object_set_new(o, "files", json_array());
+		if (full) {
+			json_object_set_new(o, "stable_versions",
+					    json_array());
+			json_object_set_new(o, "stable_dep_of", json_array());
+			json_object_set_new(o, "prereqs", json_array());
+			json_object_set_new(o, "verdicts", json_object());
+			json_object_set_new(o, "files", json_array());
+		}
+		json_object_set_new(o, "checks", json_object());
 		json_array_append_new(arr, o);
 		json_array_append_new(idarr,
 				      json_integer(sqlite3_column_int64(st, 0)));
@@ -495,12 +527,18 @@ json_t *queue_list_json(sqlite3 *db, const char *state, long long limit,
 	ids = json_dumps(idarr, JSON_COMPACT);
 
 	/* stable_versions lists the extra (the version range), like tag_values(.., 1) */
-	st = db_prepare(db,
-			"SELECT patch_id, kind, CASE kind WHEN 'stable' THEN"
-			" extra ELSE value END FROM patch_tags WHERE patch_id IN"
-			" (SELECT value FROM json_each(?)) AND kind IN ('fixes',"
-			" 'stable', 'stable_dep_of', 'prereq') ORDER BY id",
-			"t", ids);
+	st = full ? db_prepare(db,
+			       "SELECT patch_id, kind, CASE kind WHEN 'stable'"
+			       " THEN extra ELSE value END FROM patch_tags"
+			       " WHERE patch_id IN (SELECT value FROM"
+			       " json_each(?)) AND kind IN ('fixes', 'stable',"
+			       " 'stable_dep_of', 'prereq') ORDER BY id",
+			       "t", ids)
+		  : db_prepare(db,
+			       "SELECT patch_id, kind, value FROM patch_tags"
+			       " WHERE patch_id IN (SELECT value FROM"
+			       " json_each(?)) AND kind = 'fixes' ORDER BY id",
+			       "t", ids);
 	while (st && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		json_t *o = page_find(refs, n, sqlite3_column_int64(st, 0));
 		const char *k = db_col_text(st, 1), *v = db_col_text(st, 2);
@@ -529,6 +567,10 @@ json_t *queue_list_json(sqlite3 *db, const char *state, long long limit,
 		json_t *v;
 		if (!o)
 			continue;
+		json_object_set_new(json_object_get(o, "checks"),
+				    db_col_text(st, 1), db_col_json(st, 2));
+		if (!full)
+			continue;
 		v = json_object();
 		json_object_set_new(v, "result", db_col_json(st, 2));
 		json_object_set_new(v, "detail", db_col_json(st, 3));
@@ -539,6 +581,8 @@ json_t *queue_list_json(sqlite3 *db, const char *state, long long limit,
 	sqlite3_finalize(st);
 	if (!st || rc != SQLITE_DONE)
 		goto fail;
+	if (!full)
+		goto out;
 
 	st = db_prepare(db,
 			"SELECT patch_id, path, change FROM patch_files WHERE"

@@ -68,14 +68,25 @@ int queue_ids(sqlite3 *db, int state, long long **ids, size_t *n);
 /*
  * JSON for one patch: id, subject, author_name, author_email, message_id,
  * in_reply_to, upstream, fixes, stable_versions, stable_dep_of, prereqs,
- * state, state_reason, verdicts {check: {result, detail, at}}, files,
+ * state, state_reason, verdicts {check: {result, detail, at}}, checks
+ * {check: result}, files,
  * queue_pos, released_commit, flags (adds_file...). full adds tags, message,
  * diff, depends_on, dependents, verdict history, flags and events.
  * Returns a new reference or NULL (ERR_NOTFOUND for an unknown id).
  */
 json_t *queue_patch_json(sqlite3 *db, long long id, int full);
-/* An array of patch objects (not full) by state (NULL: all), limit/offset. */
+/*
+ * What a list holds of each patch. LIST_FULL: the patch object (not full)
+ * above. LIST_SUMMARY: id, subject, subject_prefix, author_name,
+ * author_email, upstream, state, state_reason, queue_pos, series_part,
+ * series_total, updated_at, fixes and checks {check: result}: a third of
+ * the bytes, for a queue at a glance (GET /api/v1/patches).
+ */
+enum list_view { LIST_SUMMARY, LIST_FULL };
+
+/* An array of patches by state (NULL: all), limit/offset, in queue order. */
 json_t *queue_list_json(sqlite3 *db, const char *state, long long limit,
-			long long offset, long long *total);
+			long long offset, long long *total,
+			enum list_view view);
 
 #endif

@@ -16,7 +16,7 @@ import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in tests/
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from apitest import Tap, World, git  # noqa: E402
+from apitest import TOP, Tap, World, git  # noqa: E402
 
 t = Tap()
 w = World()
@@ -183,8 +183,18 @@ try:
     t.ok(j and j['total'] == 3 and j['limit'] == 50 and j['offset'] == 0
          and [p['id'] for p in j['patches']] == [R, A, B], '... {total, limit, offset, patches} in queue order', j)
     pa = [p for p in j['patches'] if p['id'] == A][0]
-    t.ok(pa['state'] == 'checked' and pa['verdicts']['fixes']['result'] == 'unknown'
-         and pa['verdicts']['fixes']['detail'], '... patch A waits for a human: fixes unknown, with a reason', pa)
+    t.ok(pa['state'] == 'checked' and pa['checks']['fixes'] == 'unknown'
+         and pa['state_reason'], '... patch A waits for a human: fixes unknown, with a reason', pa)
+    with open(os.path.join(TOP, 'web', 'openapi.json')) as f:
+        summary = json.load(f)['components']['schemas']['PatchSummary']
+    t.ok(all(sorted(p) == sorted(summary['required']) for p in j['patches']),
+         '... each patch is a summary with the fields of PatchSummary in web/openapi.json', pa)
+    s, h, raw, j = w.get('/patches?view=full')
+    pa = [p for p in (j or {}).get('patches', []) if p['id'] == A]
+    pa = pa[0] if pa else {}
+    t.ok(s == 200 and pa.get('verdicts', {}).get('fixes', {}).get('result') == 'unknown'
+         and pa['verdicts']['fixes']['detail'] and pa.get('checks', {}).get('fixes') == 'unknown'
+         and 'files' in pa, 'GET /patches?view=full: each verdict with its reason, the files', pa)
     t.ok('diff' not in pa and 'message' not in pa, '... the list leaves out messages and diffs')
 
     s, h, raw, j = w.get('/patches?state=released&limit=1&offset=0')
@@ -198,6 +208,7 @@ try:
     t.is_(s, 200, 'GET /patches/{id} -> 200')
     t.ok(j and j['subject'] == 'lib: fix line 7' and j['upstream'] == UPSTREAM_A
          and 'fixes' in j['verdicts'] and 'applies' in j['verdicts']
+         and j['checks'] == {k: v['result'] for k, v in j['verdicts'].items()}
          and isinstance(j['tags'], list) and isinstance(j['events'], list)
          and isinstance(j['candidates'], list) and isinstance(j['reverts'], list)
          and 'diff' in j and 'line seven' in j['diff'], '... in full: tags, verdicts, events, candidates, reverts, diff', j)
@@ -330,6 +341,7 @@ try:
     bad('GET /patches?limit=99999', 400, lambda: w.get('/patches?limit=99999'))
     bad('GET /patches?offset=-1', 400, lambda: w.get('/patches?offset=-1'))
     bad('GET /patches?limit=1&limit=2', 400, lambda: w.get('/patches?limit=1&limit=2'), 'twice')
+    bad('GET /patches?view=compact', 400, lambda: w.get('/patches?view=compact'), "unknown view 'compact'")
     bad('GET /patches?sort=id', 400, lambda: w.get('/patches?sort=id'), "unknown query argument 'sort'")
     bad('GET /health?x=1', 400, lambda: w.get('/health?x=1'))
     bad('GET /patches/{unknown}', 404, lambda: w.get('/patches/999999'), '999999')

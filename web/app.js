@@ -116,16 +116,17 @@ function stateBadge(state) {
 	return h('span', { class: 'state st-' + state }, state);
 }
 
-function verdictChips(verdicts) {
-	const names = Object.keys(verdicts || {});
+/* checks: {check: result} of a list's patch summary (the reasons are on its page). */
+function verdictChips(checks) {
+	const names = Object.keys(checks || {});
 	if (!names.length)
 		return h('span', { class: 'muted' }, 'not checked');
 	return h('span', { class: 'chips' }, names.map(n => {
-		const v = verdicts[n];
+		const r = checks[n];
 		return h('span', {
-			class: 'chip ' + (n === 'flags' && v.result !== 'none' ? 'info' : tone(v.result)),
-			title: n + ': ' + v.result + (v.detail ? ' — ' + v.detail : ''),
-		}, h('b', {}, n), ' ', v.result);
+			class: 'chip ' + (n === 'flags' && r !== 'none' ? 'info' : tone(r)),
+			title: n + ': ' + r,
+		}, h('b', {}, n), ' ', r);
 	}));
 }
 
@@ -199,7 +200,7 @@ views.queue = async (args) => {
 				p.upstream ? ' · ' + p.upstream.slice(0, 12) : ''),
 			p.state === 'held' ? h('div', { class: 'why' }, p.state_reason || 'a fix-up of a broken patch') : null)],
 		['State', stateBadge(p.state)],
-		['Checks', verdictChips(p.verdicts)],
+		['Checks', verdictChips(p.checks)],
 	], { class: p.state === 'held' ? 'held' : '' }));
 
 	const pager = h('div', { class: 'pager' },
