@@ -9,7 +9,7 @@
 #   make SANITIZE=address,undefined check    the whole binary sanitized too
 
 CC ?= cc
-PKGS := libgit2 sqlite3 libmicrohttpd jansson libcurl libcrypto
+PKGS := libgit2 sqlite3 libmicrohttpd jansson libcurl libcrypto zlib
 WARN := -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers -Wshadow -Wvla
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O2 $(WARN) -Idaemon -Ikernel-queue \
 	-Iqemu-runner -Ivar/gen $(shell pkg-config --cflags $(PKGS) 2>/dev/null)

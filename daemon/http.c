@@ -22,9 +22,11 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 /*
  * Threads: libmicrohttpd's pool (one epoll loop per CPU) serves every
@@ -46,6 +48,12 @@
  * writer thread, the daemon's loop and children), and pooled connections
  * never write, so an answer is reused only while nothing has changed.
  * STABLEQ_HTTP_CACHE=0 in the environment turns it off (for benchmarks).
+ *
+ * Compression: a client that accepts gzip (browsers, curl --compressed,
+ * Python's requests) gets text answers of GZIP_MIN bytes or more gzipped,
+ * with Vary: Accept-Encoding on both forms. A cached answer keeps both
+ * forms, so it is compressed once; the dashboard's files are compressed
+ * once per server at the best level.
  */
 
 #define POOL_MAX 8          /* idle connections kept */
@@ -54,11 +62,22 @@
 #define CACHE_ENTRY_MAX (2 << 20)
 #define THREADS_MIN 2
 #define THREADS_MAX 16
+#define GZIP_MIN 1024       /* smaller answers go as they are */
+#define GZIP_LEVEL 1        /* answers: a 25 KB page in ~60 us */
+#define GZIP_LEVEL_STATIC 9 /* the dashboard's files: once per server */
+#define STATIC_MAX 16       /* the dashboard's files kept as responses */
 
 struct cached {
 	char *key;                /* "/patches?limit=50" */
 	struct MHD_Response *r;   /* one reference held here */
+	struct MHD_Response *rz;  /* the same gzipped, or NULL */
 	size_t len;
+};
+
+/* A compiled-in dashboard file as responses, made on first use. */
+struct static_resp {
+	const struct embedded_file *f;
+	struct MHD_Response *r, *rz;
 };
 
 /* A SQLite connection with its prepared statements and its answers. */
@@ -82,6 +101,7 @@ struct req_ctx {
 	int answered;      /* res holds the answer */
 	int sent;          /* the answer was handed to libmicrohttpd */
 	int headers_done;  /* on_headers() ran */
+	int gzip;          /* the client accepts gzip */
 	struct req_ctx *next; /* writer queue */
 };
 
@@ -100,6 +120,7 @@ struct http_server {
 	size_t max_body;
 	unsigned conns_max;      /* http_connections, for the whole server */
 	atomic_uint conns;       /* open connections */
+	struct static_resp statics[STATIC_MAX]; /* under lock */
 };
 
 /* ---- connections ---- */
@@ -111,6 +132,8 @@ static void cache_clear(struct conn *c)
 		/* Answers being sent keep their own reference. */
 		if (c->cache[i].r)
 			MHD_destroy_response(c->cache[i].r);
+		if (c->cache[i].rz)
+			MHD_destroy_response(c->cache[i].rz);
 		memset(&c->cache[i], 0, sizeof(c->cache[i]));
 	}
 	c->next = c->bytes = 0;
@@ -240,26 +263,136 @@ static void log_answer(struct req_ctx *c)
 			 c->req.actor ? c->req.actor : "");
 }
 
-/* A libmicrohttpd response of c->res (its body or fd is handed over). */
-static struct MHD_Response *make_response(struct req_ctx *c)
-{
-	struct api_response *res = &c->res;
-	struct MHD_Response *r;
+/* ---- compression ---- */
 
-	if (res->fd >= 0) {
-		r = MHD_create_response_from_fd((uint64_t)res->fd_size, res->fd);
-		if (r)
-			res->fd = -1; /* the response closes it */
-	} else {
-		size_t len = 0;
-		char *buf = strbuf_detach(&res->body, &len);
-		r = MHD_create_response_from_buffer(len, buf,
-						    MHD_RESPMEM_MUST_FREE);
-		if (!r)
-			free(buf);
+/* The next element of a comma-separated header: [*p, *end) trimmed. */
+static int next_element(const char **p, const char **start, const char **end)
+{
+	const char *s = *p, *e;
+
+	while (*s == ',' || *s == ' ' || *s == '\t')
+		s++;
+	if (!*s)
+		return 0;
+	e = strchr(s, ',');
+	if (!e)
+		e = s + strlen(s);
+	*p = e;
+	*start = s;
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
+		e--;
+	*end = e;
+	return 1;
+}
+
+/*
+ * The weight of one Accept-Encoding element "coding[;q=W]" (RFC 9110
+ * 12.5.3) in thousandths; a weight that does not parse counts as 0.
+ */
+static int element_weight(const char *s, const char *end, size_t *name_len)
+{
+	const char *semi = memchr(s, ';', (size_t)(end - s));
+	const char *q, *n;
+	int w = 0, digits = 0;
+
+	*name_len = (size_t)((semi ? semi : end) - s);
+	while (*name_len && (s[*name_len - 1] == ' ' || s[*name_len - 1] == '\t'))
+		(*name_len)--;
+	if (!semi)
+		return 1000;
+	for (q = semi + 1; q < end && (*q == ' ' || *q == '\t'); q++)
+		;
+	if (end - q < 3 || (q[0] != 'q' && q[0] != 'Q') || q[1] != '=')
+		return 0;
+	n = q + 2;
+	if (*n == '1') {
+		n++;
+		if (n < end && *n == '.')
+			for (n++; n < end && *n == '0' && digits < 3; n++)
+				digits++;
+		return n == end ? 1000 : 0;
 	}
-	if (!r)
+	if (*n != '0')
+		return 0;
+	n++;
+	if (n < end && *n == '.')
+		for (n++; n < end && *n >= '0' && *n <= '9' && digits < 3;
+		     n++, digits++)
+			w += (*n - '0') * (digits == 0 ? 100 : digits == 1 ? 10 : 1);
+	return n == end ? w : 0;
+}
+
+int http_accepts_gzip(const char *accept_encoding)
+{
+	const char *p = accept_encoding, *s, *e;
+	int gzip = -1, star = -1;
+
+	if (!p)
+		return 0;
+	while (next_element(&p, &s, &e)) {
+		size_t n;
+		int w = element_weight(s, e, &n);
+		if ((n == 4 && !strncasecmp(s, "gzip", 4)) ||
+		    (n == 6 && !strncasecmp(s, "x-gzip", 6)))
+			gzip = w;
+		else if (n == 1 && *s == '*')
+			star = w;
+	}
+	/* A coding named outright rules; else "*" covers it. */
+	return gzip >= 0 ? gzip > 0 : star > 0;
+}
+
+/* Text answers are worth compressing; patches, JSON, the dashboard. */
+static int compressible(const struct api_response *res)
+{
+	const char *t = res->content_type ? res->content_type
+					  : "application/json";
+
+	return res->fd < 0 && res->body.len >= GZIP_MIN &&
+	       (!strncmp(t, "text/", 5) ||
+		!strncmp(t, "application/json", 16) ||
+		!strncmp(t, "image/svg+xml", 13));
+}
+
+/* buf gzipped as a response, or NULL when that saves nothing. */
+static struct MHD_Response *gzip_response(const char *buf, size_t len,
+					  int level)
+{
+	z_stream z = { 0 };
+	size_t cap = len - len / 8; /* must save an eighth at least */
+	unsigned char *out;
+	struct MHD_Response *r;
+	int rc;
+
+	if (deflateInit2(&z, level, Z_DEFLATED, 15 + 16, 8,
+			 Z_DEFAULT_STRATEGY) != Z_OK)
 		return NULL;
+	out = xmalloc(cap);
+	z.next_in = (unsigned char *)buf;
+	z.avail_in = (uInt)len;
+	z.next_out = out;
+	z.avail_out = (uInt)cap;
+	rc = deflate(&z, Z_FINISH);
+	deflateEnd(&z);
+	if (rc != Z_STREAM_END) {
+		free(out);
+		return NULL;
+	}
+	r = MHD_create_response_from_buffer(cap - z.avail_out, out,
+					    MHD_RESPMEM_MUST_FREE);
+	if (!r)
+		free(out);
+	else
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING,
+					"gzip");
+	return r;
+}
+
+/* The headers of every answer. */
+static void add_headers(struct req_ctx *c, struct MHD_Response *r, int vary)
+{
+	const struct api_response *res = &c->res;
+
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
 				res->content_type ? res->content_type
 						  : "application/json");
@@ -277,6 +410,48 @@ static struct MHD_Response *make_response(struct req_ctx *c)
 	if (res->www_authenticate)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
 					"Bearer realm=\"stableq\"");
+	if (vary)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_VARY,
+					MHD_HTTP_HEADER_ACCEPT_ENCODING);
+}
+
+/*
+ * A response of c->res (its body or fd is handed over); its gzipped form
+ * in *rz when rz is given and that is worth it, else *rz = NULL.
+ */
+static struct MHD_Response *make_responses(struct req_ctx *c, int level,
+					   struct MHD_Response **rz)
+{
+	struct api_response *res = &c->res;
+	struct MHD_Response *r;
+	int vary = compressible(res);
+
+	if (rz) {
+		*rz = vary ? gzip_response(res->body.buf, res->body.len, level)
+			   : NULL;
+		if (*rz)
+			add_headers(c, *rz, 1);
+	}
+	if (res->fd >= 0) {
+		r = MHD_create_response_from_fd((uint64_t)res->fd_size, res->fd);
+		if (r)
+			res->fd = -1; /* the response closes it */
+	} else {
+		size_t len = 0;
+		char *buf = strbuf_detach(&res->body, &len);
+		r = MHD_create_response_from_buffer(len, buf,
+						    MHD_RESPMEM_MUST_FREE);
+		if (!r)
+			free(buf);
+	}
+	if (!r) {
+		if (rz && *rz)
+			MHD_destroy_response(*rz);
+		if (rz)
+			*rz = NULL;
+		return NULL;
+	}
+	add_headers(c, r, vary);
 	return r;
 }
 
@@ -292,30 +467,32 @@ static enum MHD_Result queue(struct req_ctx *c, struct MHD_Response *r,
 
 static enum MHD_Result send_answer(struct req_ctx *c)
 {
-	struct MHD_Response *r;
+	struct MHD_Response *r, *rz = NULL;
 	enum MHD_Result ret;
 
 	log_answer(c);
-	if (!(r = make_response(c)))
+	if (!(r = make_responses(c, GZIP_LEVEL, c->gzip ? &rz : NULL)))
 		return MHD_NO;
-	ret = queue(c, r, c->res.status);
+	ret = queue(c, rz ? rz : r, c->res.status);
 	MHD_destroy_response(r);
+	if (rz)
+		MHD_destroy_response(rz);
 	return ret;
 }
 
 /* ---- reads and their cache ---- */
 
-static struct MHD_Response *cache_find(struct conn *c, const char *key)
+static struct cached *cache_find(struct conn *c, const char *key)
 {
 	for (size_t i = 0; i < CACHE_SLOTS; i++)
 		if (c->cache[i].key && !strcmp(c->cache[i].key, key))
-			return c->cache[i].r;
+			return &c->cache[i];
 	return NULL;
 }
 
-/* Keeps r (its reference) under key (taken). */
+/* Keeps r and rz (their references) under key (taken). */
 static void cache_put(struct conn *c, char *key, struct MHD_Response *r,
-		      size_t len)
+		      struct MHD_Response *rz, size_t len)
 {
 	struct cached *e;
 
@@ -327,8 +504,11 @@ static void cache_put(struct conn *c, char *key, struct MHD_Response *r,
 	free(e->key);
 	if (e->r)
 		MHD_destroy_response(e->r);
+	if (e->rz)
+		MHD_destroy_response(e->rz);
 	e->key = key;
 	e->r = r;
+	e->rz = rz;
 	e->len = len;
 	c->bytes += len;
 }
@@ -348,7 +528,8 @@ static struct MHD_Response *run_read(struct http_server *s, struct conn *db,
 				     struct req_ctx *c)
 {
 	struct api_response *res = &c->res;
-	struct MHD_Response *r;
+	struct MHD_Response *r, *rz;
+	struct cached *e;
 	char *key = NULL;
 	long long v;
 
@@ -359,9 +540,9 @@ static struct MHD_Response *run_read(struct http_server *s, struct conn *db,
 			db->version_seen = v;
 		}
 		key = cache_key(&c->req);
-		if ((r = cache_find(db, key))) {
+		if ((e = cache_find(db, key))) {
 			free(key);
-			return r;
+			return c->gzip && e->rz ? e->rz : e->r;
 		}
 	}
 	if (run_stmt(db->begin) < 0) {
@@ -375,9 +556,10 @@ static struct MHD_Response *run_read(struct http_server *s, struct conn *db,
 	if (key && res->status == 200 && res->fd < 0 &&
 	    res->body.len <= CACHE_ENTRY_MAX) {
 		size_t len = res->body.len;
-		if ((r = make_response(c))) {
-			cache_put(db, key, r, len);
-			return r;
+		/* Both forms now: the next client may want the other. */
+		if ((r = make_responses(c, GZIP_LEVEL, &rz))) {
+			cache_put(db, key, r, rz, len);
+			return c->gzip && rz ? rz : r;
 		}
 	}
 	free(key);
@@ -414,9 +596,10 @@ static const char *content_type_of(const char *name)
  * dashboard without rebuilding), else from the copy compiled in. Names are
  * one path component of safe characters: nothing can leave web/.
  */
-static void static_file(struct http_server *s, const char *url,
-			struct api_response *res)
+static struct MHD_Response *static_file(struct http_server *s,
+					struct req_ctx *c, const char *url)
 {
+	struct api_response *res = &c->res;
 	const char *name = url + 1;
 	const char *type;
 	size_t len;
@@ -428,7 +611,7 @@ static void static_file(struct http_server *s, const char *url,
 			 "0123456789._-") != strlen(name) ||
 	    name[0] == '.' || !(type = content_type_of(name))) {
 		api_error(res, 404, "not-found", "%s: no such file", url);
-		return;
+		return NULL;
 	}
 	if (s->app->cfg.web_root && *s->app->cfg.web_root) {
 		char *path = xstrfmt("%s/%s", s->app->cfg.web_root, name);
@@ -440,24 +623,44 @@ static void static_file(struct http_server *s, const char *url,
 				close(fd);
 			api_error(res, 404, "not-found", "%s: no such file",
 				  url);
-			return;
+			return NULL;
 		}
 		res->status = 200;
 		res->fd = fd;
 		res->fd_size = st.st_size;
 		res->content_type = type;
-		return;
+		return NULL;
 	}
 	char *path = xstrfmt("web/%s", name);
 	const struct embedded_file *f = embed_find(path, &len);
 	free(path);
 	if (!f) {
 		api_error(res, 404, "not-found", "%s: no such file", url);
-		return;
+		return NULL;
 	}
 	res->status = 200;
 	res->content_type = type;
-	strbuf_add(&res->body, f->start, len);
+	/* Made once (and compressed once) for the server's lifetime. */
+	struct MHD_Response *r = NULL;
+	pthread_mutex_lock(&s->lock);
+	for (size_t i = 0; i < STATIC_MAX; i++) {
+		struct static_resp *e = &s->statics[i];
+		if (e->f && e->f != f)
+			continue;
+		if (!e->f) {
+			strbuf_add(&res->body, f->start, len);
+			if (!(e->r = make_responses(c, GZIP_LEVEL_STATIC,
+						    &e->rz)))
+				break;
+			e->f = f;
+		}
+		r = c->gzip && e->rz ? e->rz : e->r;
+		break;
+	}
+	pthread_mutex_unlock(&s->lock);
+	if (!r && !res->body.len)
+		strbuf_add(&res->body, f->start, len); /* all slots taken */
+	return r;
 }
 
 /* ---- requests ---- */
@@ -493,6 +696,8 @@ static void begin_request(struct req_ctx *c, const char *url,
 		c->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
 	req->content_type = MHD_lookup_connection_value(
 		c->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
+	c->gzip = http_accepts_gzip(MHD_lookup_connection_value(
+		c->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING));
 	ci = MHD_get_connection_info(c->conn,
 				     MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 	req->loopback = ci && is_loopback(ci->client_addr);
@@ -534,6 +739,8 @@ static enum MHD_Result on_headers(struct req_ctx *c, const char *url,
 	struct conn *db;
 	int r;
 
+	c->gzip = http_accepts_gzip(MHD_lookup_connection_value(
+		c->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING));
 	if (strncmp(url, "/api/v1/", 8) && strcmp(url, "/api/v1")) {
 		c->req.method = method;
 		c->req.path = url;
@@ -543,7 +750,9 @@ static enum MHD_Result on_headers(struct req_ctx *c, const char *url,
 				  method, url);
 			strcpy(c->res.allow, "GET, HEAD");
 		} else {
-			static_file(s, url, &c->res);
+			struct MHD_Response *kept = static_file(s, c, url);
+			if (kept)
+				return queue(c, kept, 200);
 		}
 		return send_answer(c);
 	}
@@ -909,6 +1118,12 @@ void http_stop(struct http_server *s)
 		MHD_stop_daemon(s->mhd);
 	for (size_t i = 0; i < s->nidle; i++)
 		conn_close(s->idle[i]);
+	for (size_t i = 0; i < STATIC_MAX; i++) {
+		if (s->statics[i].r)
+			MHD_destroy_response(s->statics[i].r);
+		if (s->statics[i].rz)
+			MHD_destroy_response(s->statics[i].rz);
+	}
 	pthread_cond_destroy(&s->wake);
 	pthread_mutex_destroy(&s->lock);
 	free(s);

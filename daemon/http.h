@@ -15,4 +15,10 @@ struct http_server;
 int http_start(struct app *app, struct http_server **out);
 void http_stop(struct http_server *s);
 
+/*
+ * 1 if an Accept-Encoding header value (NULL: none) accepts gzip: named
+ * (or x-gzip) with a weight over 0, or covered by "*" when not named.
+ */
+int http_accepts_gzip(const char *accept_encoding);
+
 #endif

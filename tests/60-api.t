@@ -7,6 +7,7 @@ POST /patches, and drives every route of /api/v1. Each bad request must
 answer its status with { "error", "message" } and change nothing in the
 store (every table counted before and after).
 """
+import gzip
 import json
 import os
 import socket
@@ -189,7 +190,17 @@ try:
         summary = json.load(f)['components']['schemas']['PatchSummary']
     t.ok(all(sorted(p) == sorted(summary['required']) for p in j['patches']),
          '... each patch is a summary with the fields of PatchSummary in web/openapi.json', pa)
+    plain = raw
+    s, h, raw, j = w.get('/patches?view=full', headers={'Accept-Encoding': 'gzip, deflate'})
+    t.ok(s == 200 and h.get('content-encoding') == 'gzip' and h.get('vary') == 'Accept-Encoding'
+         and len(raw) < len(gzip.decompress(raw)),
+         'Accept-Encoding: gzip: the answer is gzipped, with Vary: Accept-Encoding', h)
+    full = gzip.decompress(raw) if h.get('content-encoding') == 'gzip' else raw
+    s, h, raw, j = w.get('/patches', headers={'Accept-Encoding': 'gzip;q=0, identity'})
+    t.ok(s == 200 and 'content-encoding' not in h and raw == plain,
+         '... gzip;q=0: the same answer as it is', h)
     s, h, raw, j = w.get('/patches?view=full')
+    t.ok(raw == full, '... and the gzipped bytes are the plain answer\'s')
     pa = [p for p in (j or {}).get('patches', []) if p['id'] == A]
     pa = pa[0] if pa else {}
     t.ok(s == 200 and pa.get('verdicts', {}).get('fixes', {}).get('result') == 'unknown'

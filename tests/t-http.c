@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 static int port;
 
@@ -75,7 +76,8 @@ static int exchange(const char *req, size_t len, struct answer *a)
 		a->status = atoi(all.buf + 9);
 	if ((sep = strstr(all.buf, "\r\n\r\n"))) {
 		strbuf_add(&a->head, all.buf, (size_t)(sep - all.buf));
-		strbuf_addstr(&a->body, sep + 4);
+		strbuf_add(&a->body, sep + 4,
+			   all.len - (size_t)(sep + 4 - all.buf)); /* gzip: NULs */
 	}
 	strbuf_release(&all);
 	return a->status;
@@ -124,6 +126,104 @@ static const char patch_mail[] =
 	"+line seven\n"
 	" line 8\n";
 
+/* A gzip body inflated into out; 0 or -1. */
+static int gunzip(const struct strbuf *in, struct strbuf *out)
+{
+	z_stream z = { 0 };
+	unsigned char buf[16384];
+	int rc;
+
+	if (inflateInit2(&z, 15 + 16) != Z_OK)
+		return -1;
+	z.next_in = (unsigned char *)in->buf;
+	z.avail_in = (uInt)in->len;
+	do {
+		z.next_out = buf;
+		z.avail_out = sizeof(buf);
+		rc = inflate(&z, Z_NO_FLUSH);
+		strbuf_add(out, buf, sizeof(buf) - z.avail_out);
+	} while (rc == Z_OK);
+	inflateEnd(&z);
+	return rc == Z_STREAM_END && !z.avail_in ? 0 : -1;
+}
+
+/* GET path with and without Accept-Encoding: ae; 1 if gzip came and matches. */
+static int gzipped_same(const char *path, const char *ae)
+{
+	struct answer plain, z;
+	struct strbuf h = STRBUF_INIT, out = STRBUF_INIT;
+	int ret = -1;
+
+	strbuf_addf(&h, "Accept-Encoding: %s\r\n", ae);
+	if (get(path, &plain) == 200 &&
+	    request("GET", path, h.buf, NULL, &z) == 200) {
+		int enc = strstr(z.head.buf, "Content-Encoding: gzip") != NULL;
+		int vary = strstr(z.head.buf, "Vary: Accept-Encoding") &&
+			   strstr(plain.head.buf, "Vary: Accept-Encoding");
+		if (!enc)
+			ret = z.body.len == plain.body.len &&
+					      !memcmp(z.body.buf, plain.body.buf,
+						      plain.body.len)
+				      ? 0
+				      : -1;
+		else
+			ret = vary && !strstr(plain.head.buf,
+					      "Content-Encoding") &&
+					      z.body.len < plain.body.len &&
+					      !gunzip(&z.body, &out) &&
+					      out.len == plain.body.len &&
+					      !memcmp(out.buf, plain.body.buf,
+						      out.len)
+				      ? 1
+				      : -1;
+		answer_release(&z);
+	}
+	answer_release(&plain);
+	strbuf_release(&h);
+	strbuf_release(&out);
+	return ret;
+}
+
+static void test_accept_encoding(void)
+{
+	static const struct {
+		const char *v;
+		int want;
+	} cases[] = {
+		{ NULL, 0 },
+		{ "", 0 },
+		{ "gzip", 1 },
+		{ "GZIP", 1 },
+		{ "x-gzip", 1 },
+		{ "gzip, deflate, br", 1 },
+		{ "br,gzip", 1 },
+		{ "deflate, br", 0 },
+		{ "identity", 0 },
+		{ "*", 1 },
+		{ "*;q=0", 0 },
+		{ "gzip;q=0", 0 },
+		{ "gzip; q=0.000", 0 },
+		{ "gzip;q=0.001", 1 },
+		{ "gzip;q=1", 1 },
+		{ "gzip;q=1.000", 1 },
+		{ "gzip;q=1.5", 0 },
+		{ "gzip;q=abc", 0 },
+		{ "gzip;q=", 0 },
+		{ "gzip;level=1", 0 },
+		{ "gzip;q=0, *", 0 },
+		{ "*, gzip;q=0", 0 },
+		{ "br;q=1, *;q=0.5", 1 },
+		{ "gzipx", 0 },
+		{ "xgzip", 0 },
+		{ " , ,gzip , ", 1 },
+		{ "gzip\t;\tq=0.5", 1 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		is_int(http_accepts_gzip(cases[i].v), cases[i].want,
+		       "Accept-Encoding: %s", cases[i].v ? cases[i].v : "(none)");
+}
+
 struct worker {
 	int ok, n;
 };
@@ -157,6 +257,7 @@ int main(void)
 
 	if (!mkdtemp(dir))
 		return 1;
+	test_accept_encoding();
 	config_load(&app.cfg, NULL);
 	free(app.cfg.db);
 	app.cfg.db = xstrfmt("%s/t.db", dir);
@@ -270,6 +371,22 @@ int main(void)
 		answer_release(&a);
 		strbuf_release(&r);
 	}
+	/* Compression: both forms the same bytes, each with Vary. */
+	is_int(gzipped_same("/api/v1/openapi.json", "gzip"), 1,
+	       "GET /openapi.json with Accept-Encoding: gzip: gzipped, the same bytes");
+	is_int(gzipped_same("/api/v1/openapi.json", "gzip"), 1,
+	       "... again, from the answer cache");
+	is_int(gzipped_same("/app.js", "br, gzip;q=0.8"), 1,
+	       "GET /app.js (compiled in, compressed once): gzipped, the same bytes");
+	is_int(gzipped_same("/app.js", "gzip;q=0"), 0,
+	       "... gzip;q=0: as it is");
+	is_int(gzipped_same("/api/v1/health", "gzip"), 0,
+	       "GET /health (under 1 KB): as it is");
+	is_int(request("GET", "/api/v1/nope", "Accept-Encoding: gzip\r\n", NULL, &a), 404,
+	       "an error with Accept-Encoding: gzip");
+	like(a.body.buf, "\"error\":\"not-found\"", "... plain JSON");
+	answer_release(&a);
+
 	is_int(get("/", &a), 200, "GET / (the dashboard)");
 	like(a.body.buf, "app.js", "... index.html");
 	answer_release(&a);
