@@ -4,11 +4,13 @@
 # side by side in the same run with bench/bare-mhd.c answering a static 2 KB
 # body. Goal: >= 50 % of the bare server's req/s, p99 < 10 ms, no errors at
 # 256 connections. Prints the figures (DURATION=s, CONNS=n, THREADS=n,
-# STABLEQ=binary):
-#  - the daemon as it runs (answers kept until the store changes);
+# ROUNDS=n, STABLEQ=binary):
+#  - the daemon as it runs (answers kept until the store changes), plain
+#    (wrk's default) and with Accept-Encoding: gzip (what browsers, curl
+#    --compressed and Python's requests send);
 #  - the same with STABLEQ_HTTP_CACHE=0 (every answer made from SQLite);
 #  - a bare server sending a static body of the same size as the API's
-#    answer (~65 KB): on loopback the bytes cost more than the server;
+#    plain answer (~25 KB): on loopback the bytes cost more than the server;
 #  - both at LOWCONNS connections, where requests do not queue behind each
 #    other (with CONNS connections always busy, mean latency = CONNS / req/s).
 # Both servers keep connections alive (answers queued once the request is in).
@@ -20,6 +22,7 @@ DURATION=${DURATION:-10}
 CONNS=${CONNS:-256}
 THREADS=${THREADS:-2}
 LOWCONNS=${LOWCONNS:-8}
+ROUNDS=${ROUNDS:-3}
 T=$(mktemp -d)
 PIDS=""
 cleanup() {
@@ -118,9 +121,9 @@ printf 'setup: %d patches imported through the API in %.2f s, checked; GET /patc
 # One wrk run: prints "req/s p99_ms errors". The pause lets the server
 # close the last run's connections first: 256 new ones beside 256 old ones
 # would be over the per-address limit (three quarters of http_connections).
-bench() { # URL NAME [CONNECTIONS]
+bench() { # URL NAME [CONNECTIONS [HEADER]]
 	sleep 2
-	wrk -t"$THREADS" -c"${3:-$CONNS}" -d"${DURATION}s" --latency "$1" > "$T/wrk-$2.txt" 2>&1 || fail "wrk $2"
+	wrk -t"$THREADS" -c"${3:-$CONNS}" -d"${DURATION}s" --latency ${4:+-H "$4"} "$1" > "$T/wrk-$2.txt" 2>&1 || fail "wrk $2"
 	python3 - "$T/wrk-$2.txt" <<'PY'
 import re, sys
 t = open(sys.argv[1]).read()
@@ -145,14 +148,31 @@ print('%.0f %.2f %d' % (rps, p99, err))
 PY
 }
 API="http://127.0.0.1:$API_PORT/api/v1/patches?limit=50"
+GZ='Accept-Encoding: gzip'
+gzbytes=$(curl -fs -H "$GZ" "http://127.0.0.1:$API_PORT/api/v1/patches?limit=50" | wc -c)
 curl -fs "http://127.0.0.1:$BARE_PORT/" > /dev/null
 wrk -t"$THREADS" -c"$CONNS" -d2s "$API" > /dev/null 2>&1 || true
-set -- $(bench "http://127.0.0.1:$BARE_PORT/" bare)
-bare_rps=$1 bare_p99=$2 bare_err=$3
-set -- $(bench "$API" api)
-api_rps=$1 api_p99=$2 api_err=$3
-set -- $(bench "http://127.0.0.1:$SAME_PORT/" bare-same)
-same_rps=$1 same_p99=$2 same_err=$3
+# The machine is shared and noisy: ROUNDS rounds, the servers in turn
+# within each, and the median of each figure.
+median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
+r=1
+bare_r="" bare_p="" bare_e=0 api_r="" api_p="" api_e=0
+gz_r="" gz_p="" gz_e=0 same_r="" same_p="" same_e=0
+while [ $r -le "$ROUNDS" ]; do
+	set -- $(bench "http://127.0.0.1:$BARE_PORT/" bare$r)
+	bare_r="$bare_r $1" bare_p="$bare_p $2" bare_e=$((bare_e + $3))
+	set -- $(bench "$API" api$r)
+	api_r="$api_r $1" api_p="$api_p $2" api_e=$((api_e + $3))
+	set -- $(bench "$API" gzip$r "$CONNS" "$GZ")
+	gz_r="$gz_r $1" gz_p="$gz_p $2" gz_e=$((gz_e + $3))
+	set -- $(bench "http://127.0.0.1:$SAME_PORT/" bare-same$r)
+	same_r="$same_r $1" same_p="$same_p $2" same_e=$((same_e + $3))
+	r=$((r + 1))
+done
+bare_rps=$(median $bare_r) bare_p99=$(median $bare_p) bare_err=$bare_e
+api_rps=$(median $api_r) api_p99=$(median $api_p) api_err=$api_e
+gz_rps=$(median $gz_r) gz_p99=$(median $gz_p) gz_err=$gz_e
+same_rps=$(median $same_r) same_p99=$(median $same_p) same_err=$same_e
 set -- $(bench "$API" api-low "$LOWCONNS")
 low_rps=$1 low_p99=$2 low_err=$3
 set -- $(bench "http://127.0.0.1:$BARE_PORT/" bare-low "$LOWCONNS")
@@ -166,18 +186,26 @@ nc_rps=$1 nc_p99=$2 nc_err=$3
 curl -fs "http://127.0.0.1:$API_PORT/api/v1/health" > /dev/null || fail "the daemon does not answer after the run"
 
 ratio=$(echo "scale=1; 100 * $api_rps / $bare_rps" | bc)
+gz_ratio=$(echo "scale=1; 100 * $gz_rps / $bare_rps" | bc)
 same_ratio=$(echo "scale=1; 100 * $api_rps / $same_rps" | bc)
 nc_ratio=$(echo "scale=1; 100 * $nc_rps / $bare_rps" | bc)
-echo "wrk -t$THREADS -d${DURATION}s on loopback, $(nproc) CPUs, load average $(cut -d' ' -f1 /proc/loadavg) at the end:"
-row() { printf '  %-48s %5s conns %8s req/s  p99 %8s ms  errors %s\n' "$@"; }
+echo "wrk -t$THREADS -d${DURATION}s on loopback, $(nproc) CPUs, load average $(cut -d' ' -f1 /proc/loadavg) at the end;"
+echo "medians of $ROUNDS rounds (errors: the sum), the servers in turn within each round:"
+row() { printf '  %-56s %5s conns %8s req/s  p99 %8s ms  errors %s\n' "$@"; }
 row "bare libmicrohttpd, static 2 KB" "$CONNS" "$bare_rps" "$bare_p99" "$bare_err"
-row "stableq GET /api/v1/patches?limit=50" "$CONNS" "$api_rps" "$api_p99" "$api_err"
-row "  ... STABLEQ_HTTP_CACHE=0 (every answer from SQLite)" "$CONNS" "$nc_rps" "$nc_p99" "$nc_err"
+row "stableq GET /api/v1/patches?limit=50 ($bytes bytes)" "$CONNS" "$api_rps" "$api_p99" "$api_err"
+row "  ... Accept-Encoding: gzip ($gzbytes bytes)" "$CONNS" "$gz_rps" "$gz_p99" "$gz_err"
 row "bare libmicrohttpd, static $bytes bytes (same size)" "$CONNS" "$same_rps" "$same_p99" "$same_err"
+echo "one run each:"
+row "stableq, STABLEQ_HTTP_CACHE=0 (every answer from SQLite)" "$CONNS" "$nc_rps" "$nc_p99" "$nc_err"
 row "bare libmicrohttpd, static 2 KB" "$LOWCONNS" "$blow_rps" "$blow_p99" "$blow_err"
 row "stableq GET /api/v1/patches?limit=50" "$LOWCONNS" "$low_rps" "$low_p99" "$low_err"
-echo "  ratio: $ratio % of bare (goal >= 50 %); without the answer cache $nc_ratio %"
+echo "  ratio to bare: $ratio % as it is, $gz_ratio % gzipped (goal >= 50 %); without the answer cache $nc_ratio %"
 echo "  against a bare server sending the same $bytes bytes: $same_ratio %"
 ok() { if [ "$1" -eq 1 ]; then echo met; else echo MISSED; fi; }
-echo "  goals at $CONNS connections: ratio $(ok "$(echo "$ratio >= 50" | bc)"), p99 < 10 ms $(ok "$(echo "$api_p99 < 10" | bc)"), no errors $(ok "$([ "$api_err" -eq 0 ] && echo 1 || echo 0)")"
+goals() { # NAME RPS_RATIO P99 ERRORS
+	echo "  goals at $CONNS connections, $1: ratio $(ok "$(echo "$2 >= 50" | bc)"), p99 < 10 ms $(ok "$(echo "$3 < 10" | bc)"), no errors $(ok "$([ "$4" -eq 0 ] && echo 1 || echo 0)")"
+}
+goals "as it is" "$ratio" "$api_p99" "$api_err"
+goals "gzipped" "$gz_ratio" "$gz_p99" "$gz_err"
 echo "  (with $CONNS connections always busy a request waits for the others: mean latency = $CONNS / req/s)"

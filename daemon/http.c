@@ -2,6 +2,7 @@
 #include "http.h"
 #include "api.h"
 #include "db.h"
+#include "dbwatch.h"
 #include "embed.h"
 #include "err.h"
 #include "log.h"
@@ -43,10 +44,12 @@
  *
  * Cache: the dashboard and scripts poll the same reads while the store
  * rarely changes, so each pooled connection keeps the answers of cacheable
- * routes (api_cacheable) with the store's PRAGMA data_version they were
- * made at. The version changes when any other connection commits (the
- * writer thread, the daemon's loop and children), and pooled connections
- * never write, so an answer is reused only while nothing has changed.
+ * routes (api_cacheable) with the stamp of the store they were made at:
+ * its WAL-index header, read from shared memory (dbwatch.c), or PRAGMA
+ * data_version when that cannot be read. Both change when any connection
+ * commits (the writer thread, the daemon's loop and children, the CLI),
+ * and pooled connections never write, so an answer is reused only while
+ * nothing has changed.
  * STABLEQ_HTTP_CACHE=0 in the environment turns it off (for benchmarks).
  *
  * Compression: a client that accepts gzip (browsers, curl --compressed,
@@ -80,11 +83,24 @@ struct static_resp {
 	struct MHD_Response *r, *rz;
 };
 
+/*
+ * The store's state as seen on one request: the WAL-index header (no lock,
+ * no system call: dbwatch.c), or SQLite's data_version when the header
+ * cannot be read at that instant or at all.
+ */
+struct stamp {
+	int kind; /* 0: none yet; STAMP_HDR; STAMP_VERSION */
+	struct db_stamp hdr;
+	long long version;
+};
+#define STAMP_HDR 1
+#define STAMP_VERSION 2
+
 /* A SQLite connection with its prepared statements and its answers. */
 struct conn {
 	sqlite3 *db;
 	sqlite3_stmt *begin, *commit, *version;
-	long long version_seen; /* the data_version the cache was made at */
+	struct stamp seen; /* what the cache was made at */
 	struct cached cache[CACHE_SLOTS];
 	size_t next, bytes;  /* round-robin slot to replace; bytes held */
 };
@@ -121,6 +137,8 @@ struct http_server {
 	unsigned conns_max;      /* http_connections, for the whole server */
 	atomic_uint conns;       /* open connections */
 	struct static_resp statics[STATIC_MAX]; /* under lock */
+	sqlite3 *watch_db;       /* kept open: the WAL index stays mapped */
+	struct db_watch *watch;  /* NULL: ask SQLite */
 };
 
 /* ---- connections ---- */
@@ -155,7 +173,6 @@ static struct conn *conn_open(const char *path)
 {
 	struct conn *c = xcalloc(1, sizeof(*c));
 
-	c->version_seen = -1;
 	if (db_open(&c->db, path) < 0 ||
 	    !(c->begin = db_prepare(c->db, "BEGIN", NULL)) ||
 	    !(c->commit = db_prepare(c->db, "COMMIT", NULL)) ||
@@ -185,6 +202,26 @@ static long long data_version(struct conn *c)
 		v = sqlite3_column_int64(c->version, 0);
 	sqlite3_reset(c->version);
 	return v;
+}
+
+/* The store's stamp now, as seen through c; -1 on error. */
+static int stamp_now(struct http_server *s, struct conn *c, struct stamp *st)
+{
+	if (s->watch && !db_watch_stamp(s->watch, &st->hdr)) {
+		st->kind = STAMP_HDR;
+		return 0;
+	}
+	st->kind = STAMP_VERSION;
+	return (st->version = data_version(c)) < 0 ? -1 : 0;
+}
+
+static int stamp_same(const struct stamp *a, const struct stamp *b)
+{
+	if (a->kind != b->kind || !a->kind)
+		return 0;
+	return a->kind == STAMP_HDR
+		       ? !memcmp(&a->hdr, &b->hdr, sizeof(a->hdr))
+		       : a->version == b->version;
 }
 
 static struct conn *pool_get(struct http_server *s)
@@ -515,9 +552,9 @@ static void cache_put(struct conn *c, char *key, struct MHD_Response *r,
 
 /*
  * Answers a read: from the cache when the store has not changed since the
- * answer was made, else in one read transaction. The version is read
- * before the transaction begins, so an answer may be newer than the version
- * it is kept under, never older: the next request sees a new version and
+ * answer was made, else in one read transaction. The stamp is read
+ * before the transaction begins, so an answer may be newer than the stamp
+ * it is kept under, never older: the next request sees a new stamp and
  * makes it again.
  *
  * Returns a response kept in db's cache, to be queued before db goes back
@@ -530,14 +567,14 @@ static struct MHD_Response *run_read(struct http_server *s, struct conn *db,
 	struct api_response *res = &c->res;
 	struct MHD_Response *r, *rz;
 	struct cached *e;
+	struct stamp now;
 	char *key = NULL;
-	long long v;
 
 	if (s->cache_on && api_cacheable(&c->req) &&
-	    (v = data_version(db)) >= 0) {
-		if (v != db->version_seen) {
+	    !stamp_now(s, db, &now)) {
+		if (!stamp_same(&now, &db->seen)) {
 			cache_clear(db);
-			db->version_seen = v;
+			db->seen = now;
 		}
 		key = cache_key(&c->req);
 		if ((e = cache_find(db, key))) {
@@ -1057,6 +1094,13 @@ int http_start(struct app *app, struct http_server **out)
 	}
 	s->writer_started = 1;
 
+	/* The answer cache's stamps: read off the WAL index if it can be. */
+	if (s->cache_on && db_open(&s->watch_db, app->cfg.db) == 0 &&
+	    !(s->watch = db_watch_open(s->watch_db, app->cfg.db)))
+		log_warnx("http: the answer cache asks SQLite whether the store"
+			  " changed: %s",
+			  err_msg());
+
 	conns = app->cfg.http_connections > 0
 			? (unsigned)app->cfg.http_connections
 			: 512;
@@ -1118,6 +1162,8 @@ void http_stop(struct http_server *s)
 		MHD_stop_daemon(s->mhd);
 	for (size_t i = 0; i < s->nidle; i++)
 		conn_close(s->idle[i]);
+	db_watch_close(s->watch);
+	db_close(s->watch_db);
 	for (size_t i = 0; i < STATIC_MAX; i++) {
 		if (s->statics[i].r)
 			MHD_destroy_response(s->statics[i].r);
