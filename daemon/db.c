@@ -165,6 +165,34 @@ static sqlite3_stmt *prepare_va(sqlite3 *db, const char *sql,
 	return st;
 }
 
+sqlite3_stmt *db_stmt(sqlite3 *db, const char *sql, const char *types, ...)
+{
+	va_list ap;
+	sqlite3_stmt *st;
+	int slot;
+
+	va_start(ap, types);
+	st = cached_va(db, sql, types, ap, &slot);
+	va_end(ap);
+	return st;
+}
+
+void db_stmt_done(sqlite3_stmt *st)
+{
+	int slot = -1;
+
+	if (!st)
+		return;
+	pthread_mutex_lock(&cache_lock);
+	for (int i = 0; i < STMT_CACHE; i++)
+		if (cache[i].st == st && cache[i].busy) {
+			slot = i;
+			break;
+		}
+	pthread_mutex_unlock(&cache_lock);
+	cache_put(st, slot);
+}
+
 sqlite3_stmt *db_prepare(sqlite3 *db, const char *sql, const char *types, ...)
 {
 	va_list ap;
@@ -416,8 +444,10 @@ json_t *db_rows_json(sqlite3 *db, const char *sql, const char *types, ...)
 	json_t *arr;
 	int rc;
 
+	int slot;
+
 	va_start(ap, types);
-	st = prepare_va(db, sql, types, ap);
+	st = cached_va(db, sql, types, ap, &slot);
 	va_end(ap);
 	if (!st)
 		return NULL;
@@ -430,7 +460,7 @@ json_t *db_rows_json(sqlite3 *db, const char *sql, const char *types, ...)
 		json_decref(arr);
 		arr = NULL;
 	}
-	sqlite3_finalize(st);
+	cache_put(st, slot);
 	return arr;
 }
 
@@ -441,8 +471,10 @@ json_t *db_row_json(sqlite3 *db, const char *sql, const char *types, ...)
 	json_t *o = NULL;
 	int rc;
 
+	int slot;
+
 	va_start(ap, types);
-	st = prepare_va(db, sql, types, ap);
+	st = cached_va(db, sql, types, ap, &slot);
 	va_end(ap);
 	if (!st)
 		return NULL;
@@ -454,6 +486,6 @@ json_t *db_row_json(sqlite3 *db, const char *sql, const char *types, ...)
 	} else {
 		err_set(ERR_IO, "db: %s", sqlite3_errmsg(db));
 	}
-	sqlite3_finalize(st);
+	cache_put(st, slot);
 	return o;
 }

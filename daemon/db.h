@@ -26,6 +26,13 @@ void db_rollback(sqlite3 *db);
  */
 /* Prepares and binds; NULL with err_msg() on failure. Caller finalizes. */
 sqlite3_stmt *db_prepare(sqlite3 *db, const char *sql, const char *types, ...);
+/*
+ * As db_prepare, from the connection's statement cache (preparing costs
+ * more than running most statements): the caller gives the statement
+ * back with db_stmt_done(), never sqlite3_finalize(). sql is a literal.
+ */
+sqlite3_stmt *db_stmt(sqlite3 *db, const char *sql, const char *types, ...);
+void db_stmt_done(sqlite3_stmt *st);
 /* Runs a statement to completion. Returns changes (>= 0) or negative. */
 int db_exec(sqlite3 *db, const char *sql, const char *types, ...);
 /* First column of the first row. ERR_NOTFOUND when there is no row. */

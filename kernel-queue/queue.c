@@ -487,8 +487,8 @@ json_t *queue_list_json(sqlite3 *db, const char *state, long long limit,
 			  " ORDER BY queue_pos LIMIT ? OFFSET ?" },
 		};
 		const char *q = sql[full][state != NULL];
-		st = state ? db_prepare(db, q, "tii", state, limit, offset)
-			   : db_prepare(db, q, "ii", limit, offset);
+		st = state ? db_stmt(db, q, "tii", state, limit, offset)
+			   : db_stmt(db, q, "ii", limit, offset);
 	}
 	if (!st)
 		return NULL;
@@ -513,7 +513,7 @@ json_t *queue_list_json(sqlite3 *db, const char *state, long long limit,
 		json_array_append_new(idarr,
 				      json_integer(sqlite3_column_int64(st, 0)));
 	}
-	sqlite3_finalize(st);
+	db_stmt_done(st);
 	if (rc != SQLITE_DONE)
 		goto fail;
 	if (!(n = json_array_size(arr)))
@@ -527,14 +527,14 @@ json_t *queue_list_json(sqlite3 *db, const char *state, long long limit,
 	ids = json_dumps(idarr, JSON_COMPACT);
 
 	/* stable_versions lists the extra (the version range), like tag_values(.., 1) */
-	st = full ? db_prepare(db,
+	st = full ? db_stmt(db,
 			       "SELECT patch_id, kind, CASE kind WHEN 'stable'"
 			       " THEN extra ELSE value END FROM patch_tags"
 			       " WHERE patch_id IN (SELECT value FROM"
 			       " json_each(?)) AND kind IN ('fixes', 'stable',"
 			       " 'stable_dep_of', 'prereq') ORDER BY id",
 			       "t", ids)
-		  : db_prepare(db,
+		  : db_stmt(db,
 			       "SELECT patch_id, kind, value FROM patch_tags"
 			       " WHERE patch_id IN (SELECT value FROM"
 			       " json_each(?)) AND kind = 'fixes' ORDER BY id",
@@ -550,17 +550,16 @@ json_t *queue_list_json(sqlite3 *db, const char *state, long long limit,
 			json_array_append_new(json_object_get(o, key),
 					      json_string(v));
 	}
-	sqlite3_finalize(st);
+	db_stmt_done(st);
 	if (!st || rc != SQLITE_DONE)
 		goto fail;
 
-	st = db_prepare(db,
+	st = db_stmt(db,
+			/* the other columns come from the row of MAX(id) */
 			"SELECT patch_id, check_name, result, detail,"
-			" created_at FROM verdicts v WHERE patch_id IN (SELECT"
-			" value FROM json_each(?)) AND id = (SELECT MAX(id) FROM"
-			" verdicts w WHERE w.patch_id = v.patch_id AND"
-			" w.check_name = v.check_name) ORDER BY patch_id,"
-			" check_name",
+			" created_at, MAX(id) FROM verdicts WHERE patch_id IN"
+			" (SELECT value FROM json_each(?)) GROUP BY patch_id,"
+			" check_name ORDER BY patch_id, check_name",
 			"t", ids);
 	while (st && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		json_t *o = page_find(refs, n, sqlite3_column_int64(st, 0));
@@ -578,13 +577,13 @@ json_t *queue_list_json(sqlite3 *db, const char *state, long long limit,
 		json_object_set_new(json_object_get(o, "verdicts"),
 				    db_col_text(st, 1), v);
 	}
-	sqlite3_finalize(st);
+	db_stmt_done(st);
 	if (!st || rc != SQLITE_DONE)
 		goto fail;
 	if (!full)
 		goto out;
 
-	st = db_prepare(db,
+	st = db_stmt(db,
 			"SELECT patch_id, path, change FROM patch_files WHERE"
 			" patch_id IN (SELECT value FROM json_each(?)) ORDER BY"
 			" patch_id, path",
@@ -599,7 +598,7 @@ json_t *queue_list_json(sqlite3 *db, const char *state, long long limit,
 		json_object_set_new(f, "change", db_col_json(st, 2));
 		json_array_append_new(json_object_get(o, "files"), f);
 	}
-	sqlite3_finalize(st);
+	db_stmt_done(st);
 	if (!st || rc != SQLITE_DONE)
 		goto fail;
 out:
