@@ -9,6 +9,8 @@
 #    (wrk's default) and with Accept-Encoding: gzip (what browsers, curl
 #    --compressed and Python's requests send);
 #  - the same with STABLEQ_HTTP_CACHE=0 (every answer made from SQLite);
+#  - the same while another process commits WRITES times a second (each
+#    commit drops the cached answers, as the daemon's steps do);
 #  - a bare server sending a static body of the same size as the API's
 #    plain answer (~25 KB): on loopback the bytes cost more than the server;
 #  - both at LOWCONNS connections, where requests do not queue behind each
@@ -23,6 +25,7 @@ CONNS=${CONNS:-256}
 THREADS=${THREADS:-2}
 LOWCONNS=${LOWCONNS:-8}
 ROUNDS=${ROUNDS:-3}
+WRITES=${WRITES:-20}
 T=$(mktemp -d)
 PIDS=""
 cleanup() {
@@ -173,6 +176,23 @@ bare_rps=$(median $bare_r) bare_p99=$(median $bare_p) bare_err=$bare_e
 api_rps=$(median $api_r) api_p99=$(median $api_p) api_err=$api_e
 gz_rps=$(median $gz_r) gz_p99=$(median $gz_p) gz_err=$gz_e
 same_rps=$(median $same_r) same_p99=$(median $same_p) same_err=$same_e
+# The store changing under the cache, as while the daemon works: another
+# process commits an event WRITES times a second during one run.
+python3 - "$T/bench.db" "$WRITES" "$((DURATION + 3))" > "$T/writer.log" 2>&1 <<'PY' &
+import sqlite3, sys, time
+db = sqlite3.connect(sys.argv[1], timeout=10, isolation_level=None)
+n, end = 0, time.time() + float(sys.argv[3])
+while time.time() < end:
+    db.execute("INSERT INTO events (actor, subject_kind, kind, detail) VALUES ('bench', 'bench', 'tick', ?)", (str(n),))
+    n += 1
+    time.sleep(1.0 / float(sys.argv[2]))
+print(n)
+PY
+WRITER=$!
+set -- $(bench "$API" busy)
+busy_rps=$1 busy_p99=$2 busy_err=$3
+wait $WRITER || fail "the writer failed: $(cat "$T/writer.log")"
+busy_commits=$(cat "$T/writer.log")
 set -- $(bench "$API" api-low "$LOWCONNS")
 low_rps=$1 low_p99=$2 low_err=$3
 set -- $(bench "http://127.0.0.1:$BARE_PORT/" bare-low "$LOWCONNS")
@@ -198,6 +218,7 @@ row "  ... Accept-Encoding: gzip ($gzbytes bytes)" "$CONNS" "$gz_rps" "$gz_p99" 
 row "bare libmicrohttpd, static $bytes bytes (same size)" "$CONNS" "$same_rps" "$same_p99" "$same_err"
 echo "one run each:"
 row "stableq, STABLEQ_HTTP_CACHE=0 (every answer from SQLite)" "$CONNS" "$nc_rps" "$nc_p99" "$nc_err"
+row "stableq, another process committing ($busy_commits commits)" "$CONNS" "$busy_rps" "$busy_p99" "$busy_err"
 row "bare libmicrohttpd, static 2 KB" "$LOWCONNS" "$blow_rps" "$blow_p99" "$blow_err"
 row "stableq GET /api/v1/patches?limit=50" "$LOWCONNS" "$low_rps" "$low_p99" "$low_err"
 echo "  ratio to bare: $ratio % as it is, $gz_ratio % gzipped (goal >= 50 %); without the answer cache $nc_ratio %"
