@@ -264,7 +264,7 @@ static char *cache_key(const struct api_request *req)
 
 /* ---- answers ---- */
 
-static int is_loopback(const struct sockaddr *sa)
+int http_is_loopback(const struct sockaddr *sa)
 {
 	if (!sa)
 		return 0;
@@ -737,7 +737,7 @@ static void begin_request(struct req_ctx *c, const char *url,
 		c->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING));
 	ci = MHD_get_connection_info(c->conn,
 				     MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-	req->loopback = ci && is_loopback(ci->client_addr);
+	req->loopback = ci && http_is_loopback(ci->client_addr);
 	req->app = *c->srv->app;
 	req->app.db = NULL;
 	req->app.actor = "http";

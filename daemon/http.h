@@ -21,4 +21,11 @@ void http_stop(struct http_server *s);
  */
 int http_accepts_gzip(const char *accept_encoding);
 
+struct sockaddr;
+/*
+ * 1 if a client's address is loopback (127.0.0.0/8, ::1, or 127.0.0.0/8
+ * mapped into IPv6): what read_access = loopback lets read without a token.
+ */
+int http_is_loopback(const struct sockaddr *sa);
+
 #endif

@@ -1,4 +1,5 @@
 /* t-http.c: http_start() in-process (ASan+UBSan): routes, credentials, limits, the answer cache, threads. */
+#include "api.h"
 #include "app.h"
 #include "db.h"
 #include "err.h"
@@ -224,6 +225,67 @@ static void test_accept_encoding(void)
 		       "Accept-Encoding: %s", cases[i].v ? cases[i].v : "(none)");
 }
 
+static int loopback4(const char *ip)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+
+	inet_pton(AF_INET, ip, &a.sin_addr);
+	return http_is_loopback((struct sockaddr *)&a);
+}
+
+static int loopback6(const char *ip)
+{
+	struct sockaddr_in6 a = { .sin6_family = AF_INET6 };
+
+	inet_pton(AF_INET6, ip, &a.sin6_addr);
+	return http_is_loopback((struct sockaddr *)&a);
+}
+
+/*
+ * read_access against where a read comes from. A test cannot connect from
+ * an address that is not loopback (network tests stay on loopback), so
+ * the address is classified here and the decision taken by api_begin()
+ * on a request as http.c makes it.
+ */
+static void test_read_access(struct app *app)
+{
+	static const char *const modes[] = { "loopback", "open", "token" };
+	/* [mode][loopback peer]: answered without a token? */
+	static const int open_read[3][2] = { { 0, 1 }, { 1, 1 }, { 0, 0 } };
+	char *saved = app->cfg.read_access;
+
+	ok(loopback4("127.0.0.1") && loopback4("127.255.0.9") &&
+		   loopback6("::1") && loopback6("::ffff:127.0.0.1"),
+	   "127.0.0.0/8, ::1 and ::ffff:127.0.0.1 are loopback");
+	ok(!loopback4("10.0.0.1") && !loopback4("0.0.0.0") &&
+		   !loopback4("128.0.0.1") && !loopback6("::ffff:10.0.0.1") &&
+		   !loopback6("2001:db8::1") && !loopback6("::") &&
+		   !http_is_loopback(NULL),
+	   "10.0.0.1, 0.0.0.0, 128.0.0.1, ::ffff:10.0.0.1, 2001:db8::1, :: are not");
+	for (int m = 0; m < 3; m++)
+		for (int lo = 0; lo < 2; lo++) {
+			struct api_request req = { .method = "GET",
+						   .path = "/patches",
+						   .loopback = lo,
+						   .app = *app };
+			struct api_response res;
+			int r;
+			req.app.cfg.read_access = (char *)modes[m];
+			api_response_init(&res);
+			r = api_begin(&req, &res);
+			if (open_read[m][lo])
+				ok(r == 0, "read_access = %s, a read from %s: no token needed",
+				   modes[m], lo ? "loopback" : "another address");
+			else
+				ok(r != 0 && res.status == 401 && strstr(res.body.buf, "read_access"),
+				   "read_access = %s, a read from %s: 401, a token needed (%d)",
+				   modes[m], lo ? "loopback" : "another address", res.status);
+			free(req.actor);
+			api_response_release(&res);
+		}
+	app->cfg.read_access = saved;
+}
+
 struct worker {
 	int ok, n;
 };
@@ -273,6 +335,7 @@ int main(void)
 	ok(token_add(app.db, "tester", "test", &secret) == 0, "a token");
 	snprintf(auth, sizeof(auth), "Authorization: Bearer %s\r\n", secret);
 
+	test_read_access(&app);
 	ok(http_start(&app, &srv) == 0, "http_start on %s", listen);
 	{
 		struct http_server *again = NULL;
