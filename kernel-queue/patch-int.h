@@ -44,6 +44,19 @@ void patch_add_file(struct patch *p, const char *path, size_t n, char change);
 void patch_add_tag(struct patch *p, const char *kind, const char *value,
 		   size_t vlen, const char *extra, size_t elen);
 
+struct strbuf;
+/*
+ * A multipart mail body s[0..end) (ctype: its Content-Type value, on line
+ * ctype_line of name; line: where the body starts) made into one text in
+ * UTF-8: the message part, then the attached diff (with a "---" line
+ * between them if the message has none). 0, or negative with err_msg()
+ * naming name:line and what was wrong (no boundary, no part, two patches
+ * attached, ...).
+ */
+int multipart_flatten(const char *ctype, size_t ctype_line, const char *s,
+		      const char *end, const char *name, size_t line,
+		      struct strbuf *out);
+
 /* Is s[0..n) an mbox separator ("From <x> <asctime date>")? */
 int mbox_is_from_line(const char *s, size_t n);
 

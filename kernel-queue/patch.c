@@ -1034,8 +1034,17 @@ static int parse_mail(struct mail *m, const char *s, const char *end,
 	if ((ret = read_headers(m, &s, end, &line, 0)) < 0)
 		goto out;
 	cte = m->has[H_CTE] ? m->hdr[H_CTE].buf : "";
-	if (!strcasecmp(cte, "quoted-printable") ||
-	    !strcasecmp(cte, "base64")) {
+	if (m->has[H_CTYPE] &&
+	    !strncasecmp(m->hdr[H_CTYPE].buf, "multipart/", 10)) {
+		/* an attached patch: the message and the diff, decoded */
+		if ((ret = multipart_flatten(m->hdr[H_CTYPE].buf,
+					     m->hdr_line[H_CTYPE], s, end,
+					     m->name, line, &body)) < 0)
+			goto out;
+		s = body.buf ? body.buf : "";
+		end = s + body.len;
+	} else if (!strcasecmp(cte, "quoted-printable") ||
+		   !strcasecmp(cte, "base64")) {
 		if (tolower((unsigned char)cte[0]) == 'q')
 			qp_decode(&body, s, (size_t)(end - s));
 		else

@@ -34,6 +34,7 @@ bad "a truncated hunk" "bad-truncated-hunk.patch:" "$F/bad-truncated-hunk.patch"
 bad "NUL bytes" "bad-nul.patch" "$F/bad-nul.patch"
 bad "a non-UTF-8 header" "bad-header-8bit.patch" "$F/bad-header-8bit.patch"
 bad "a Fixes: line with a non-hex SHA" "bad-fixes-nonhex.patch:" "$F/bad-fixes-nonhex.patch"
+bad "two patches attached to one mail" "bad-two-attached.patch:23: 2 patches attached to one mail (0001-first.patch, 0002-second.patch)" "$F/bad-two-attached.patch"
 # a 20 MB body
 { sed -n '1,/^---$/p' "$F/format-patch-single.patch"; head -c 20000000 /dev/zero | tr '\0' 'x' | fold -w 72; } > "$T/huge.patch"
 bad "a 20 MB body" "huge.patch" "$T/huge.patch"
@@ -52,4 +53,9 @@ printf '/etc/passwd\n' > "$T/q3/series"
 bad "a series line with an absolute path" "leaves the queue directory" "$T/q3"
 bad "an empty directory" "empty" "$T/empty"
 bad "a path that does not exist" "nothing-here" "$T/nothing-here"
+# attached patches are read from their parts
+SQ import "$F/attach-format-patch.patch" "$F/attach-signed-base64.patch" > "$T/attach.log" 2>&1
+ok $? "patches attached to their mails import (git format-patch --attach; base64 in signed mail)" "$(cat "$T/attach.log")"
+is "$(sqlite3 "$T/db" "SELECT COUNT(*) FROM patches WHERE subject IN ('lib: fix line 2', 'net: foo: do not return garbage on the error path')")" 2 "... both stored"
+like "$(sqlite3 "$T/db" "SELECT diff FROM patches WHERE subject LIKE 'net: foo:%'")" "return a ? a : -EINVAL;" "... with the decoded diff"
 done_testing

@@ -548,6 +548,103 @@ static void test_crlf_and_8bit(void)
 	}
 }
 
+/* Patches attached to their mail (MIME multipart). */
+static void test_attachments(void)
+{
+	struct patch *p = parse_fixture("attach-format-patch.patch");
+	static const char bnd[] = "Content-Type: multipart/mixed; boundary=XX\n\n";
+	static const char msgpart[] = "--XX\nContent-Type: text/plain\n\nMsg.\n";
+	struct strbuf sb = STRBUF_INIT;
+
+	if (p) {
+		is_str(p->subject, "lib: fix line 2", "git format-patch --attach: the subject");
+		like(p->message, "Line 2 was wrong since the beginning.",
+		     "... the message from the text part");
+		ok(!strstr(p->message, "multi-part") && !strstr(p->message, "Content-Type"),
+		   "... without the MIME preamble or part headers");
+		is_str(tag(p, "fixes", 0, NULL), "0123456789ab", "... Fixes: from the text part");
+		is_int(ntags(p, "stable"), 1, "... Cc: stable from the text part");
+		like(p->diff, "-line 2\n+line two\n line 3\n", "... the diff from the attachment");
+		ok(!strstr(p->diff, "--------------2.39.5"), "... without the closing boundary");
+		patch_free(p);
+	}
+	p = parse_fixture("attach-signed-base64.patch");
+	if (p) {
+		is_str(p->author_name, "René Dev", "signed mail: the author");
+		like(p->message, "The café path returned an unset value. Reported by Jörg.",
+		     "... the quoted-printable ISO-8859-1 text part, in UTF-8");
+		is_str(tag(p, "fixes", 0, NULL), "1c109fabbd51", "... its Fixes:");
+		like(p->diff, "+\treturn a ? a : -EINVAL;\n",
+		     "... the diff from a base64 octet-stream attachment (fix.patch), nested in multipart/signed");
+		ok(!strstr(p->message, "PGP") && !strstr(p->diff, "PGP"),
+		   "... the signature part left out");
+		patch_free(p);
+	}
+
+	/* the text part carries the diff itself; the attachment is a log */
+	strbuf_addf(&sb, "Subject: x\n%s--XX\nContent-Type: text/plain\n\nMsg.\n---\n"
+		    "--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n--XX\n"
+		    "Content-Type: text/plain\nContent-Disposition: attachment; filename=dmesg.txt\n\n"
+		    "[    0.000000] Linux version 6.1\n--XX--\n", bnd);
+	p = parse_str("an inline patch with a log attached", sb.buf);
+	if (p) {
+		like(p->diff, "-a\n+b\n", "... the diff of the text part");
+		ok(!strstr(p->diff, "Linux version"), "... the attached log is not in it");
+		patch_free(p);
+	}
+	strbuf_reset(&sb);
+	/* CRLF line ends, the part open at the end (no closing delimiter) */
+	strbuf_addstr(&sb, "Subject: y\r\nContent-Type: multipart/mixed; boundary=\"q\"\r\n\r\n"
+		      "--q\r\nContent-Type: text/plain\r\n\r\nWhy.\r\n--q\r\n"
+		      "Content-Type: text/x-diff\r\n\r\n--- a/f\r\n+++ b/f\r\n"
+		      "@@ -1 +1 @@\r\n-a\r\n+b\r\n");
+	p = parse_str("CRLF and no closing delimiter", sb.buf);
+	if (p) {
+		like(p->message, "Why.", "... the message");
+		like(p->diff, "+b", "... the diff");
+		patch_free(p);
+	}
+	strbuf_reset(&sb);
+
+	expect_error("multipart without a boundary",
+		     "Subject: x\nContent-Type: multipart/mixed\n\n--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n",
+		     (size_t)-1, MAXB, ERR_INVALID,
+		     "bad.patch:2: Content-Type 'multipart/mixed' has no boundary");
+	expect_error("multipart whose boundary never comes",
+		     "Subject: x\nContent-Type: multipart/mixed; boundary=ZZ\n\nhello\n",
+		     (size_t)-1, MAXB, ERR_INVALID,
+		     "multipart body without a part (no \"--ZZ\" line)");
+	strbuf_addf(&sb, "Subject: x\n%s%s", bnd, msgpart);
+	for (int i = 1; i <= 2; i++)
+		strbuf_addf(&sb, "--XX\nContent-Type: text/x-patch\n"
+			    "Content-Disposition: attachment; filename=\"000%d.patch\"\n\n"
+			    "--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b%d\n", i, i);
+	strbuf_addstr(&sb, "--XX--\n");
+	expect_error("two patches attached to one mail", sb.buf, sb.len, MAXB, ERR_INVALID,
+		     "2 patches attached to one mail (0001.patch, 0002.patch): send one patch per mail");
+	strbuf_reset(&sb);
+	strbuf_addf(&sb, "Subject: x\n%s%s--XX\nContent-Type: text/x-patch\n"
+		    "Content-Transfer-Encoding: base64\n\nAAAA\n--XX--\n", bnd, msgpart);
+	expect_error("a base64 part that decodes to NUL bytes", sb.buf, sb.len, MAXB,
+		     ERR_INVALID, "bad.patch:9: NUL byte in the text/x-patch part");
+	{
+		struct strbuf nest = STRBUF_INIT;
+		strbuf_addstr(&nest, "Subject: x\nContent-Type: multipart/mixed; boundary=b0\n\n");
+		for (int i = 1; i < 6; i++)
+			strbuf_addf(&nest, "--b%d\nContent-Type: multipart/mixed; boundary=b%d\n\n",
+				    i - 1, i);
+		strbuf_addstr(&nest, "--b5\nContent-Type: text/plain\n\nx\n");
+		expect_error("multiparts nested 6 deep", nest.buf, nest.len, MAXB, ERR_INVALID,
+			     "multipart parts nested over 4 deep");
+		strbuf_release(&nest);
+	}
+	expect_error("a multipart mail with no diff anywhere",
+		     "Subject: x\nContent-Type: multipart/mixed; boundary=XX\n\n"
+		     "--XX\nContent-Type: text/plain\n\nJust words.\n--XX--\n",
+		     (size_t)-1, MAXB, ERR_INVALID, "no diff in the message 'x'");
+	strbuf_release(&sb);
+}
+
 static void test_bad_input(void)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -670,6 +767,7 @@ int main(void)
 	test_patch_id();
 	test_trailer_forms();
 	test_crlf_and_8bit();
+	test_attachments();
 	test_bad_input();
 	test_bench();
 	return done_testing();
