@@ -55,11 +55,15 @@ static void media_type(const struct strbuf *v, char *out, size_t size)
  */
 static int param(const struct strbuf *v, const char *name, struct strbuf *out)
 {
-	const char *s = v->buf, *end = v->buf + v->len;
+	const char *s, *end;
 	size_t nl = strlen(name);
 	int quoted = 0;
 
 	strbuf_reset(out);
+	if (!v->len)
+		return 0;
+	s = v->buf;
+	end = v->buf + v->len;
 	/* to the first ';' outside quotes */
 	for (; s < end; s++) {
 		if (*s == '"')
@@ -254,8 +258,9 @@ static int leaf(struct flat *f, struct part *pt, const char *type,
 	if (!f->have_msg && !strcmp(type, "text/plain") && !attach) {
 		f->have_msg = 1;
 		strbuf_add(&f->msg, text->buf ? text->buf : "", text->len);
-		f->msg_has_diff = has_diff(f->msg.buf, f->msg.buf + f->msg.len);
-	} else if (has_diff(text->buf, text->buf + text->len)) {
+		f->msg_has_diff = f->msg.len &&
+				  has_diff(f->msg.buf, f->msg.buf + f->msg.len);
+	} else if (text->len && has_diff(text->buf, text->buf + text->len)) {
 		if (!f->ndiff++)
 			strbuf_add(&f->diff, text->buf, text->len);
 		else if (f->ndiff == 2)
