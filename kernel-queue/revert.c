@@ -1,5 +1,6 @@
 /* revert.c: revert first: flag, plan with dependents, drop or revert, hold fix-ups, release. */
 #include "revert.h"
+#include "series.h"
 #include "candidate.h"
 #include "db.h"
 #include "err.h"
@@ -355,6 +356,48 @@ static int write_queue_patch(struct app *app, const char *name,
 	return ret;
 }
 
+/*
+ * The dropped patches that came from the configured queue directory are
+ * left out of its series file too (commented out, with why), so that the
+ * directory is the queue stableq keeps. After the commit: the store is
+ * what counts, and a failure here is only logged.
+ */
+static void leave_out_of_series(struct app *app, long long revert_id,
+				const char *reason)
+{
+	char *qdir = app->cfg.queue_dir && *app->cfg.queue_dir
+			     ? realpath(app->cfg.queue_dir, NULL)
+			     : NULL;
+	sqlite3_stmt *st;
+
+	if (!qdir)
+		return;
+	st = db_prepare(app->db,
+			"SELECT p.id, p.filename, s.path FROM revert_items i"
+			" JOIN patches p ON p.id = i.patch_id JOIN sources s ON"
+			" s.id = p.source_id WHERE i.revert_id = ? AND i.action ="
+			" 'drop' AND p.filename IS NOT NULL AND s.kind ="
+			" 'series' ORDER BY i.ord",
+			"i", revert_id);
+	while (st && sqlite3_step(st) == SQLITE_ROW) {
+		char *src = realpath(db_col_text(st, 2), NULL);
+		if (src && !strcmp(src, qdir)) {
+			char *note = xstrfmt("dropped by stableq (revert %lld,"
+					     " patch %lld): %s",
+					     revert_id,
+					     (long long)sqlite3_column_int64(st, 0),
+					     reason ? reason : "");
+			if (series_leave_out(qdir, db_col_text(st, 1), note) < 0)
+				log_warnx("revert %lld: %s", revert_id,
+					  err_msg());
+			free(note);
+		}
+		free(src);
+	}
+	sqlite3_finalize(st);
+	free(qdir);
+}
+
 /* The effects of a plan, all in one transaction: states, events, mail. */
 static int finish(struct app *app, long long revert_id)
 {
@@ -454,6 +497,7 @@ static int finish(struct app *app, long long revert_id)
 	if ((ret = db_commit(app->db)) < 0)
 		goto fail;
 	log_info("revert %lld: done (patch %lld)", revert_id, root);
+	leave_out_of_series(app, revert_id, reason);
 	ret = 0;
 	goto out;
 fail:

@@ -277,3 +277,48 @@ out:
 	strbuf_release(&w);
 	return ret;
 }
+
+int series_leave_out(const char *dir, const char *name, const char *note)
+{
+	struct strbuf in = STRBUF_INIT, out = STRBUF_INIT;
+	char *path = xstrfmt("%s/series", dir);
+	size_t nlen = strlen(name);
+	int ret, found = 0;
+
+	if ((ret = strbuf_read_file(&in, path, SERIES_MAX_BYTES)) < 0)
+		goto out;
+	for (const char *s = in.buf, *end = in.buf + in.len; s < end;) {
+		const char *e = memchr(s, '\n', (size_t)(end - s));
+		const char *t = s, *le;
+		if (!e)
+			e = end;
+		le = e;
+		while (t < le && isspace((unsigned char)*t))
+			t++;
+		/* the entry: its name, then white space, a comment or the end */
+		if (!found && (size_t)(le - t) >= nlen && !memcmp(t, name, nlen) &&
+		    (t + nlen == le || isspace((unsigned char)t[nlen]))) {
+			found = 1;
+			strbuf_addstr(&out, "# ");
+			strbuf_add(&out, s, (size_t)(le - s));
+			strbuf_rtrim(&out);
+			strbuf_addstr(&out, "  # ");
+			/* one line: control characters become spaces */
+			for (const char *q = note; *q; q++)
+				strbuf_addch(&out, (unsigned char)*q < 0x20 ? ' ' : *q);
+		} else {
+			strbuf_add(&out, s, (size_t)(le - s));
+		}
+		if (e < end)
+			strbuf_addch(&out, '\n');
+		s = e < end ? e + 1 : end;
+	}
+	ret = found ? write_file_atomic(path, out.buf, out.len) : 0;
+	if (!ret && found)
+		ret = 1;
+out:
+	free(path);
+	strbuf_release(&in);
+	strbuf_release(&out);
+	return ret;
+}

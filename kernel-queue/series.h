@@ -27,4 +27,13 @@ int series_parse(struct series_entry **out, size_t *n, const char *buf,
 int series_load(struct series_entry **out, size_t *n, const char *dir);
 void series_free(struct series_entry *e, size_t n);
 
+/*
+ * Leaves a patch out of dir/series: its line becomes a comment with note
+ * after it ("# 0002-x.patch  # dropped by stableq: ..."), so that quilt
+ * and a new import skip it and the record stays. The file is rewritten
+ * atomically. Returns 1 if a line was commented out, 0 if name is not an
+ * entry (already left out), negative with err_msg() on error.
+ */
+int series_leave_out(const char *dir, const char *name, const char *note);
+
 #endif

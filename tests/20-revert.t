@@ -79,6 +79,14 @@ is "$(db q "SELECT group_concat(state) FROM (SELECT state FROM patches ORDER BY 
 like "$(db q "SELECT state_reason FROM patches WHERE id = 3")" "Stable-dep-of" "the dependent's reason says why it went"
 is "$(db q "SELECT group_concat(kind) FROM (SELECT kind FROM mail WHERE patch_id = 2 ORDER BY id)")" "flagged,dropped" "the culprit's author is mailed: flagged, then dropped"
 is "$(db q "SELECT COUNT(*) FROM mail WHERE kind = 'dropped'")" 3 "each dropped patch's author is mailed"
+# the queue directory is the queue: the dropped patches are left out of its series
+is "$(grep -v '^#' "$T/q-q/series" | tr '\n' ' ')" "1-good.patch 5-other.patch " "the dropped patches are left out of the queue directory's series"
+like "$(grep '^# 2-culprit.patch' "$T/q-q/series")" "# dropped by stableq (revert 1, patch 2): breaks the b selftest" "... commented out, with why"
+is "$(grep -c '^# [234]-' "$T/q-q/series")" 3 "... each of the three"
+ok $([ -f "$T/q-q/2-culprit.patch" ] && echo 0 || echo 1) "... their files stay"
+SQ import "$T/q-q" > "$T/reimport" 2>&1
+ok $? "the directory imports again" "$(cat "$T/reimport")"
+is "$(db q "SELECT group_concat(state) FROM (SELECT state FROM patches ORDER BY id)")" "queued,dropped,dropped,dropped,queued" "... and nothing comes back"
 out=$(SQ revert 2 --reason again 2>&1)
 ok $([ $? -ne 0 ] && echo 0 || echo 1) "a second revert of the same patch fails"
 like "$out" "nothing to revert" "... saying there is nothing to revert"

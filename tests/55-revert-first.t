@@ -67,6 +67,8 @@ ok $? "revert: dropped, and the confirmation candidate passes"
 is "$(db a "SELECT state FROM patches WHERE id = $culprit")" dropped "the culprit is dropped"
 is "$(db a "SELECT state FROM patches WHERE id = $dep")" dropped "its dependent is dropped"
 is "$(db a "SELECT COUNT(*) FROM patches WHERE state = 'queued'")" 6 "six patches stay queued"
+is "$(grep -c '^# .*dropped by stableq' "$T/q-a/series")" 2 "both are left out of the queue directory's series"
+is "$(grep -vc '^#' "$T/q-a/series")" 6 "... which names the six that stay"
 is "$(db a "SELECT verdict FROM candidates WHERE id = (SELECT confirm_candidate_id FROM reverts)")" pass "the queue passes again"
 SQ import "$TOP/tests/fixtures/bisect-queue/fixup-of-culprit.patch" > /dev/null 2>&1
 is "$(db a "SELECT state FROM patches WHERE filename IS NULL AND subject LIKE '%hyphen%'")" held "the culprit's fix-up is held, not queued: revert first"

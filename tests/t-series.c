@@ -194,6 +194,44 @@ static int rm_one(const char *path, const struct stat *st, int flag,
 	return remove(path);
 }
 
+static char *read_series(const char *d)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char *path = xstrfmt("%s/series", d);
+
+	strbuf_read_file(&sb, path, 0);
+	free(path);
+	return strbuf_detach(&sb, NULL);
+}
+
+static void test_leave_out(void)
+{
+	char *d = dir("lo");
+	char *text;
+	struct series_entry *e = NULL;
+	size_t n = 0;
+
+	put("lo/series", "# the queue\n1.patch\n1.patch.orig -p1\n  2.patch -p1 # why not\n3.patch");
+	is_int(series_leave_out(d, "1.patch", "dropped: it\nbreaks"), 1, "1.patch left out");
+	is_int(series_leave_out(d, "2.patch", "dropped"), 1, "2.patch (indented, with -p1 and a comment) left out");
+	is_int(series_leave_out(d, "3.patch", "dropped"), 1, "3.patch (the last line, no newline) left out");
+	text = read_series(d);
+	is_str(text, "# the queue\n# 1.patch  # dropped: it breaks\n1.patch.orig -p1\n"
+		     "#   2.patch -p1 # why not  # dropped\n# 3.patch  # dropped",
+	       "the entries are comments, the note on one line, the rest as it was");
+	free(text);
+	is_int(series_leave_out(d, "1.patch", "again"), 0, "a name already left out: nothing to do");
+	is_int(series_leave_out(d, "4.patch", "x"), 0, "a name not in the series: nothing to do");
+	ok(series_parse(&e, &n, "# 1.patch  # dropped\n1.patch.orig -p1\n", 38, d) == 0 && n == 1 &&
+		   !strcmp(e[0].name, "1.patch.orig"),
+	   "the series parses to what is left");
+	series_free(e, n);
+	free(d);
+	d = xstrfmt("%s/nowhere", tmp);
+	ok(series_leave_out(d, "1.patch", "x") < 0, "no series file: an error (%s)", err_msg());
+	free(d);
+}
+
 int main(void)
 {
 	if (!mkdtemp(tmp)) {
@@ -203,6 +241,7 @@ int main(void)
 	test_parse();
 	test_parse_bad();
 	test_load();
+	test_leave_out();
 	nftw(tmp, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	return done_testing();
 }
