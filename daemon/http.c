@@ -75,12 +75,14 @@ struct cached {
 	struct MHD_Response *r;   /* one reference held here */
 	struct MHD_Response *rz;  /* the same gzipped, or NULL */
 	size_t len;
+	char etag[2][24];         /* plain, gzipped: a hash of the answer */
 };
 
 /* A compiled-in dashboard file as responses, made on first use. */
 struct static_resp {
 	const struct embedded_file *f;
 	struct MHD_Response *r, *rz;
+	char etag[2][24]; /* plain, gzipped */
 };
 
 /*
@@ -118,6 +120,8 @@ struct req_ctx {
 	int sent;          /* the answer was handed to libmicrohttpd */
 	int headers_done;  /* on_headers() ran */
 	int gzip;          /* the client accepts gzip */
+	int revalidate;    /* a cached read: ETag, Cache-Control: no-cache */
+	const char *etag;  /* of the kept answer sent (its entry's), or NULL */
 	struct req_ctx *next; /* writer queue */
 };
 
@@ -434,8 +438,11 @@ static void add_headers(struct req_ctx *c, struct MHD_Response *r, int vary)
 				res->content_type ? res->content_type
 						  : "application/json");
 	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	/* API answers are not kept by clients, unless they can ask whether
+	 * an answer is still current (a cached read with its ETag) */
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL,
-				c->api ? "no-store" : "no-cache");
+				c->api && !c->revalidate ? "no-store"
+							 : "no-cache");
 	if (res->content_type && !strncmp(res->content_type, "text/html", 9))
 		MHD_add_response_header(
 			r, "Content-Security-Policy",
@@ -519,6 +526,53 @@ static enum MHD_Result send_answer(struct req_ctx *c)
 
 /* ---- reads and their cache ---- */
 
+/* FNV-1a, 64 bits: an answer's ETag. */
+static unsigned long long hash_of(const char *s, size_t n)
+{
+	unsigned long long h = 0xcbf29ce484222325ULL;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
+	return h;
+}
+
+/* The ETag of a cached answer's form: the gzipped one is another entity. */
+static void etag_of(char *out, size_t size, unsigned long long tag, int gz)
+{
+	snprintf(out, size, "\"%016llx%s\"", tag, gz ? "-gz" : "");
+}
+
+/* Puts ETag on a kept response. */
+static void set_etag(struct MHD_Response *r, unsigned long long tag, int gz)
+{
+	char etag[24];
+
+	etag_of(etag, sizeof(etag), tag, gz);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_ETAG, etag);
+}
+
+/*
+ * Does an If-None-Match value (a list of entity tags, or "*") name etag?
+ * Weak comparison (RFC 9110 13.1.2): a W/ prefix does not matter.
+ */
+static int none_match(const char *v, const char *etag)
+{
+	size_t n = strlen(etag);
+	const char *p = v, *s, *e;
+
+	if (!v)
+		return 0;
+	while (next_element(&p, &s, &e)) {
+		if (e - s == 1 && *s == '*')
+			return 1;
+		if (e - s >= 2 && s[0] == 'W' && s[1] == '/')
+			s += 2;
+		if ((size_t)(e - s) == n && !memcmp(s, etag, n))
+			return 1;
+	}
+	return 0;
+}
+
 static struct cached *cache_find(struct conn *c, const char *key)
 {
 	for (size_t i = 0; i < CACHE_SLOTS; i++)
@@ -527,9 +581,11 @@ static struct cached *cache_find(struct conn *c, const char *key)
 	return NULL;
 }
 
-/* Keeps r and rz (their references) under key (taken). */
-static void cache_put(struct conn *c, char *key, struct MHD_Response *r,
-		      struct MHD_Response *rz, size_t len)
+/* Keeps r and rz (their references) under key (taken); the entry. */
+static struct cached *cache_put(struct conn *c, char *key,
+				struct MHD_Response *r,
+				struct MHD_Response *rz, size_t len,
+				unsigned long long tag)
 {
 	struct cached *e;
 
@@ -547,7 +603,10 @@ static void cache_put(struct conn *c, char *key, struct MHD_Response *r,
 	e->r = r;
 	e->rz = rz;
 	e->len = len;
+	etag_of(e->etag[0], sizeof(e->etag[0]), tag, 0);
+	etag_of(e->etag[1], sizeof(e->etag[1]), tag, 1);
 	c->bytes += len;
+	return e;
 }
 
 /*
@@ -579,6 +638,7 @@ static struct MHD_Response *run_read(struct http_server *s, struct conn *db,
 		key = cache_key(&c->req);
 		if ((e = cache_find(db, key))) {
 			free(key);
+			c->etag = e->etag[c->gzip && e->rz];
 			return c->gzip && e->rz ? e->rz : e->r;
 		}
 	}
@@ -593,11 +653,18 @@ static struct MHD_Response *run_read(struct http_server *s, struct conn *db,
 	if (key && res->status == 200 && res->fd < 0 &&
 	    res->body.len <= CACHE_ENTRY_MAX) {
 		size_t len = res->body.len;
+		unsigned long long tag = hash_of(res->body.buf, len);
 		/* Both forms now: the next client may want the other. */
+		c->revalidate = 1;
 		if ((r = make_responses(c, GZIP_LEVEL, &rz))) {
-			cache_put(db, key, r, rz, len);
+			set_etag(r, tag, 0);
+			if (rz)
+				set_etag(rz, tag, 1);
+			e = cache_put(db, key, r, rz, len, tag);
+			c->etag = e->etag[c->gzip && rz];
 			return c->gzip && rz ? rz : r;
 		}
+		c->revalidate = 0;
 	}
 	free(key);
 	return NULL;
@@ -685,13 +752,20 @@ static struct MHD_Response *static_file(struct http_server *s,
 		if (e->f && e->f != f)
 			continue;
 		if (!e->f) {
+			unsigned long long tag = hash_of(f->start, len);
 			strbuf_add(&res->body, f->start, len);
 			if (!(e->r = make_responses(c, GZIP_LEVEL_STATIC,
 						    &e->rz)))
 				break;
+			set_etag(e->r, tag, 0);
+			if (e->rz)
+				set_etag(e->rz, tag, 1);
+			etag_of(e->etag[0], sizeof(e->etag[0]), tag, 0);
+			etag_of(e->etag[1], sizeof(e->etag[1]), tag, 1);
 			e->f = f;
 		}
 		r = c->gzip && e->rz ? e->rz : e->r;
+		c->etag = e->etag[c->gzip && e->rz];
 		break;
 	}
 	pthread_mutex_unlock(&s->lock);
@@ -768,6 +842,33 @@ static void too_big(struct http_server *s, struct api_response *res)
 		  s->max_body);
 }
 
+/*
+ * Sends a kept answer, or 304 Not Modified when the client already has it
+ * (If-None-Match names its ETag): the dashboard's polls cost no body.
+ */
+static enum MHD_Result answer_kept(struct req_ctx *c, struct MHD_Response *kept)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+
+	if (!c->etag ||
+	    !none_match(MHD_lookup_connection_value(
+				c->conn, MHD_HEADER_KIND,
+				MHD_HTTP_HEADER_IF_NONE_MATCH),
+			c->etag))
+		return queue(c, kept, 200);
+	if (!(r = MHD_create_response_from_buffer(0, (void *)"",
+						  MHD_RESPMEM_PERSISTENT)))
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_ETAG, c->etag);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_VARY,
+				MHD_HTTP_HEADER_ACCEPT_ENCODING);
+	ret = queue(c, r, MHD_HTTP_NOT_MODIFIED);
+	MHD_destroy_response(r);
+	return ret;
+}
+
 /* First call of a request: its headers are in. */
 static enum MHD_Result on_headers(struct req_ctx *c, const char *url,
 				  const char *method)
@@ -789,7 +890,7 @@ static enum MHD_Result on_headers(struct req_ctx *c, const char *url,
 		} else {
 			struct MHD_Response *kept = static_file(s, c, url);
 			if (kept)
-				return queue(c, kept, 200);
+				return answer_kept(c, kept);
 		}
 		return send_answer(c);
 	}
@@ -811,7 +912,7 @@ static enum MHD_Result on_headers(struct req_ctx *c, const char *url,
 		/* Reads are answered now, on this thread. */
 		struct MHD_Response *kept = run_read(s, db, c);
 		if (kept) {
-			enum MHD_Result ret = queue(c, kept, 200);
+			enum MHD_Result ret = answer_kept(c, kept);
 			c->req.app.db = NULL;
 			pool_put(s, db);
 			return ret;

@@ -201,6 +201,10 @@ try:
          '... gzip;q=0: the same answer as it is', h)
     s, h, raw, j = w.get('/patches?view=full')
     t.ok(raw == full, '... and the gzipped bytes are the plain answer\'s')
+    etag = h.get('etag', '')
+    s2, h2, raw2, j2 = w.get('/patches?view=full', headers={'If-None-Match': etag})
+    t.ok(etag and s2 == 304 and not raw2 and h2.get('etag') == etag,
+         'If-None-Match with the answer\'s ETag -> 304, no body (the dashboard\'s polls)', (etag, s2, h2))
     pa = [p for p in (j or {}).get('patches', []) if p['id'] == A]
     pa = pa[0] if pa else {}
     t.ok(s == 200 and pa.get('verdicts', {}).get('fixes', {}).get('result') == 'unknown'

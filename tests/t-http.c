@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -286,6 +287,25 @@ static void test_read_access(struct app *app)
 	app->cfg.read_access = saved;
 }
 
+/* The value of header name in an answer's head, into out ("" if none). */
+static void header_of(const struct answer *a, const char *name, char *out, size_t size)
+{
+	const char *h = a->head.buf ? a->head.buf : "";
+	size_t n = strlen(name);
+
+	out[0] = '\0';
+	for (const char *l = h; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+		if (!strncasecmp(l, name, n) && l[n] == ':') {
+			const char *v = l + n + 1, *e = v;
+			while (*v == ' ')
+				v++;
+			for (e = v; *e && *e != '\r' && *e != '\n'; e++)
+				;
+			snprintf(out, size, "%.*s", (int)(e - v), v);
+			return;
+		}
+}
+
 struct worker {
 	int ok, n;
 };
@@ -395,6 +415,58 @@ int main(void)
 	is_int(get("/api/v1/patches/1", &a), 200, "GET /patches/1 after the flag");
 	like(a.body.buf, "\"state\":\"broken\"", "... broken: the writer's change is seen");
 	answer_release(&a);
+	/* ETag: a client that has the answer gets 304 until the store changes */
+	{
+		char etag[64], etag2[64], cc[64], h[160];
+		is_int(get("/api/v1/patches/1", &a), 200, "GET /patches/1 for its ETag");
+		header_of(&a, "ETag", etag, sizeof(etag));
+		header_of(&a, "Cache-Control", cc, sizeof(cc));
+		ok(strlen(etag) == 18 && etag[0] == '"', "... ETag %s", etag);
+		is_str(cc, "no-cache", "... Cache-Control: no-cache (ask again, with the ETag)");
+		answer_release(&a);
+		snprintf(h, sizeof(h), "If-None-Match: %s\r\n", etag);
+		is_int(request("GET", "/api/v1/patches/1", h, NULL, &a), 304,
+		       "If-None-Match: that ETag -> 304");
+		ok(a.body.len == 0, "... no body");
+		header_of(&a, "ETag", etag2, sizeof(etag2));
+		is_str(etag2, etag, "... the same ETag");
+		answer_release(&a);
+		snprintf(h, sizeof(h), "If-None-Match: \"x\", W/%s\r\n", etag);
+		is_int(request("GET", "/api/v1/patches/1", h, NULL, &a), 304,
+		       "... in a list, weak (W/): 304");
+		answer_release(&a);
+		is_int(request("GET", "/api/v1/patches/1", "If-None-Match: \"0000000000000000\"\r\n",
+			       NULL, &a), 200, "another ETag -> 200");
+		answer_release(&a);
+		snprintf(h, sizeof(h), "If-None-Match: %s\r\nAccept-Encoding: gzip\r\n", etag);
+		request("GET", "/api/v1/openapi.json", "Accept-Encoding: gzip\r\n", NULL, &a);
+		header_of(&a, "ETag", etag2, sizeof(etag2));
+		like(etag2, "-gz\"", "the gzipped form has an ETag of its own (%s)", etag2);
+		answer_release(&a);
+		is_int(get("/api/v1/health", &a), 200, "GET /health");
+		header_of(&a, "Cache-Control", cc, sizeof(cc));
+		is_str(cc, "no-store", "... not cached: Cache-Control: no-store, no ETag");
+		header_of(&a, "ETag", etag2, sizeof(etag2));
+		is_str(etag2, "", "... (none)");
+		answer_release(&a);
+		/* the store changes: the old ETag no longer matches */
+		ok(db_open(&db, app.cfg.db) == 0, "another connection");
+		db_exec(db, "UPDATE patches SET subject = 'changed for the ETag' WHERE id = 1", NULL);
+		db_close(db);
+		snprintf(h, sizeof(h), "If-None-Match: %s\r\n", etag);
+		is_int(request("GET", "/api/v1/patches/1", h, NULL, &a), 200,
+		       "after a change, the old ETag -> 200");
+		like(a.body.buf, "changed for the ETag", "... with the new answer");
+		header_of(&a, "ETag", etag2, sizeof(etag2));
+		ok(strcmp(etag, etag2), "... and a new ETag");
+		answer_release(&a);
+		is_int(get("/app.js", &a), 200, "GET /app.js");
+		header_of(&a, "ETag", etag, sizeof(etag));
+		answer_release(&a);
+		snprintf(h, sizeof(h), "If-None-Match: %s\r\n", etag);
+		is_int(request("GET", "/app.js", h, NULL, &a), 304, "the dashboard's files too: 304");
+		answer_release(&a);
+	}
 	/* a change by another process (here: another connection) */
 	ok(db_open(&db, app.cfg.db) == 0, "another connection");
 	db_exec(db, "UPDATE patches SET subject = 'changed elsewhere' WHERE id = 1", NULL);
