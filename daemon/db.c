@@ -442,9 +442,7 @@ json_t *db_rows_json(sqlite3 *db, const char *sql, const char *types, ...)
 	va_list ap;
 	sqlite3_stmt *st;
 	json_t *arr;
-	int rc;
-
-	int slot;
+	int rc, slot;
 
 	va_start(ap, types);
 	st = cached_va(db, sql, types, ap, &slot);
@@ -469,9 +467,7 @@ json_t *db_row_json(sqlite3 *db, const char *sql, const char *types, ...)
 	va_list ap;
 	sqlite3_stmt *st;
 	json_t *o = NULL;
-	int rc;
-
-	int slot;
+	int rc, slot;
 
 	va_start(ap, types);
 	st = cached_va(db, sql, types, ap, &slot);

@@ -660,7 +660,9 @@ static struct MHD_Response *run_read(struct http_server *s, struct conn *db,
 			set_etag(r, tag, 0);
 			if (rz)
 				set_etag(rz, tag, 1);
-			e = cache_put(db, key, r, rz, len, tag);
+			/* bytes held: the gzipped form is under 7/8 of len */
+			e = cache_put(db, key, r, rz,
+				      len + (rz ? len - len / 8 : 0), tag);
 			c->etag = e->etag[c->gzip && rz];
 			return c->gzip && rz ? rz : r;
 		}
@@ -1196,8 +1198,9 @@ int http_start(struct app *app, struct http_server **out)
 	s->writer_started = 1;
 
 	/* The answer cache's stamps: read off the WAL index if it can be. */
-	if (s->cache_on && db_open(&s->watch_db, app->cfg.db) == 0 &&
-	    !(s->watch = db_watch_open(s->watch_db, app->cfg.db)))
+	if (s->cache_on &&
+	    (db_open(&s->watch_db, app->cfg.db) < 0 ||
+	     !(s->watch = db_watch_open(s->watch_db, app->cfg.db))))
 		log_warnx("http: the answer cache asks SQLite whether the store"
 			  " changed: %s",
 			  err_msg());

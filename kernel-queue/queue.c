@@ -292,13 +292,13 @@ static json_t *tag_values(sqlite3 *db, long long id, const char *kind,
 
 static json_t *latest_verdicts(sqlite3 *db, long long id)
 {
-	sqlite3_stmt *st = db_prepare(
-		db,
-		"SELECT check_name, result, detail, created_at FROM verdicts v"
-		" WHERE patch_id = ? AND id = (SELECT MAX(id) FROM verdicts w"
-		" WHERE w.patch_id = v.patch_id AND w.check_name = v.check_name)"
-		" ORDER BY check_name",
-		"i", id);
+	/* the other columns come from the row of MAX(id), as in a list */
+	sqlite3_stmt *st = db_stmt(db,
+				   "SELECT check_name, result, detail,"
+				   " created_at, MAX(id) FROM verdicts WHERE"
+				   " patch_id = ? GROUP BY check_name ORDER BY"
+				   " check_name",
+				   "i", id);
 	json_t *o = json_object();
 
 	while (st && sqlite3_step(st) == SQLITE_ROW) {
@@ -308,7 +308,7 @@ static json_t *latest_verdicts(sqlite3 *db, long long id)
 		json_object_set_new(v, "at", db_col_json(st, 3));
 		json_object_set_new(o, db_col_text(st, 0), v);
 	}
-	sqlite3_finalize(st);
+	db_stmt_done(st);
 	return o;
 }
 
