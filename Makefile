@@ -11,8 +11,21 @@
 CC ?= cc
 PKGS := libgit2 sqlite3 libmicrohttpd jansson libcurl libcrypto zlib
 WARN := -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers -Wshadow -Wvla
-BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O2 $(WARN) -Idaemon -Ikernel-queue \
-	-Iqemu-runner -Ivar/gen $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O2 $(WARN) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+
+# The folders are layers, lowest first; each sees only its own headers and
+# those of the layers below it, so an include that reaches up fails to build
+# (tests/05-layers.t checks the same rule on the sources).
+LAYERS := lib mail qemu-runner kernel-queue daemon
+INC_lib := -Ilib
+INC_mail := $(INC_lib) -Imail
+INC_qemu-runner := $(INC_lib) -Iqemu-runner
+INC_kernel-queue := $(INC_mail) -Iqemu-runner -Ikernel-queue
+INC_daemon := $(INC_kernel-queue) -Idaemon
+INC_var := $(INC_lib)
+# tests, fuzzers and benchmarks see everything
+INC_ALL := $(INC_daemon)
+inc = $(INC_$(firstword $(subst /, ,$(1))))
 LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
 
 SANITIZE ?=
@@ -26,7 +39,7 @@ endif
 # Unit tests are always built with ASan+UBSan.
 TEST_SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-SRC_DIRS := daemon kernel-queue qemu-runner
+SRC_DIRS := $(LAYERS)
 LIB_SRCS := $(filter-out daemon/main.c,$(wildcard $(addsuffix /*.c,$(SRC_DIRS))))
 GEN_SRCS := var/gen/embed.c
 EMBED_FILES := $(sort $(wildcard sql/*.sql)) $(sort $(wildcard web/*.html web/*.js web/*.css web/*.svg)) \
@@ -58,37 +71,37 @@ stableq: $(LIB_OBJS) $(OBJ)/daemon/main.o $(VARIANT_STAMP)
 
 $(OBJ)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) -MMD -MP -c -o $@ $<
+	$(CC) $(BASE_CFLAGS) $(call inc,$<) $(SAN_FLAGS) -MMD -MP -c -o $@ $<
 
 $(TOBJ)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) $(TEST_SAN) -MMD -MP -c -o $@ $<
+	$(CC) $(BASE_CFLAGS) $(call inc,$<) $(TEST_SAN) -MMD -MP -c -o $@ $<
 
 # sql/ and web/ are compiled into the binary: one file to deploy.
-var/gen/embed.c: daemon/embed.sh $(EMBED_FILES)
+var/gen/embed.c: lib/embed.sh $(EMBED_FILES)
 	@mkdir -p var/gen
-	sh daemon/embed.sh $(EMBED_FILES) > $@.tmp && mv $@.tmp $@
+	sh lib/embed.sh $(EMBED_FILES) > $@.tmp && mv $@.tmp $@
 
 tests/bin/%.t: tests/%.c $(TLIB_OBJS) tests/tap.h
 	@mkdir -p tests/bin
-	$(CC) $(BASE_CFLAGS) -Itests $(TEST_SAN) -o $@ $< $(TLIB_OBJS) $(LIBS)
+	$(CC) $(BASE_CFLAGS) $(INC_ALL) -Itests $(TEST_SAN) -o $@ $< $(TLIB_OBJS) $(LIBS)
 
 # The fuzz targets, replayed over their corpus without libFuzzer.
 # fuzz/fuzz-NAME.c replays fuzz/corpus/NAME/*, printing TAP.
 fuzz/bin/replay-fuzz-%: fuzz/fuzz-%.c fuzz/replay.c $(TLIB_OBJS)
 	@mkdir -p fuzz/bin
-	$(CC) $(BASE_CFLAGS) $(TEST_SAN) -DCORPUS_DIR='"fuzz/corpus/$*"' -o $@ $< fuzz/replay.c $(TLIB_OBJS) $(LIBS)
+	$(CC) $(BASE_CFLAGS) $(INC_ALL) $(TEST_SAN) -DCORPUS_DIR='"fuzz/corpus/$*"' -o $@ $< fuzz/replay.c $(TLIB_OBJS) $(LIBS)
 
 fuzz/bin/fuzz-%: fuzz/fuzz-%.c $(LIB_SRCS) $(GEN_SRCS)
 	@mkdir -p fuzz/bin
-	clang $(filter-out -Werror,$(BASE_CFLAGS)) -fsanitize=fuzzer,address,undefined \
+	clang $(filter-out -Werror,$(BASE_CFLAGS)) $(INC_ALL) -fsanitize=fuzzer,address,undefined \
 		-o $@ $< $(LIB_SRCS) $(GEN_SRCS) $(LIBS)
 
 fuzz: $(LIBFUZZ_BINS)
 
 bench/bin/%: bench/%.c $(LIB_OBJS)
 	@mkdir -p bench/bin
-	$(CC) $(BASE_CFLAGS) -o $@ $< $(LIB_OBJS) $(LIBS)
+	$(CC) $(BASE_CFLAGS) $(INC_ALL) -o $@ $< $(LIB_OBJS) $(LIBS)
 
 # Idempotent: apt-get runs only when a package is missing.
 deps:
@@ -119,7 +132,7 @@ bench: stableq $(BENCH_BINS)
 	@for b in $(sort $(wildcard bench/*.sh)); do echo "== $$b"; ./$$b || exit 1; done
 
 format:
-	clang-format -i $(wildcard daemon/*.[ch] kernel-queue/*.[ch] qemu-runner/*.[ch] tests/*.[ch] fuzz/*.c bench/*.c)
+	clang-format -i $(wildcard $(addsuffix /*.[ch],$(SRC_DIRS)) tests/*.[ch] fuzz/*.c bench/*.c)
 
 clean:
 	rm -rf var/obj var/gen tests/bin fuzz/bin bench/bin stableq

@@ -4,6 +4,17 @@
 
 #include "app.h"
 
+/* One subcommand: argv[0] is its name. Returns the process exit status. */
+struct command {
+	const char *name;
+	int (*run)(struct app *app, int argc, char **argv);
+	int needs_db;
+	const char *usage;
+};
+
+/* The table, terminated by a NULL name (main.c). */
+extern const struct command commands[];
+
 int cmd_import(struct app *app, int argc, char **argv);
 int cmd_check(struct app *app, int argc, char **argv);
 int cmd_queue(struct app *app, int argc, char **argv);

@@ -18,15 +18,4 @@ struct app {
 /* Opens cfg.db (creating var/ if needed). */
 int app_open_db(struct app *app);
 
-/* One subcommand: argv[0] is its name. Returns the process exit status. */
-struct command {
-	const char *name;
-	int (*run)(struct app *app, int argc, char **argv);
-	int needs_db;
-	const char *usage;
-};
-
-/* The table, terminated by a NULL name (main.c). */
-extern const struct command commands[];
-
 #endif
