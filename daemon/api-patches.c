@@ -181,7 +181,7 @@ void api_post_revert(struct api_request *req, struct api_response *res,
 	const char *reason = json_string_value(json_object_get(body, "reason"));
 	int dry_run = json_is_true(json_object_get(body, "dry_run"));
 	enum patch_state state;
-	long long revert_id = 0;
+	long long revert_id = 0, confirm_id = 0;
 	json_t *plan;
 	int ret;
 
@@ -204,16 +204,17 @@ void api_post_revert(struct api_request *req, struct api_response *res,
 					     "plan", plan));
 		return;
 	}
-	if ((ret = revert_execute(&req->app, req->id, reason, &revert_id)) <
-	    0) {
+	if ((ret = revert_run(&req->app, req->id, reason, 1, &revert_id,
+			      &confirm_id)) < 0) {
 		api_fail(res, ret);
 		return;
 	}
 	api_json(res, 201,
-		 json_pack("{s:b, s:I, s:o*}", "dry_run", 0, "revert_id",
-			   (json_int_t)revert_id, "revert",
+		 json_pack("{s:b, s:I, s:I, s:o*}", "dry_run", 0, "revert_id",
+			   (json_int_t)revert_id, "confirm_candidate_id",
+			   (json_int_t)confirm_id, "revert",
 			   revert_json(req->app.db, revert_id)));
-	serve_wake(); /* the confirmation candidate runs next */
+	serve_wake(); /* the daemon runs the confirmation (revert_confirm_due) */
 }
 
 void api_post_override(struct api_request *req, struct api_response *res,

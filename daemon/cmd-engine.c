@@ -4,6 +4,7 @@
 #include "cli.h"
 #include "db.h"
 #include "err.h"
+#include "release.h"
 #include "revert.h"
 #include "strbuf.h"
 
@@ -149,7 +150,8 @@ static const char *reason_arg(int argc, char **argv, long long *id)
 		else if (!*id && !parse_id(argv[i], id))
 			;
 		else if (strcmp(argv[i], "--dry-run") && strcmp(argv[i], "--resume") &&
-			 strcmp(argv[i], "--no-confirm") && strcmp(argv[i], "--force"))
+			 strcmp(argv[i], "--no-confirm") && strcmp(argv[i], "--force") &&
+			 strcmp(argv[i], "--plan"))
 			return NULL;
 	}
 	return reason ? reason : "";
@@ -193,10 +195,30 @@ int cmd_override(struct app *app, int argc, char **argv)
 	return 0;
 }
 
-/* stableq revert ID [--dry-run] [--reason TEXT] [--no-confirm] | --resume */
+static int confirm(struct app *app, long long rid)
+{
+	long long cid = 0;
+	int ok = revert_confirm(app, rid, progress, app);
+	char *v;
+
+	if (ok < 0)
+		return fail("revert");
+	db_query_int(app->db, &cid,
+		     "SELECT confirm_candidate_id FROM reverts WHERE id = ?", "i",
+		     rid);
+	v = candidate_verdict(app->db, cid);
+	printf("confirmation candidate %lld: %s\n", cid, v ? v : "?");
+	free(v);
+	return ok ? 0 : 3;
+}
+
+/*
+ * stableq revert ID [--dry-run] [--reason TEXT] [--no-confirm]
+ *       | --confirm REVERT-ID | --resume
+ */
 int cmd_revert(struct app *app, int argc, char **argv)
 {
-	long long id, rid = 0;
+	long long id, rid = 0, cid = 0;
 	const char *reason = reason_arg(argc, argv, &id);
 	json_t *plan;
 	size_t i;
@@ -204,9 +226,29 @@ int cmd_revert(struct app *app, int argc, char **argv)
 
 	if (has(argc, argv, "--resume"))
 		return revert_resume(app) < 0 ? fail("revert") : 0;
+	if (argc == 3 && !strcmp(argv[1], "--confirm")) {
+		if (parse_id(argv[2], &rid) < 0) {
+			fprintf(stderr, "usage: stableq revert --confirm REVERT-ID\n");
+			return 2;
+		}
+		return confirm(app, rid);
+	}
 	if (!reason || !id) {
-		fprintf(stderr, "usage: stableq revert ID [--dry-run] [--reason TEXT]\n");
+		fprintf(stderr, "usage: stableq revert ID [--dry-run|--plan]"
+				" [--reason TEXT] [--no-confirm] | --confirm"
+				" REVERT-ID | --resume\n");
 		return 2;
+	}
+	if (has(argc, argv, "--plan")) {
+		/* auto_revert = plan: stored, waiting for a maintainer */
+		if (revert_store_plan(app, id, *reason ? reason
+						       : "found broken; waiting"
+							 " for a maintainer") < 0)
+			return fail("revert");
+		printf("patch %lld: revert plan stored, waiting for a"
+		       " maintainer\n",
+		       id);
+		return 0;
 	}
 	plan = revert_plan(app, id);
 	if (!plan)
@@ -229,27 +271,11 @@ int cmd_revert(struct app *app, int argc, char **argv)
 		return 0;
 	if (!*reason)
 		reason = "reverted by a maintainer";
-	if (revert_execute(app, id, reason, &rid) < 0)
+	if (revert_run(app, id, reason, !has(argc, argv, "--no-confirm"), &rid,
+		       &cid) < 0)
 		return fail("revert");
 	printf("revert %lld: done\n", rid);
-	if (has(argc, argv, "--no-confirm"))
-		return 0;
-	/* confirm: the branch and what is left of the queue pass again */
-	long long cid = candidate_create(app->db, NULL, 0, 0, "confirm", 0,
-					 app->actor);
-	if (cid < 0)
-		return fail("revert");
-	db_exec(app->db, "UPDATE reverts SET confirm_candidate_id = ? WHERE id = ?",
-		"ii", cid, rid);
-	if (candidate_run(app, cid, 1, progress, app) < 0)
-		return fail("revert");
-	char *v = candidate_verdict(app->db, cid);
-	int ok = v && !strcmp(v, "pass");
-	db_exec(app->db, "UPDATE reverts SET state = ? WHERE id = ?", "ti",
-		ok ? "confirmed" : "done", rid);
-	printf("confirmation candidate %lld: %s\n", cid, v ? v : "?");
-	free(v);
-	return ok ? 0 : 3;
+	return cid ? confirm(app, rid) : 0;
 }
 
 int cmd_release(struct app *app, int argc, char **argv)

@@ -4,7 +4,9 @@
 #include "db.h"
 #include "err.h"
 #include "log.h"
+#include "spawn.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +21,7 @@ const struct command commands[] = {
 	{ "candidate", cmd_candidate, 1, "candidate [--upto ID] [--json]" },
 	{ "bisect", cmd_bisect, 1, "bisect [CANDIDATE-ID] [--json]" },
 	{ "flag", cmd_flag, 1, "flag ID --reason TEXT" },
-	{ "revert", cmd_revert, 1, "revert ID [--dry-run] [--reason TEXT] [--no-confirm] | --resume" },
+	{ "revert", cmd_revert, 1, "revert ID [--dry-run|--plan] [--reason TEXT] [--no-confirm] | --confirm REVERT-ID | --resume" },
 	{ "override", cmd_override, 1, "override ID --reason TEXT" },
 	{ "release", cmd_release, 1, "release [--force]" },
 	{ "mail", cmd_mail, 1, "mail list|show|send" },
@@ -28,6 +30,17 @@ const struct command commands[] = {
 	{ "config", cmd_config, 0, "config            (print the settings in force)" },
 	{ NULL, NULL, 0, NULL },
 };
+
+/*
+ * A command stopped by a signal (the daemon ending its step, ^C) takes the
+ * children it runs (make, QEMU) with it, then dies of that signal.
+ */
+static void on_stop(int sig)
+{
+	spawn_kill_all();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
 
 static void usage(FILE *f)
 {
@@ -39,7 +52,7 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-	struct app app = { .actor = "cli" };
+	struct app app = { .actor = getenv("STABLEQ_ACTOR") ?: "cli" };
 	const char *conf = NULL, *dbpath = NULL;
 	const struct command *cmd = NULL;
 	char **args = calloc((size_t)argc + 1, sizeof(*args));
@@ -92,6 +105,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "stableq: %s\n", err_msg());
 		config_free(&app.cfg);
 		return 1;
+	}
+	if (cmd->run != cmd_serve) {
+		struct sigaction sa = { .sa_handler = on_stop };
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGHUP, &sa, NULL);
 	}
 	ret = cmd->run(&app, nargs, args);
 	db_close(app.db);

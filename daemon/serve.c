@@ -1,13 +1,13 @@
 /* serve.c: `stableq serve`: the daemon's loop, its scheduler and child steps. */
 #include "serve.h"
 #include "app.h"
-#include "candidate.h"
 #include "cli.h"
 #include "db.h"
 #include "err.h"
 #include "http.h"
+#include "intake.h"
+#include "jobs.h"
 #include "log.h"
-#include "revert.h"
 #include "spawn.h"
 #include "strbuf.h"
 
@@ -66,8 +66,10 @@ static void on_signal(int sig)
 
 /* One step of work, run as `stableq <args>` in a child. */
 struct step {
+	const struct job *job;
+	long long id;
 	char name[64];
-	char *argv[16];
+	char *argv[24];
 	int argc;
 	struct spawn sp;
 	char *log_path;
@@ -86,53 +88,59 @@ static void step_release(struct step *s)
 }
 
 /*
- * A step that failed is not started again at once: the same failure would
- * spin the loop. It waits 30 s, doubling up to 30 min, until it succeeds.
+ * A job that failed is not started again at once: the same failure would
+ * spin the loop. It waits 30 s, doubling up to 30 min, until it succeeds;
+ * the jobs after it in the table go on meanwhile.
  */
-static struct {
-	char name[64];
+static struct backoff {
 	double until;
 	int delay;
-} backoff;
+} backoff[64];
 
-static int backing_off(const char *name)
+static struct backoff *backoff_of(const struct job *j)
 {
-	return !strcmp(backoff.name, name) && now_monotonic() < backoff.until;
+	size_t i = (size_t)(j - jobs);
+	return i < sizeof(backoff) / sizeof(backoff[0]) ? &backoff[i] : NULL;
 }
 
 static void step_done(const struct step *s)
 {
+	struct backoff *b = backoff_of(s->job);
+
+	if (!b)
+		return;
 	/* 3: a candidate ran and did not pass: a verdict, not a failure */
 	if (s->sp.status == 0 || s->sp.status == 3) {
-		if (!strcmp(backoff.name, s->name))
-			backoff.name[0] = '\0';
+		b->delay = 0;
+		b->until = 0;
 		return;
 	}
-	if (strcmp(backoff.name, s->name)) {
-		snprintf(backoff.name, sizeof(backoff.name), "%s", s->name);
-		backoff.delay = 30;
-	} else if (backoff.delay < 1800) {
-		backoff.delay *= 2;
-	}
-	backoff.until = now_monotonic() + backoff.delay;
+	b->delay = b->delay ? (b->delay < 1800 ? b->delay * 2 : b->delay) : 30;
+	b->until = now_monotonic() + b->delay;
 	log_warnx("step %s failed: not again for %d s (see %s)", s->name,
-		  backoff.delay, s->log_path);
+		  b->delay, s->log_path);
 }
 
-static int step_start(struct app *app, struct step *s, int timeout_s,
-		      const char *name, ...)
+static int deadline_of(const struct config *c, const struct job *j)
 {
-	va_list ap;
-	const char *a;
+	return j->seconds +
+	       j->builds * (c->build_timeout + 4 * c->boot_timeout + 600);
+}
+
+static int step_start(struct app *app, struct step *s, const struct job *j,
+		      long long id)
+{
+	static const char *const env[] = { "STABLEQ_ACTOR=daemon", NULL };
 	struct spawn init = SPAWN_INIT;
 	char *logdir = xstrfmt("%s/log", app->cfg.var_dir);
 
-	if (backing_off(name)) {
-		free(logdir);
-		return 0;
-	}
 	step_release(s);
-	snprintf(s->name, sizeof(s->name), "%s", name);
+	s->job = j;
+	s->id = id;
+	if (id)
+		snprintf(s->name, sizeof(s->name), "%s %lld", j->name, id);
+	else
+		snprintf(s->name, sizeof(s->name), "%s", j->name);
 	s->argv[s->argc++] = xstrdup(app->self);
 	if (app->cfg.path) {
 		s->argv[s->argc++] = xstrdup("-c");
@@ -140,139 +148,75 @@ static int step_start(struct app *app, struct step *s, int timeout_s,
 	}
 	s->argv[s->argc++] = xstrdup("--db");
 	s->argv[s->argc++] = xstrdup(app->cfg.db);
-	va_start(ap, name);
-	while ((a = va_arg(ap, const char *)) && s->argc < 15)
-		s->argv[s->argc++] = xstrdup(a);
-	va_end(ap);
+	for (size_t i = 0; i < sizeof(j->argv) / sizeof(j->argv[0]) && j->argv[i];
+	     i++) {
+		const char *a = j->argv[i];
+		s->argv[s->argc++] = !strcmp(a, "{id}") ? xstrfmt("%lld", id)
+				     : !strcmp(a, "{queue_dir}")
+					     ? xstrdup(app->cfg.queue_dir)
+					     : xstrdup(a);
+	}
 	s->argv[s->argc] = NULL;
 	mkdir_p(logdir);
 	s->log_path = xstrfmt("%s/daemon-steps.log", logdir);
 	free(logdir);
 	s->sp = init;
 	s->sp.argv = (const char *const *)s->argv;
+	s->sp.env = env;
 	s->sp.log_path = s->log_path;
-	s->sp.timeout_ms = timeout_s * 1000;
+	s->sp.timeout_ms = deadline_of(&app->cfg, j) * 1000;
 	if (spawn_start(&s->sp) < 0) {
-		log_warnx("step %s: %s", name, err_msg());
+		log_warnx("step %s: %s", s->name, err_msg());
 		step_release(s);
 		return -1;
 	}
 	s->running = 1;
 	char *cmd = spawn_cmdline(s->sp.argv);
-	log_info("step %s: started (pid %ld): %s", name, (long)s->sp.pid, cmd);
+	log_info("step %s: started (pid %ld): %s", s->name, (long)s->sp.pid, cmd);
 	free(cmd);
-	set_status(name, s->sp.pid);
+	set_status(s->name, s->sp.pid);
 	return 0;
 }
 
-static int count(sqlite3 *db, const char *sql)
+/* The first due job of the table that is not backing off, started. */
+static int schedule(struct app *app, struct step *s, unsigned char *ran_once)
 {
-	long long n = 0;
-	if (db_query_int(db, &n, sql, NULL) < 0)
-		return 0;
-	return (int)n;
+	for (const struct job *j = jobs; j->name; j++) {
+		struct backoff *b = backoff_of(j);
+		size_t i = (size_t)(j - jobs);
+		long long id = 0;
+
+		if (j->once && ran_once[i])
+			continue;
+		if (b && now_monotonic() < b->until)
+			continue;
+		if (j->due(app, &id) != 1)
+			continue;
+		if (j->once)
+			ran_once[i] = 1;
+		return step_start(app, s, j, id);
+	}
+	return 0;
 }
 
 /*
- * Picks the next step from the store alone, so a restart resumes where the
- * last process stopped. Order: the tree, the shipped queue, checks, pending
- * candidates, bisection of a failing candidate, reverts, a candidate for a
- * changed queue, mail.
+ * A stop while a step runs: its whole process tree ends within a few
+ * seconds (the child kills its own children's groups on SIGTERM), and the
+ * job records what was cut short so the next start runs it again.
  */
-static int schedule(struct app *app, struct step *s, int *imported_once)
+static void step_interrupt(struct app *app, struct step *s)
 {
-	struct config *c = &app->cfg;
-	int tmo_build = c->build_timeout + 4 * c->boot_timeout + 600;
-	char idbuf[32];
-	long long id = 0;
-	struct stat st;
-	char *head = xstrfmt("%s/.git", c->tree_dir);
-	int have_tree = stat(head, &st) == 0;
-
-	free(head);
-	if (!have_tree)
-		return step_start(app, s, 3600, "tree init", "tree", "init",
-				  NULL);
-	if (!*imported_once && *c->queue_dir) {
-		*imported_once = 1;
-		return step_start(app, s, 600, "import", "import", c->queue_dir,
-				  NULL);
-	}
-	if (count(app->db, "SELECT COUNT(*) FROM patches WHERE state ="
-			   " 'imported'"))
-		return step_start(app, s, 3600, "check", "check", NULL);
-	if (count(app->db, "SELECT COUNT(*) FROM reverts WHERE state ="
-			   " 'applying'"))
-		return step_start(app, s, 3600, "revert resume", "revert",
-				  "--resume", NULL);
-	if ((id = candidate_next_pending(app->db)) > 0) {
-		snprintf(idbuf, sizeof(idbuf), "%lld", id);
-		return step_start(app, s, tmo_build, "candidate", "candidate",
-				  "--run", idbuf, NULL);
-	}
-	/* a failing queue candidate that nobody bisected yet */
-	if (db_query_int(app->db, &id,
-			 "SELECT c.id FROM candidates c WHERE c.purpose IN"
-			 " ('queue','confirm') AND c.verdict IN"
-			 " ('fail','build-failed','hang') AND c.id = (SELECT"
-			 " MAX(id) FROM candidates WHERE purpose IN"
-			 " ('queue','confirm')) AND NOT EXISTS (SELECT 1 FROM"
-			 " bisections b WHERE b.candidate_id = c.id)",
-			 NULL) == 0) {
-		snprintf(idbuf, sizeof(idbuf), "%lld", id);
-		return step_start(app, s, tmo_build * 8, "bisect", "bisect",
-				  idbuf, NULL);
-	}
-	/* a patch found broken that is still in the queue: revert first */
-	if (!strcmp(c->auto_revert, "yes") &&
-	    db_query_int(app->db, &id,
-			 "SELECT p.id FROM patches p WHERE p.state = 'broken'"
-			 " AND NOT EXISTS (SELECT 1 FROM reverts r WHERE"
-			 " r.patch_id = p.id AND r.state != 'failed')"
-			 " ORDER BY p.id LIMIT 1",
-			 NULL) == 0) {
-		snprintf(idbuf, sizeof(idbuf), "%lld", id);
-		return step_start(app, s, tmo_build, "revert", "revert", idbuf,
-				  "--reason", "found broken; revert first", NULL);
-	}
-	/* auto_revert = plan: store the plan and wait for a maintainer */
-	if (strcmp(c->auto_revert, "yes") &&
-	    db_query_int(app->db, &id,
-			 "SELECT p.id FROM patches p WHERE p.state = 'broken'"
-			 " AND NOT EXISTS (SELECT 1 FROM reverts r WHERE"
-			 " r.patch_id = p.id) ORDER BY p.id LIMIT 1",
-			 NULL) == 0) {
-		if (revert_store_plan(app, id, "found broken; waiting for a"
-					       " maintainer (auto_revert = plan)") < 0)
-			log_warnx("patch %lld: plan: %s", id, err_msg());
-		else
-			log_info("patch %lld: revert plan stored, waiting for a"
-				 " maintainer",
-				 id);
-	}
-	/* the queue changed since its last candidate */
-	if (count(app->db, "SELECT COUNT(*) FROM patches WHERE state ="
-			   " 'queued'") &&
-	    !count(app->db,
-		   "SELECT COUNT(*) FROM candidates WHERE purpose IN"
-		   " ('queue','confirm') AND patch_ids = (SELECT"
-		   " json_group_array(id) FROM (SELECT id FROM patches WHERE"
-		   " state = 'queued' ORDER BY queue_pos))")) {
-		id = candidate_create(app->db, NULL, 0, 0, "queue", 0,
-				      "daemon");
-		if (id > 0) {
-			snprintf(idbuf, sizeof(idbuf), "%lld", id);
-			return step_start(app, s, tmo_build, "candidate",
-					  "candidate", "--run", idbuf, NULL);
-		}
-		log_warnx("candidate: %s", err_msg());
-	}
-	if (*c->smtp_url &&
-	    count(app->db, "SELECT COUNT(*) FROM mail WHERE state IN"
-			   " ('queued','sending') AND next_attempt_at <="
-			   " CAST(strftime('%s','now') AS INTEGER)"))
-		return step_start(app, s, 300, "mail", "mail", "send", NULL);
-	return 0;
+	log_info("step %s: stopping it", s->name);
+	spawn_kill(&s->sp, 3000);
+	spawn_poll(&s->sp, 1);
+	if (s->job->interrupted && s->job->interrupted(app, s->id) < 0)
+		log_warnx("step %s: recording the interruption: %s", s->name,
+			  err_msg());
+	if (event_add(app->db, "daemon", "daemon", 0, "interrupted",
+		      "step %s stopped after %.1f s; resumed at the next start",
+		      s->name, s->sp.seconds) < 0)
+		log_warnx("step %s: %s", s->name, err_msg());
+	log_info("step %s: interrupted after %.1f s", s->name, s->sp.seconds);
 }
 
 static int reload(struct app *app, struct http_server **http)
@@ -301,7 +245,8 @@ static int reload(struct app *app, struct http_server **http)
 
 int cmd_serve(struct app *app, int argc, char **argv)
 {
-	int foreground = 0, check_only = 0, imported_once = 0;
+	int foreground = 0, check_only = 0;
+	unsigned char ran_once[64] = { 0 };
 	struct http_server *http = NULL;
 	struct step step = { .sp = SPAWN_INIT };
 	struct sigaction sa;
@@ -333,6 +278,8 @@ int cmd_serve(struct app *app, int argc, char **argv)
 		log_warnx("%s", err_msg());
 		return 1;
 	}
+	if (intake_seed_queue(app) < 0)
+		log_warnx("%s", err_msg());
 	if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
 		fatal("pipe: %s", strerror(errno));
 	memset(&sa, 0, sizeof(sa));
@@ -348,7 +295,7 @@ int cmd_serve(struct app *app, int argc, char **argv)
 	}
 	log_info("listening on http://%s/ (database %s)", app->cfg.listen,
 		 app->cfg.db);
-	while (!got_term || step.running) {
+	while (!got_term) {
 		struct pollfd p = { .fd = wake_pipe[0], .events = POLLIN };
 		char buf[64];
 
@@ -374,8 +321,10 @@ int cmd_serve(struct app *app, int argc, char **argv)
 		}
 		if (got_term)
 			break;
-		schedule(app, &step, &imported_once);
+		schedule(app, &step, ran_once);
 	}
+	if (step.running)
+		step_interrupt(app, &step);
 	log_info("stopping");
 	http_stop(http);
 	step_release(&step);

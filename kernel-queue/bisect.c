@@ -347,24 +347,38 @@ out:
 
 json_t *bisect_json(sqlite3 *db, long long id)
 {
-	json_t *o = db_row_json(db,
-				    "SELECT b.*, p.subject AS culprit_subject FROM"
-				    " bisections b LEFT JOIN patches p ON p.id ="
-				    " b.culprit_patch_id WHERE b.id = ?",
-				    "i", id);
-	if (!o) {
-		if (err_last() == ERR_NOTFOUND)
-			err_set(ERR_NOTFOUND, "bisection %lld: no such bisection", id);
-		return NULL;
-	}
-	json_object_set_new(o, "steps",
-			    db_rows_json(db,
-					 "SELECT s.id, s.prefix_len, s.candidate_id,"
-					 " s.result, s.kind, s.created_at,"
-					 " c.build_id FROM bisection_steps s LEFT"
-					 " JOIN candidates c ON c.id ="
-					 " s.candidate_id WHERE s.bisection_id = ?"
-					 " ORDER BY s.id",
-					 "i", id));
-	return o;
+	return db_object_json(db, "bisection", id,
+			      "SELECT b.*, p.subject AS culprit_subject FROM"
+			      " bisections b LEFT JOIN patches p ON p.id ="
+			      " b.culprit_patch_id WHERE b.id = ?",
+			      "steps",
+			      "SELECT s.id, s.prefix_len, s.candidate_id,"
+			      " s.result, s.kind, s.created_at, c.build_id FROM"
+			      " bisection_steps s LEFT JOIN candidates c ON c.id"
+			      " = s.candidate_id WHERE s.bisection_id = ? ORDER"
+			      " BY s.id");
+}
+
+int bisect_due(struct app *app, long long *id)
+{
+	return db_query_int(app->db, id,
+			    "SELECT c.id FROM candidates c WHERE c.purpose IN"
+			    " ('queue','confirm') AND c.verdict IN"
+			    " ('fail','build-failed','hang') AND c.id = (SELECT"
+			    " MAX(id) FROM candidates WHERE purpose IN"
+			    " ('queue','confirm')) AND NOT EXISTS (SELECT 1 FROM"
+			    " bisections b WHERE b.candidate_id = c.id AND NOT"
+			    " (b.state = 'failed' AND b.detail LIKE"
+			    " 'interrupted:%'))",
+			    NULL) == 0;
+}
+
+int bisect_interrupted(struct app *app, long long candidate_id)
+{
+	return db_exec(app->db,
+		       "UPDATE bisections SET state = 'failed', detail ="
+		       " 'interrupted: stopped while it ran; bisected again',"
+		       " finished_at = strftime('%Y-%m-%dT%H:%M:%SZ','now')"
+		       " WHERE candidate_id = ? AND state = 'running'",
+		       "i", candidate_id);
 }

@@ -20,4 +20,13 @@ int bisect_run(struct app *app, long long candidate_id, long long *bisection_id,
 	       void (*progress)(const char *line, void *ctx), void *ctx);
 json_t *bisect_json(sqlite3 *db, long long id);
 
+/*
+ * Jobs of the daemon's: the newest queue or confirm candidate failed and
+ * nobody bisected it (*id: the candidate); a bisection of it that a stop
+ * interrupted is marked so (state failed, "interrupted: ...") and does not
+ * count, so it is bisected again.
+ */
+int bisect_due(struct app *app, long long *id);
+int bisect_interrupted(struct app *app, long long candidate_id);
+
 #endif

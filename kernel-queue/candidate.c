@@ -441,21 +441,20 @@ out:
 
 json_t *candidate_json(sqlite3 *db, long long id)
 {
-	json_t *o = db_row_json(db,
-				"SELECT id, purpose, step, verdict, detail,"
-				" patch_ids, upto_patch_id, commit_sha,"
-				" build_id, bisection_id, log_path,"
-				" started_at, finished_at FROM candidates"
-				" WHERE id = ?",
-				"i", id);
+	json_t *o = db_object_json(db, "candidate", id,
+				   "SELECT id, purpose, step, verdict, detail,"
+				   " patch_ids, upto_patch_id, commit_sha,"
+				   " build_id, bisection_id, log_path,"
+				   " started_at, finished_at FROM candidates"
+				   " WHERE id = ?",
+				   "tests",
+				   "SELECT run, name, result, detail,"
+				   " log_excerpt FROM test_results WHERE"
+				   " candidate_id = ? ORDER BY id");
 	json_t *b;
 
-	if (!o) {
-		if (err_last() == ERR_NOTFOUND)
-			err_set(ERR_NOTFOUND, "candidate %lld: no such candidate",
-				id);
+	if (!o)
 		return NULL;
-	}
 	const char *pt = json_string_value(json_object_get(o, "patch_ids"));
 	json_t *arr = pt ? json_loads(pt, 0, NULL) : NULL;
 	json_object_set_new(o, "patch_ids", arr ? arr : json_array());
@@ -466,11 +465,37 @@ json_t *candidate_json(sqlite3 *db, long long id)
 			" WHERE id = ?)",
 			"i", id);
 	json_object_set_new(o, "build", b ? b : json_null());
-	json_object_set_new(o, "tests",
-			    db_rows_json(db,
-					 "SELECT run, name, result, detail,"
-					 " log_excerpt FROM test_results WHERE"
-					 " candidate_id = ? ORDER BY id",
-					 "i", id));
 	return o;
+}
+
+int candidate_pending_due(struct app *app, long long *id)
+{
+	return (*id = candidate_next_pending(app->db)) > 0;
+}
+
+int candidate_queue_due(struct app *app, long long *id)
+{
+	*id = 0;
+	return db_query_int(app->db, id,
+			    "SELECT 1 WHERE EXISTS (SELECT 1 FROM patches WHERE"
+			    " state = 'queued') AND NOT EXISTS (SELECT 1 FROM"
+			    " candidates WHERE purpose IN ('queue','confirm')"
+			    " AND patch_ids = (SELECT json_group_array(id) FROM"
+			    " (SELECT id FROM patches WHERE state = 'queued'"
+			    " ORDER BY queue_pos)))",
+			    NULL) == 0;
+}
+
+int candidate_interrupted(struct app *app, long long id)
+{
+	int ret = db_exec(app->db,
+			  "UPDATE candidates SET step = 'pending' WHERE id = ? AND"
+			  " verdict IS NULL",
+			  "i", id);
+
+	if (ret >= 0)
+		ret = (int)event_add(app->db, app->actor, "candidate", id,
+				     "interrupted",
+				     "stopped while it ran; it runs again");
+	return ret < 0 ? ret : 0;
 }

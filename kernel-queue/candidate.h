@@ -32,5 +32,11 @@ char *candidate_verdict(sqlite3 *db, long long id);
 json_t *candidate_json(sqlite3 *db, long long id);
 /* Oldest pending candidate, 0 if none. */
 long long candidate_next_pending(sqlite3 *db);
+/* Jobs of the daemon's: a pending candidate to run (*id) ... */
+int candidate_pending_due(struct app *app, long long *id);
+/* ... the queued patches changed since their last candidate ... */
+int candidate_queue_due(struct app *app, long long *id);
+/* ... and a candidate whose run was stopped goes back to pending. */
+int candidate_interrupted(struct app *app, long long id);
 
 #endif

@@ -358,20 +358,6 @@ static int load_row(sqlite3 *db, long long id, struct row *r)
 	return ret;
 }
 
-static int notify(struct ctx *c, long long id, long long event,
-		  const char *kind, const char *what, const char *why)
-{
-	struct notice n = {
-		.patch_id = id,
-		.event_id = event,
-		.kind = kind,
-		.what = what,
-		.why = why,
-	};
-	long long r = outbox_add(c->app->db, &c->app->cfg, &n);
-	return r < 0 ? (int)r : 0;
-}
-
 /*
  * Checks one patch in its own transaction. *advance is set when the patch
  * stays in (or enters) the queue, so the running tree moves on with it.
@@ -439,10 +425,19 @@ static int check_one(struct ctx *c, struct row *p, struct check_summary *sum,
 						     ? "held back"
 						     : "rejected",
 					     c->app->cfg.branch);
-			ret = notify(c, p->id, ev, mailkind, what, reason.buf);
+			long long m = outbox_add(c->app->db, &c->app->cfg,
+						 &(struct notice){
+							 .patch_id = p->id,
+							 .event_id = ev,
+							 .kind = mailkind,
+							 .what = what,
+							 .why = reason.buf,
+						 });
 			free(what);
-			if (ret < 0)
+			if (m < 0) {
+				ret = (int)m;
 				goto fail;
+			}
 		}
 	} else {
 		ev = event_add(c->app->db, c->app->actor, "patch", p->id,
@@ -628,4 +623,12 @@ void check_summary_print(const struct check_summary *s, FILE *f)
 		"checked %zu: %zu queued, %zu held, %zu rejected, %zu waiting"
 		" for a human\n",
 		s->checked, s->queued, s->held, s->rejected, s->waiting);
+}
+
+int check_due(struct app *app, long long *id)
+{
+	return db_query_int(app->db, id,
+			    "SELECT id FROM patches WHERE state = 'imported'"
+			    " ORDER BY id LIMIT 1",
+			    NULL) == 0;
 }

@@ -35,4 +35,7 @@ struct repo;
 int branch_version(struct repo *r, const char *tip, char **version);
 void check_summary_print(const struct check_summary *s, FILE *f);
 
+/* A job of the daemon's: patches imported and not checked yet. */
+int check_due(struct app *app, long long *id);
+
 #endif

@@ -1,7 +1,9 @@
 /* intake.c: parse everything first, then store it in one transaction. */
 #include "intake.h"
+#include "app.h"
 #include "db.h"
 #include "err.h"
+#include "log.h"
 #include "queue.h"
 #include "series.h"
 #include "strbuf.h"
@@ -203,4 +205,27 @@ int intake_import_buffer(sqlite3 *db, const char *buf, size_t len,
 		ret = store(db, &ps, actor, res);
 	parsed_free(&ps);
 	return ret;
+}
+
+int intake_queue_due(struct app *app, long long *id)
+{
+	*id = 0;
+	return app->cfg.queue_dir && *app->cfg.queue_dir;
+}
+
+int intake_seed_queue(struct app *app)
+{
+	const struct config *c = &app->cfg;
+	struct stat st;
+	int ret;
+
+	if (!*c->queue_dir || !*c->queue_seed || stat(c->queue_dir, &st) == 0)
+		return 0;
+	if ((ret = series_copy(c->queue_seed, c->queue_dir)) < 0)
+		return err_prefix(ret, "seeding %s from %s", c->queue_dir,
+				  c->queue_seed);
+	log_info("queue_dir %s did not exist: seeded it from %s; the running"
+		 " queue (reverts, dropped patches) is kept there",
+		 c->queue_dir, c->queue_seed);
+	return 1;
 }

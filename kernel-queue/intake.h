@@ -29,4 +29,15 @@ int intake_import_buffer(sqlite3 *db, const char *buf, size_t len,
 			 const char *name, size_t max_bytes, const char *actor,
 			 struct intake_result *res);
 
+/*
+ * The running queue is state, not source: when queue_dir does not exist
+ * and queue_seed is set, the seed (the shipped queue) is copied there.
+ * Returns 1 when it seeded, 0 when nothing was to do, negative on error.
+ */
+struct app;
+int intake_seed_queue(struct app *app);
+/* A job of the daemon's: queue_dir is configured (imported once a start). */
+struct app;
+int intake_queue_due(struct app *app, long long *id);
+
 #endif

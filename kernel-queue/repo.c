@@ -1,5 +1,6 @@
 /* repo.c: open, resolve, commit, move branches, revert, format-patch. */
 #include "repo-int.h"
+#include "app.h"
 #include "err.h"
 #include "strbuf.h"
 
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <strings.h>
 #include <time.h>
 
@@ -669,4 +671,15 @@ out:
 	git_buf_dispose(&buf);
 	git_object_free(commit);
 	return ret < 0 ? ret : 0;
+}
+
+int repo_init_due(struct app *app, long long *id)
+{
+	char *head = xstrfmt("%s/.git", app->cfg.tree_dir);
+	struct stat st;
+	int missing = stat(head, &st) < 0;
+
+	free(head);
+	*id = 0;
+	return missing;
 }

@@ -227,4 +227,12 @@ int repo_revert(struct repo *r, const char *branch, const char *commit_hex,
 int repo_format_patch(struct repo *r, const char *spec,
 		      const char *subject_prefix, char **out);
 
+/*
+ * The daemon's job table asks each module whether its step is due: 1 (and
+ * *id when the step is about one row), 0 when not. Here: the stable tree
+ * is missing (`stableq tree init`).
+ */
+struct app;
+int repo_init_due(struct app *app, long long *id);
+
 #endif

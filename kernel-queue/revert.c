@@ -1,284 +1,13 @@
-/* revert.c: revert first: flag, plan with dependents, drop or revert, hold fix-ups, release. */
-#include "revert.h"
+/* revert.c: revert first: a broken patch and its dependents dropped from the queue or reverted on the branch, then confirmed. */
+#include "revert-int.h"
 #include "series.h"
 #include "candidate.h"
 #include "db.h"
 #include "err.h"
-#include "log.h"
 #include "outbox.h"
 #include "queue.h"
 #include "repo.h"
 #include "strbuf.h"
-
-#include <signal.h>
-#include <stdlib.h>
-#include <string.h>
-
-/* Fault injection for the crash tests: STABLEQ_CRASH_AT=<point> kills -9 there. */
-static void crash_point(const char *point)
-{
-	const char *at = getenv("STABLEQ_CRASH_AT");
-
-	if (at && !strcmp(at, point)) {
-		log_warnx("STABLEQ_CRASH_AT=%s: killing myself", point);
-		raise(SIGKILL);
-	}
-}
-
-static long long mail_about(struct app *app, long long patch_id, long long ev,
-			    const char *kind, const char *what,
-			    const char *why, const char *excerpt,
-			    const char *revert_patch)
-{
-	struct notice n = {
-		.patch_id = patch_id,
-		.event_id = ev,
-		.kind = kind,
-		.what = what,
-		.why = why,
-		.log_excerpt = excerpt,
-		.revert_patch = revert_patch,
-	};
-	return outbox_add(app->db, &app->cfg, &n);
-}
-
-/* Flags inside the caller's transaction; returns the event id. */
-static long long flag_locked(struct app *app, long long id, const char *reason,
-			     const struct evidence *ev)
-{
-	enum patch_state s;
-	long long evid;
-	int ret = patch_get_state(app->db, id, &s);
-
-	if (ret < 0)
-		return ret;
-	if (s == PS_BROKEN || s == PS_DROPPED || s == PS_REVERTED)
-		return err_set(ERR_CONFLICT, "patch %lld is already %s", id,
-			       patch_state_name(s));
-	ret = db_exec(app->db,
-		      "INSERT INTO flags (patch_id, reason, evidence, build_id,"
-		      " bisection_id, actor) VALUES (?, ?, ?, NULLIF(?, 0),"
-		      " NULLIF(?, 0), ?)",
-		      "ittiit", id, reason,
-		      ev && ev->test ? ev->test : NULL,
-		      ev && ev->build_id ? ev->build_id : 0LL,
-		      ev && ev->bisection_id ? ev->bisection_id : 0LL,
-		      app->actor);
-	if (ret < 0)
-		return ret;
-	evid = patch_set_state(app->db, id, PS_BROKEN, reason, app->actor);
-	if (evid < 0)
-		return evid;
-	struct strbuf why = STRBUF_INIT;
-	strbuf_addstr(&why, reason);
-	if (ev && ev->test)
-		strbuf_addf(&why, "\nFailing test: %s", ev->test);
-	if (ev && ev->build_id)
-		strbuf_addf(&why, "\nBuild: %lld", ev->build_id);
-	if (ev && ev->bisection_id)
-		strbuf_addf(&why, "\nBisection: %lld", ev->bisection_id);
-	long long m = mail_about(app, id, evid, "flagged",
-				 "Your patch was flagged broken in the stable"
-				 " queue",
-				 why.buf, ev ? ev->log_excerpt : NULL, NULL);
-	strbuf_release(&why);
-	return m < 0 ? m : evid;
-}
-
-int revert_flag(struct app *app, long long patch_id, const char *reason,
-		const struct evidence *ev)
-{
-	long long r;
-	int ret;
-
-	if (!reason || !*reason)
-		return err_set(ERR_INVALID, "a reason is required");
-	if ((ret = db_begin(app->db)) < 0)
-		return ret;
-	r = flag_locked(app, patch_id, reason, ev);
-	if (r < 0) {
-		db_rollback(app->db);
-		return (int)r;
-	}
-	if ((ret = db_commit(app->db)) < 0) {
-		db_rollback(app->db);
-		return ret;
-	}
-	log_info("patch %lld: flagged broken: %s", patch_id, reason);
-	return 0;
-}
-
-/* ---- plans ---- */
-
-struct item {
-	long long id;
-	long long pos;
-	char *subject;
-	char *state;
-	char *released_commit;
-	char *upstream;
-	char *why;
-	int revert; /* 1 revert (released), 0 drop */
-};
-
-struct plan {
-	struct item *v;
-	size_t n, alloc;
-};
-
-static void plan_free(struct plan *p)
-{
-	for (size_t i = 0; i < p->n; i++) {
-		free(p->v[i].subject);
-		free(p->v[i].state);
-		free(p->v[i].released_commit);
-		free(p->v[i].upstream);
-		free(p->v[i].why);
-	}
-	free(p->v);
-	memset(p, 0, sizeof(*p));
-}
-
-static int plan_has(const struct plan *p, long long id)
-{
-	for (size_t i = 0; i < p->n; i++)
-		if (p->v[i].id == id)
-			return 1;
-	return 0;
-}
-
-static int plan_add(sqlite3 *db, struct plan *p, long long id, char *why)
-{
-	sqlite3_stmt *st = db_prepare(db,
-				      "SELECT queue_pos, subject, state,"
-				      " released_commit, upstream FROM patches"
-				      " WHERE id = ?",
-				      "i", id);
-	int ret = 0;
-
-	if (!st) {
-		free(why);
-		return ERR_IO;
-	}
-	if (sqlite3_step(st) != SQLITE_ROW) {
-		ret = err_set(ERR_NOTFOUND, "patch %lld: no such patch", id);
-		free(why);
-		goto out;
-	}
-	if (p->n == p->alloc)
-		p->v = xrealloc(p->v, (p->alloc = p->alloc ? p->alloc * 2 : 8) *
-					      sizeof(*p->v));
-	struct item *it = &p->v[p->n++];
-	memset(it, 0, sizeof(*it));
-	it->id = id;
-	it->pos = sqlite3_column_int64(st, 0);
-	it->subject = xstrdup(db_col_text(st, 1));
-	it->state = xstrdup(db_col_text(st, 2));
-	it->released_commit = db_col_text(st, 3) ? xstrdup(db_col_text(st, 3))
-						 : NULL;
-	it->upstream = db_col_text(st, 4) ? xstrdup(db_col_text(st, 4)) : NULL;
-	it->why = why;
-	it->revert = !strcmp(it->state, "released") ||
-		     (!strcmp(it->state, "broken") && it->released_commit);
-out:
-	sqlite3_finalize(st);
-	return ret;
-}
-
-static int cmp_newest_first(const void *a, const void *b)
-{
-	const struct item *x = a, *y = b;
-	return x->pos < y->pos ? 1 : x->pos > y->pos ? -1 : 0;
-}
-
-/* The patch and, transitively, every patch that goes with it. */
-static int plan_build(struct app *app, long long root, struct plan *p)
-{
-	enum patch_state s;
-	int ret = patch_get_state(app->db, root, &s);
-
-	memset(p, 0, sizeof(*p));
-	if (ret < 0)
-		return ret;
-	if (s == PS_DROPPED || s == PS_REVERTED || s == PS_REJECTED)
-		return err_set(ERR_CONFLICT,
-			       "patch %lld is %s: there is nothing to revert",
-			       root, patch_state_name(s));
-	if ((ret = plan_add(app->db, p, root, xstrdup("the broken patch"))) < 0)
-		return ret;
-	for (size_t i = 0; i < p->n; i++) {
-		sqlite3_stmt *st = db_prepare(
-			app->db,
-			"SELECT d.patch_id, d.kind FROM dependencies d JOIN"
-			" patches x ON x.id = d.patch_id WHERE d.depends_on = ?"
-			" AND x.state NOT IN ('dropped','reverted','rejected')"
-			" ORDER BY x.queue_pos",
-			"i", p->v[i].id);
-		if (!st) {
-			plan_free(p);
-			return ERR_IO;
-		}
-		while (sqlite3_step(st) == SQLITE_ROW) {
-			long long dep = sqlite3_column_int64(st, 0);
-			const char *kind = db_col_text(st, 1);
-			if (plan_has(p, dep))
-				continue;
-			char *why = xstrfmt(
-				!strcmp(kind, "stable-dep-of")
-					? "Stable-dep-of: brought in for patch %lld"
-				: !strcmp(kind, "prereq")
-					? "needs patch %lld (its prerequisite)"
-				: !strcmp(kind, "series")
-					? "later part of the series of patch %lld"
-					: "Fixes: names patch %lld",
-				p->v[i].id);
-			if ((ret = plan_add(app->db, p, dep, why)) < 0) {
-				sqlite3_finalize(st);
-				plan_free(p);
-				return ret;
-			}
-		}
-		sqlite3_finalize(st);
-	}
-	qsort(p->v, p->n, sizeof(*p->v), cmp_newest_first);
-	return 0;
-}
-
-static json_t *plan_json(long long root, const struct plan *p)
-{
-	json_t *o = json_object(), *items = json_array();
-
-	json_object_set_new(o, "patch_id", json_integer(root));
-	for (size_t i = 0; i < p->n; i++) {
-		json_t *it = json_object();
-		json_object_set_new(it, "patch_id", json_integer(p->v[i].id));
-		json_object_set_new(it, "subject", json_string(p->v[i].subject));
-		json_object_set_new(it, "state", json_string(p->v[i].state));
-		json_object_set_new(it, "action",
-				    json_string(p->v[i].revert ? "revert" : "drop"));
-		json_object_set_new(it, "why", json_string(p->v[i].why));
-		if (p->v[i].released_commit)
-			json_object_set_new(it, "commit",
-					    json_string(p->v[i].released_commit));
-		json_array_append_new(items, it);
-	}
-	json_object_set_new(o, "items", items);
-	return o;
-}
-
-json_t *revert_plan(struct app *app, long long patch_id)
-{
-	struct plan p;
-	json_t *o;
-
-	if (plan_build(app, patch_id, &p) < 0)
-		return NULL;
-	o = plan_json(patch_id, &p);
-	plan_free(&p);
-	return o;
-}
-
-/* ---- carrying out a plan ---- */
 
 static char *revert_message(const struct item *it, const char *reason,
 			    const char *evidence)
@@ -326,33 +55,14 @@ static char *slug(const char *subject)
 static int write_queue_patch(struct app *app, const char *name,
 			     const char *text, char **path_out)
 {
-	struct strbuf series = STRBUF_INIT;
 	char *path = xstrfmt("%s/%s", app->cfg.queue_dir, name);
-	char *spath = xstrfmt("%s/series", app->cfg.queue_dir);
 	int ret = write_file_atomic(path, text, strlen(text));
 
-	if (ret == 0) {
-		strbuf_read_file(&series, spath, 0);
-		int present = 0;
-		for (char *l = series.buf; l && *l;) {
-			char *nl = strchr(l, '\n');
-			size_t len = nl ? (size_t)(nl - l) : strlen(l);
-			if (len == strlen(name) && !strncmp(l, name, len))
-				present = 1;
-			l = nl ? nl + 1 : NULL;
-		}
-		if (!present) {
-			if (series.len && series.buf[series.len - 1] != '\n')
-				strbuf_addch(&series, '\n');
-			strbuf_addf(&series, "%s\n", name);
-			ret = write_file_atomic(spath, series.buf, series.len);
-		}
-	}
+	if (ret == 0 && (ret = series_append(app->cfg.queue_dir, name)) > 0)
+		ret = 0;
 	*path_out = ret == 0 ? path : NULL;
 	if (ret < 0)
 		free(path);
-	free(spath);
-	strbuf_release(&series);
 	return ret;
 }
 
@@ -464,14 +174,20 @@ static int finish(struct app *app, long long revert_id)
 				     is_revert ? PS_REVERTED : PS_DROPPED, r,
 				     app->actor);
 		if (ev >= 0)
-			ev = mail_about(app, pid, ev,
-					is_revert ? "reverted" : "dropped",
-					is_revert ? "Your patch was reverted from"
-						    " the stable branch"
-						  : "Your patch was dropped from"
-						    " the stable queue",
-					r, NULL,
-					is_revert ? db_col_text(st, 4) : NULL);
+			ev = outbox_add(
+				app->db, &app->cfg,
+				&(struct notice){
+					.patch_id = pid,
+					.event_id = ev,
+					.kind = is_revert ? "reverted" : "dropped",
+					.what = is_revert ? "Your patch was reverted"
+							    " from the stable branch"
+							  : "Your patch was dropped"
+							    " from the stable queue",
+					.why = r,
+					.revert_patch = is_revert ? db_col_text(st, 4)
+								  : NULL,
+				});
 		free(r);
 		if (ev < 0 ||
 		    db_exec(app->db,
@@ -507,10 +223,9 @@ out:
 	return ret;
 }
 
-static int insert_revert(struct app *app, long long root, const char *reason,
-			 const struct plan *p, const char *state,
-			 const char *base, const char *chain_tip,
-			 long long *revert_id)
+int insert_revert(struct app *app, long long root, const char *reason,
+		  const struct plan *p, const char *state, const char *base,
+		  const char *chain_tip, long long *revert_id)
 {
 	int ret = db_exec(app->db,
 			  "INSERT INTO reverts (patch_id, state, reason, actor,"
@@ -643,25 +358,6 @@ out:
 	return ret < 0 ? ret : 0;
 }
 
-int revert_store_plan(struct app *app, long long patch_id, const char *reason)
-{
-	struct plan p;
-	long long id;
-	int ret = plan_build(app, patch_id, &p);
-
-	if (ret < 0)
-		return ret;
-	if ((ret = db_begin(app->db)) < 0)
-		goto out;
-	ret = insert_revert(app, patch_id, reason, &p, "planned", NULL, NULL,
-			    &id);
-	if (ret < 0 || (ret = db_commit(app->db)) < 0)
-		db_rollback(app->db);
-out:
-	plan_free(&p);
-	return ret < 0 ? ret : 0;
-}
-
 int revert_resume(struct app *app)
 {
 	sqlite3_stmt *st = db_prepare(app->db,
@@ -710,28 +406,17 @@ int revert_resume(struct app *app)
 
 json_t *revert_json(sqlite3 *db, long long id)
 {
-	json_t *o = db_row_json(db,
-				    "SELECT r.id, r.patch_id, p.subject, r.state,"
-				    " r.reason, r.actor, r.base_commit,"
-				    " r.chain_tip, r.confirm_candidate_id,"
-				    " r.created_at, r.finished_at FROM reverts"
-				    " r JOIN patches p ON p.id = r.patch_id"
-				    " WHERE r.id = ?",
-				    "i", id);
-	if (!o) {
-		if (err_last() == ERR_NOTFOUND)
-			err_set(ERR_NOTFOUND, "revert %lld: no such revert", id);
-		return NULL;
-	}
-	json_object_set_new(o, "items",
-			    db_rows_json(db,
-					 "SELECT i.ord, i.patch_id, p.subject,"
-					 " i.action, i.why, i.revert_commit,"
-					 " i.patch_path, i.done FROM revert_items"
-					 " i JOIN patches p ON p.id = i.patch_id"
-					 " WHERE i.revert_id = ? ORDER BY i.ord",
-					 "i", id));
-	return o;
+	return db_object_json(db, "revert", id,
+			      "SELECT r.id, r.patch_id, p.subject, r.state,"
+			      " r.reason, r.actor, r.base_commit, r.chain_tip,"
+			      " r.confirm_candidate_id, r.created_at,"
+			      " r.finished_at FROM reverts r JOIN patches p ON"
+			      " p.id = r.patch_id WHERE r.id = ?",
+			      "items",
+			      "SELECT i.ord, i.patch_id, p.subject, i.action,"
+			      " i.why, i.revert_commit, i.patch_path, i.done FROM"
+			      " revert_items i JOIN patches p ON p.id ="
+			      " i.patch_id WHERE i.revert_id = ? ORDER BY i.ord");
 }
 
 json_t *revert_list_json(sqlite3 *db)
@@ -768,186 +453,121 @@ char *revert_patch_text(sqlite3 *db, long long revert_id)
 	return strbuf_detach(&sb, NULL);
 }
 
-/* ---- override ---- */
+/* ---- confirming: the branch and what is left of the queue pass again ---- */
 
-int revert_override(struct app *app, long long patch_id, const char *reason)
+int revert_run(struct app *app, long long patch_id, const char *reason,
+	       int confirm, long long *revert_id, long long *confirm_id)
 {
-	enum patch_state s;
-	long long ev;
+	long long cid;
 	int ret;
 
-	if (!reason || !*reason)
-		return err_set(ERR_INVALID, "a reason is required");
+	*confirm_id = 0;
+	if ((ret = revert_execute(app, patch_id, reason, revert_id)) < 0)
+		return ret;
+	if (!confirm)
+		return 0;
 	if ((ret = db_begin(app->db)) < 0)
 		return ret;
-	if ((ret = patch_get_state(app->db, patch_id, &s)) < 0)
-		goto fail;
-	if (s != PS_HELD && s != PS_CHECKED && s != PS_REJECTED) {
-		ret = err_set(ERR_CONFLICT,
-			      "patch %lld is %s: only held, checked or rejected"
-			      " patches can be overridden",
-			      patch_id, patch_state_name(s));
-		goto fail;
+	cid = candidate_create(app->db, NULL, 0, 0, "confirm", 0, app->actor);
+	if (cid < 0 ||
+	    (ret = db_exec(app->db,
+			   "UPDATE reverts SET confirm_candidate_id = ? WHERE"
+			   " id = ?",
+			   "ii", cid, *revert_id)) < 0 ||
+	    (ret = (int)event_add(app->db, app->actor, "revert", *revert_id,
+				  "confirming", "candidate %lld confirms it",
+				  cid)) < 0 ||
+	    (ret = db_commit(app->db)) < 0) {
+		db_rollback(app->db);
+		return cid < 0 ? (int)cid : ret;
 	}
-	char *detail = xstrfmt("overridden by %s: %s", app->actor, reason);
-	ret = verdict_add(app->db, patch_id, "fixup", "overridden", detail);
-	if (ret >= 0 && s != PS_HELD)
-		ret = verdict_add(app->db, patch_id, "human", "accepted", detail);
-	free(detail);
-	if (ret < 0)
-		goto fail;
-	if ((ev = patch_set_state(app->db, patch_id, PS_QUEUED, reason,
-				  app->actor)) < 0) {
-		ret = (int)ev;
-		goto fail;
-	}
-	if ((ev = event_add(app->db, app->actor, "patch", patch_id, "override",
-			    "%s", reason)) < 0) {
-		ret = (int)ev;
-		goto fail;
-	}
-	return db_commit(app->db);
-fail:
-	db_rollback(app->db);
-	return ret;
+	*confirm_id = cid;
+	return 0;
 }
 
-/* ---- release ---- */
-
-int release_queue(struct app *app, int force, size_t *n)
+int revert_confirm(struct app *app, long long revert_id,
+		   void (*progress)(const char *line, void *ctx), void *ctx)
 {
-	long long *ids = NULL, ok = 0;
-	size_t nids = 0;
-	struct repo *r = NULL;
-	char tip[REPO_HEX_SIZE], parent[REPO_HEX_SIZE], tree[REPO_HEX_SIZE];
-	char **commits = NULL;
-	int ret;
+	long long cid = 0;
+	char *v;
+	int ok, ret;
 
-	*n = 0;
-	if ((ret = release_resume(app)) < 0)
-		return ret;
-	if ((ret = queue_ids(app->db, PS_QUEUED, &ids, &nids)) < 0)
-		return ret;
-	if (!nids) {
-		free(ids);
-		return 0;
+	if ((ret = db_query_int(app->db, &cid,
+				"SELECT confirm_candidate_id FROM reverts WHERE"
+				" id = ? AND confirm_candidate_id IS NOT NULL",
+				"i", revert_id)) < 0)
+		return err_set(ERR_NOTFOUND,
+			       "revert %lld: no such revert, or it has no"
+			       " confirmation candidate",
+			       revert_id);
+	v = candidate_verdict(app->db, cid);
+	if (!v) {
+		/* not run yet, or interrupted: run it now */
+		if ((ret = candidate_run(app, cid, 1, progress, ctx)) < 0)
+			return ret;
+		v = candidate_verdict(app->db, cid);
 	}
-	if (!force &&
-	    db_query_int(app->db, &ok,
-			 "SELECT id FROM candidates WHERE purpose IN ('queue',"
-			 "'confirm') AND verdict = 'pass' AND patch_ids = (SELECT"
-			 " json_group_array(id) FROM (SELECT id FROM patches WHERE"
-			 " state = 'queued' ORDER BY queue_pos)) ORDER BY id DESC"
-			 " LIMIT 1",
-			 NULL) < 0) {
-		free(ids);
-		return err_set(ERR_CONFLICT,
-			       "the %zu queued patches have not passed a"
-			       " candidate together: run `stableq candidate`"
-			       " first",
-			       nids);
-	}
-	commits = xcalloc(nids, sizeof(*commits));
-	if ((ret = repo_open(&r, app->cfg.tree_dir)) < 0 ||
-	    (ret = repo_branch_tip(r, app->cfg.branch, tip)) < 0 ||
-	    (ret = repo_tree_of(r, tip, tree)) < 0)
-		goto out;
-	memcpy(parent, tip, sizeof(parent));
-	for (size_t i = 0; i < nids; i++) {
-		sqlite3_stmt *st = db_prepare(app->db,
-					      "SELECT diff, message, author_name,"
-					      " author_email, date FROM patches"
-					      " WHERE id = ?",
-					      "i", ids[i]);
-		struct repo_apply_result res = { 0 };
-		char next[REPO_HEX_SIZE], c[REPO_HEX_SIZE];
-
-		if (!st || sqlite3_step(st) != SQLITE_ROW) {
-			sqlite3_finalize(st);
-			ret = ERR_IO;
-			goto out;
-		}
-		ret = repo_apply(r, tree, db_col_text(st, 0), next, &res);
-		if (ret >= 0 && res.status != REPO_APPLY_CLEAN)
-			ret = err_set(ERR_CONFLICT, "patch %lld does not apply: %s",
-				      ids[i], res.detail ? res.detail : "?");
-		repo_apply_result_release(&res);
-		if (ret >= 0)
-			ret = repo_commit(r, parent, next, db_col_text(st, 2),
-					  db_col_text(st, 3), db_col_text(st, 4),
-					  db_col_text(st, 1), c);
-		sqlite3_finalize(st);
-		if (ret < 0)
-			goto out;
-		commits[i] = xstrdup(c);
-		memcpy(parent, c, sizeof(parent));
-		memcpy(tree, next, sizeof(tree));
-	}
-	/* The store first: a crash before the branch moves is completed by
-	 * release_resume(), which moves the branch to the recorded commits. */
+	ok = v && !strcmp(v, "pass");
 	if ((ret = db_begin(app->db)) < 0)
 		goto out;
-	for (size_t i = 0; i < nids; i++) {
-		long long ev = patch_set_state(app->db, ids[i], PS_RELEASED,
-					       commits[i], app->actor);
-		if (ev < 0 ||
-		    db_exec(app->db,
-			    "UPDATE patches SET released_commit = ? WHERE id = ?",
-			    "ti", commits[i], ids[i]) < 0) {
-			ret = ev < 0 ? (int)ev : ERR_IO;
-			db_rollback(app->db);
-			goto out;
-		}
-	}
-	if ((ret = queue_link_dependencies(app->db)) < 0 ||
-	    (ret = (int)event_add(app->db, app->actor, "branch", 0, "released",
-				  "%zu patches onto %s: %.12s..%.12s", nids,
-				  app->cfg.branch, tip, parent)) < 0 ||
+	if ((ret = db_exec(app->db,
+			   "UPDATE reverts SET state = ? WHERE id = ? AND state"
+			   " IN ('done','confirmed')",
+			   "ti", ok ? "confirmed" : "done", revert_id)) < 0 ||
+	    (ret = (int)event_add(app->db, app->actor, "revert", revert_id,
+				  ok ? "confirmed" : "unconfirmed",
+				  "candidate %lld: %s", cid,
+				  v ? v : "no verdict")) < 0 ||
 	    (ret = db_commit(app->db)) < 0) {
 		db_rollback(app->db);
 		goto out;
 	}
-	crash_point("release-before-branch");
-	if ((ret = repo_set_branch(r, app->cfg.branch, parent, tip)) < 0)
-		goto out;
-	*n = nids;
-	log_info("released %zu patches onto %s (%.12s)", nids, app->cfg.branch,
-		 parent);
+	log_info("revert %lld: candidate %lld: %s", revert_id, cid,
+		 ok ? "confirmed" : v ? v : "no verdict");
+	ret = ok;
 out:
-	for (size_t i = 0; commits && i < nids; i++)
-		free(commits[i]);
-	free(commits);
-	free(ids);
-	repo_free(r);
-	return ret < 0 ? ret : 0;
+	free(v);
+	return ret;
 }
 
-int release_resume(struct app *app)
+int revert_confirm_due(struct app *app, long long *revert_id)
 {
-	char *newest = NULL;
-	struct repo *r = NULL;
-	char tip[REPO_HEX_SIZE];
-	int ret;
+	/* a confirmation candidate whose outcome the revert has not recorded */
+	return db_query_int(app->db, revert_id,
+			    "SELECT r.id FROM reverts r WHERE r.state = 'done'"
+			    " AND r.confirm_candidate_id IS NOT NULL AND NOT"
+			    " EXISTS (SELECT 1 FROM events e WHERE"
+			    " e.subject_kind = 'revert' AND e.subject_id = r.id"
+			    " AND e.kind IN ('confirmed','unconfirmed')) ORDER"
+			    " BY r.id LIMIT 1",
+			    NULL) == 0;
+}
 
-	if (db_query_text(app->db, &newest,
-			  "SELECT released_commit FROM patches WHERE state IN"
-			  " ('released','broken') AND released_commit IS NOT NULL"
-			  " ORDER BY queue_pos DESC LIMIT 1",
-			  NULL) < 0 ||
-	    !newest)
-		return 0;
-	if ((ret = repo_open(&r, app->cfg.tree_dir)) < 0 ||
-	    (ret = repo_branch_tip(r, app->cfg.branch, tip)) < 0)
-		goto out;
-	/* released in the store but the branch never moved: move it now */
-	if (repo_commit_in_history(r, tip, newest) == 0 &&
-	    repo_commit_in_history(r, newest, tip) > 0) {
-		log_info("release: completing an interrupted release (%.12s)",
-			 newest);
-		ret = repo_set_branch(r, app->cfg.branch, newest, tip);
-	}
-out:
-	free(newest);
-	repo_free(r);
-	return ret < 0 ? ret : 0;
+int revert_due(struct app *app, long long *id)
+{
+	return !strcmp(app->cfg.auto_revert, "yes") &&
+	       db_query_int(app->db, id,
+			    "SELECT p.id FROM patches p WHERE p.state = 'broken'"
+			    " AND NOT EXISTS (SELECT 1 FROM reverts r WHERE"
+			    " r.patch_id = p.id AND r.state != 'failed')"
+			    " ORDER BY p.id LIMIT 1",
+			    NULL) == 0;
+}
+
+int revert_plan_due(struct app *app, long long *id)
+{
+	return strcmp(app->cfg.auto_revert, "yes") &&
+	       db_query_int(app->db, id,
+			    "SELECT p.id FROM patches p WHERE p.state = 'broken'"
+			    " AND NOT EXISTS (SELECT 1 FROM reverts r WHERE"
+			    " r.patch_id = p.id) ORDER BY p.id LIMIT 1",
+			    NULL) == 0;
+}
+
+int revert_resume_due(struct app *app, long long *id)
+{
+	return db_query_int(app->db, id,
+			    "SELECT id FROM reverts WHERE state = 'applying'"
+			    " ORDER BY id LIMIT 1",
+			    NULL) == 0;
 }

@@ -1,4 +1,4 @@
-/* revert.h: flag broken patches, revert or drop them with their dependents, hold fix-ups, release. */
+/* revert.h: flag broken patches, revert or drop them with their dependents, confirm, override held fix-ups. */
 #ifndef STABLEQ_REVERT_H
 #define STABLEQ_REVERT_H
 
@@ -48,6 +48,34 @@ int revert_execute(struct app *app, long long patch_id, const char *reason,
  * waits there for a maintainer, who runs it with revert_execute().
  */
 int revert_store_plan(struct app *app, long long patch_id, const char *reason);
+/*
+ * The one way to take a broken patch out, for the CLI, the daemon and the
+ * API alike: revert_execute(), then (confirm) a pending 'confirm'
+ * candidate of the branch and what is left of the queue, linked to the
+ * revert (*confirm_id). That candidate is run by revert_confirm(): at once
+ * by the CLI, as the daemon's next step otherwise (revert_confirm_due()).
+ */
+int revert_run(struct app *app, long long patch_id, const char *reason,
+	       int confirm, long long *revert_id, long long *confirm_id);
+/*
+ * Runs the revert's confirmation candidate if it has no verdict yet, then
+ * records the outcome: state 'confirmed' when it passes, an 'unconfirmed'
+ * event (state stays 'done') when not. Returns 1 confirmed, 0 not,
+ * negative when the candidate could not be run.
+ */
+int revert_confirm(struct app *app, long long revert_id,
+		   void (*progress)(const char *line, void *ctx), void *ctx);
+/* A revert whose confirmation is still to be run or recorded (1, *id). */
+int revert_confirm_due(struct app *app, long long *revert_id);
+/*
+ * Jobs of the daemon's: a broken patch still to take out (*id), with
+ * auto_revert = yes (revert_due) or waiting for a maintainer's plan
+ * (revert_plan_due: auto_revert = plan); a revert to complete after a
+ * crash (revert_resume_due).
+ */
+int revert_due(struct app *app, long long *id);
+int revert_plan_due(struct app *app, long long *id);
+int revert_resume_due(struct app *app, long long *id);
 /* Completes reverts interrupted by a crash. Safe to call at every start. */
 int revert_resume(struct app *app);
 json_t *revert_json(sqlite3 *db, long long revert_id);
@@ -61,14 +89,5 @@ char *revert_patch_text(sqlite3 *db, long long revert_id);
  * event.
  */
 int revert_override(struct app *app, long long patch_id, const char *reason);
-
-/*
- * Applies the queued patches to the branch as commits, one per patch, with
- * the patch's message and author (like git quiltimport). The queue must
- * have passed a candidate with exactly these patches (ERR_CONFLICT
- * otherwise, unless force). Sets *n to the number released.
- */
-int release_queue(struct app *app, int force, size_t *n);
-int release_resume(struct app *app);
 
 #endif

@@ -4,6 +4,7 @@
 #include "strbuf.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -320,5 +321,97 @@ out:
 	free(path);
 	strbuf_release(&in);
 	strbuf_release(&out);
+	return ret;
+}
+
+int series_append(const char *dir, const char *name)
+{
+	struct strbuf in = STRBUF_INIT;
+	struct series_entry *e = NULL;
+	char *path = xstrfmt("%s/series", dir);
+	size_t n = 0;
+	int ret;
+
+	if ((ret = strbuf_read_file(&in, path, SERIES_MAX_BYTES)) < 0) {
+		if (errno != ENOENT)
+			goto out;
+		strbuf_reset(&in);
+	}
+	/* the name must be an entry the parser takes back */
+	char *line = xstrfmt("%s\n", name);
+	ret = strchr(name, '\n') || strchr(name, '#') || strchr(name, ' ')
+		      ? err_set(ERR_INVALID, "series: bad patch name '%s'", name)
+		      : series_parse(&e, &n, line, strlen(line), dir);
+	free(line);
+	series_free(e, n);
+	e = NULL;
+	n = 0;
+	if (ret < 0 || (ret = series_parse(&e, &n, in.buf, in.len, dir)) < 0)
+		goto out;
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(e[i].name, name)) {
+			ret = 0;
+			goto out;
+		}
+	if (in.len && in.buf[in.len - 1] != '\n')
+		strbuf_addch(&in, '\n');
+	strbuf_addf(&in, "%s\n", name);
+	ret = write_file_atomic(path, in.buf, in.len);
+	if (!ret)
+		ret = 1;
+out:
+	series_free(e, n);
+	free(path);
+	strbuf_release(&in);
+	return ret;
+}
+
+int series_copy(const char *from, const char *to)
+{
+	struct series_entry *e = NULL;
+	struct strbuf buf = STRBUF_INIT;
+	char *tmp = xstrfmt("%s.seeding", to), *p = NULL;
+	size_t n = 0;
+	int ret;
+
+	struct stat st;
+
+	if (stat(to, &st) == 0) {
+		ret = err_set(ERR_CONFLICT, "%s exists already", to);
+		goto out;
+	}
+	if ((ret = series_load(&e, &n, from)) < 0)
+		goto out;
+	if ((ret = mkdir_p(tmp)) < 0)
+		goto out;
+	for (size_t i = 0; i <= n; i++) {
+		const char *name = i < n ? e[i].name : "series";
+		char *slash;
+
+		strbuf_reset(&buf);
+		free(p);
+		p = xstrfmt("%s/%s", from, name);
+		if ((ret = strbuf_read_file(&buf, p, SERIES_MAX_BYTES)) < 0)
+			goto out;
+		free(p);
+		p = xstrfmt("%s/%s", tmp, name);
+		if ((slash = strrchr(p, '/')) && slash > p + strlen(tmp)) {
+			*slash = '\0';
+			ret = mkdir_p(p);
+			*slash = '/';
+			if (ret < 0)
+				goto out;
+		}
+		if ((ret = write_file_atomic(p, buf.buf, buf.len)) < 0)
+			goto out;
+	}
+	/* the directory appears whole or not at all */
+	if (rename(tmp, to) < 0)
+		ret = err_set(ERR_IO, "%s: %s", to, strerror(errno));
+out:
+	series_free(e, n);
+	strbuf_release(&buf);
+	free(p);
+	free(tmp);
 	return ret;
 }

@@ -36,4 +36,20 @@ void series_free(struct series_entry *e, size_t n);
  */
 int series_leave_out(const char *dir, const char *name, const char *note);
 
+/*
+ * Copies a queue directory: its series file and every patch file it names
+ * (nothing else), into `to`, which must not exist; it appears whole or not
+ * at all (built beside it, then renamed).
+ */
+int series_copy(const char *from, const char *to);
+
+/*
+ * Names a patch file in dir/series (a new last line), unless an entry
+ * already names it: idempotent, so a resumed revert adds no second line.
+ * A missing series file is created. Returns 1 if a line was added, 0 if it
+ * was there, negative with err_msg() on error. Only series.c reads or
+ * writes series files.
+ */
+int series_append(const char *dir, const char *name);
+
 #endif

@@ -17,6 +17,7 @@ struct config {
 	char *build_dir;        /* O= of kernel builds */
 	char *ccache_dir;
 	char *queue_dir;        /* the quilt directory stableq processes */
+	char *queue_seed;       /* copied into a missing queue_dir at start */
 	char *kernel_config_dir;
 	char *tests_file;
 	char *upstream_repo;    /* optional */

@@ -227,29 +227,42 @@ int db_exec(sqlite3 *db, const char *sql, const char *types, ...)
 	return sqlite3_changes(db);
 }
 
+/*
+ * The first row of a cached statement: 0 with *st on that row (give it
+ * back with cache_put(*st, *slot) after reading), or ERR_NOTFOUND / ERR_IO
+ * with the statement already given back.
+ */
+static int first_row(sqlite3 *db, const char *sql, const char *types,
+		     va_list ap, sqlite3_stmt **st, int *slot)
+{
+	int rc;
+
+	if (!(*st = cached_va(db, sql, types, ap, slot)))
+		return ERR_IO;
+	rc = sqlite3_step(*st);
+	if (rc == SQLITE_ROW)
+		return 0;
+	cache_put(*st, *slot);
+	*st = NULL;
+	return rc == SQLITE_DONE ? err_set(ERR_NOTFOUND, "db: no row")
+				 : err_set(ERR_IO, "db: %s", sqlite3_errmsg(db));
+}
+
 int db_query_int(sqlite3 *db, long long *out, const char *sql,
 		 const char *types, ...)
 {
 	va_list ap;
 	sqlite3_stmt *st;
-	int rc, ret, slot;
+	int ret, slot;
 
 	va_start(ap, types);
-	st = cached_va(db, sql, types, ap, &slot);
+	ret = first_row(db, sql, types, ap, &st, &slot);
 	va_end(ap);
-	if (!st)
-		return ERR_IO;
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		*out = sqlite3_column_int64(st, 0);
-		ret = 0;
-	} else if (rc == SQLITE_DONE) {
-		ret = err_set(ERR_NOTFOUND, "db: no row");
-	} else {
-		ret = err_set(ERR_IO, "db: %s", sqlite3_errmsg(db));
-	}
+	if (ret < 0)
+		return ret;
+	*out = sqlite3_column_int64(st, 0);
 	cache_put(st, slot);
-	return ret;
+	return 0;
 }
 
 int db_query_text(sqlite3 *db, char **out, const char *sql, const char *types,
@@ -257,26 +270,18 @@ int db_query_text(sqlite3 *db, char **out, const char *sql, const char *types,
 {
 	va_list ap;
 	sqlite3_stmt *st;
-	int rc, ret, slot;
+	int ret, slot;
 
 	*out = NULL;
 	va_start(ap, types);
-	st = cached_va(db, sql, types, ap, &slot);
+	ret = first_row(db, sql, types, ap, &st, &slot);
 	va_end(ap);
-	if (!st)
-		return ERR_IO;
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		const char *t = db_col_text(st, 0);
-		*out = t ? xstrdup(t) : NULL;
-		ret = 0;
-	} else if (rc == SQLITE_DONE) {
-		ret = err_set(ERR_NOTFOUND, "db: no row");
-	} else {
-		ret = err_set(ERR_IO, "db: %s", sqlite3_errmsg(db));
-	}
+	if (ret < 0)
+		return ret;
+	const char *t = db_col_text(st, 0);
+	*out = t ? xstrdup(t) : NULL;
 	cache_put(st, slot);
-	return ret;
+	return 0;
 }
 
 int db_exec_script(sqlite3 *db, const char *sql)
@@ -466,22 +471,32 @@ json_t *db_row_json(sqlite3 *db, const char *sql, const char *types, ...)
 {
 	va_list ap;
 	sqlite3_stmt *st;
-	json_t *o = NULL;
-	int rc, slot;
+	json_t *o;
+	int ret, slot;
 
 	va_start(ap, types);
-	st = cached_va(db, sql, types, ap, &slot);
+	ret = first_row(db, sql, types, ap, &st, &slot);
 	va_end(ap);
-	if (!st)
+	if (ret < 0)
 		return NULL;
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		o = row_object(st);
-	} else if (rc == SQLITE_DONE) {
-		err_set(ERR_NOTFOUND, "db: no row");
-	} else {
-		err_set(ERR_IO, "db: %s", sqlite3_errmsg(db));
-	}
+	o = row_object(st);
 	cache_put(st, slot);
+	return o;
+}
+
+json_t *db_object_json(sqlite3 *db, const char *what, long long id,
+		       const char *sql, const char *key,
+		       const char *children_sql)
+{
+	json_t *o = db_row_json(db, sql, "i", id);
+
+	if (!o) {
+		if (err_last() == ERR_NOTFOUND)
+			err_set(ERR_NOTFOUND, "%s %lld: no such %s", what, id,
+				what);
+		return NULL;
+	}
+	if (key)
+		json_object_set_new(o, key, db_rows_json(db, children_sql, "i", id));
 	return o;
 }

@@ -59,6 +59,16 @@ json_t *db_rows_json(sqlite3 *db, const char *sql, const char *types, ...);
 json_t *db_row_json(sqlite3 *db, const char *sql, const char *types, ...);
 
 /*
+ * One thing by id, as the API and `--json` show it: the row of sql (one
+ * '?', the id) as an object, with the rows of children_sql (one '?', the
+ * id) under key when key is not NULL. NULL with ERR_NOTFOUND and "<what>
+ * <id>: no such <what>" when there is no row.
+ */
+json_t *db_object_json(sqlite3 *db, const char *what, long long id,
+		       const char *sql, const char *key,
+		       const char *children_sql);
+
+/*
  * Appends to the event log (inside the caller's transaction). Returns the
  * event id (> 0) or negative.
  */

@@ -21,6 +21,36 @@ double now_monotonic(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/*
+ * The process groups of the children this process is running, so that a
+ * stop can end them all from a signal handler (spawn_kill_all()). Slots
+ * are plain pids written by the one thread that spawns.
+ */
+static volatile pid_t live[32];
+
+static void live_add(pid_t pid)
+{
+	for (size_t i = 0; i < sizeof(live) / sizeof(live[0]); i++)
+		if (!live[i]) {
+			live[i] = pid;
+			return;
+		}
+}
+
+static void live_remove(pid_t pid)
+{
+	for (size_t i = 0; i < sizeof(live) / sizeof(live[0]); i++)
+		if (live[i] == pid)
+			live[i] = 0;
+}
+
+void spawn_kill_all(void)
+{
+	for (size_t i = 0; i < sizeof(live) / sizeof(live[0]); i++)
+		if (live[i] > 0)
+			kill(-live[i], SIGKILL);
+}
+
 char *spawn_cmdline(const char *const *argv)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -125,6 +155,7 @@ int spawn_start(struct spawn *s)
 		child_exec(s, outfd, errpipe[1]);
 	/* Both sides set the group, so a kill right after start hits it. */
 	setpgid(s->pid, s->pid);
+	live_add(s->pid);
 	close(errpipe[1]);
 	if (outfd >= 0)
 		close(outfd);
@@ -135,6 +166,7 @@ int spawn_start(struct spawn *s)
 	close(errpipe[0]);
 	if (n == (ssize_t)sizeof(e)) {
 		waitpid(s->pid, NULL, 0);
+		live_remove(s->pid);
 		s->pid = -1;
 		if (s->out_fd >= 0) {
 			close(s->out_fd);
@@ -185,6 +217,8 @@ void spawn_kill(struct spawn *s, int grace_ms)
 	for (int waited = 0; waited < grace_ms; waited += 10) {
 		if (waitpid(s->pid, NULL, WNOHANG) == s->pid) {
 			kill(-s->pid, SIGKILL);
+			live_remove(s->pid);
+			s->seconds = now_monotonic() - s->started;
 			s->pid = -1;
 			return;
 		}
@@ -243,6 +277,7 @@ int spawn_poll(struct spawn *s, int block)
 		s->signaled = WTERMSIG(wst);
 		s->status = 128 + s->signaled;
 	}
+	live_remove(s->pid);
 	s->pid = -1;
 	return 1;
 }
@@ -264,6 +299,7 @@ void spawn_release(struct spawn *s)
 	if (s->pid > 0) {
 		spawn_kill(s, 0);
 		waitpid(s->pid, NULL, 0);
+		live_remove(s->pid);
 		s->pid = -1;
 	}
 	if (s->out_fd >= 0) {

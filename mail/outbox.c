@@ -1,5 +1,6 @@
 /* outbox.c: mail to patch authors: composed into the outbox, then delivered. */
 #include "outbox.h"
+#include "app.h"
 #include "db.h"
 #include "err.h"
 #include "log.h"
@@ -1214,4 +1215,14 @@ int outbox_deliver_report(sqlite3 *db, const struct config *cfg, int max,
 int outbox_deliver(sqlite3 *db, const struct config *cfg, int max)
 {
 	return outbox_deliver_report(db, cfg, max, NULL, NULL);
+}
+
+int outbox_due(struct app *app, long long *id)
+{
+	return *app->cfg.smtp_url &&
+	       db_query_int(app->db, id,
+			    "SELECT id FROM mail WHERE state IN ('queued',"
+			    "'sending') AND next_attempt_at <= CAST(strftime("
+			    "'%s','now') AS INTEGER) ORDER BY id LIMIT 1",
+			    NULL) == 0;
 }

@@ -232,6 +232,64 @@ static void test_leave_out(void)
 	free(d);
 }
 
+static void test_append(void)
+{
+	char *d = dir("ap"), *text;
+
+	put("ap/series", "# the queue\n1.patch -p1\n# 2.patch  # dropped");
+	is_int(series_append(d, "revert-1.patch"), 1, "a new name is appended");
+	is_int(series_append(d, "revert-1.patch"), 0, "... once: appending it again changes nothing");
+	is_int(series_append(d, "1.patch"), 0, "an entry written with quilt options counts as present");
+	is_int(series_append(d, "2.patch"), 1, "a commented-out name is not an entry: appended");
+	text = read_series(d);
+	is_str(text, "# the queue\n1.patch -p1\n# 2.patch  # dropped\nrevert-1.patch\n2.patch\n",
+	       "the series keeps its lines, the new names last");
+	free(text);
+	ok(series_append(d, "../escape.patch") < 0, "a name the parser would refuse is refused (%s)", err_msg());
+	ok(series_append(d, "x.patch\ny.patch") < 0, "... and so is one that is two lines (%s)", err_msg());
+	text = read_series(d);
+	ok(!strstr(text, "escape") && !strstr(text, "y.patch"), "... leaving the series as it was");
+	free(text);
+	free(d);
+	d = dir("ap-new");
+	is_int(series_append(d, "a.patch"), 1, "no series file yet: one is made");
+	text = read_series(d);
+	is_str(text, "a.patch\n", "... naming the patch");
+	free(text);
+	free(d);
+}
+
+static void test_copy(void)
+{
+	char *from = dir("cp-from"), *to = xstrfmt("%s/cp-to", tmp);
+	char *sub = dir("cp-from/sub"), *text;
+	struct stat st;
+
+	put("cp-from/series", "a.patch\nsub/b.patch\n# c.patch\n");
+	put("cp-from/a.patch", "A");
+	put("cp-from/sub/b.patch", "B");
+	put("cp-from/stray.txt", "not in the series");
+	is_int(series_copy(from, to), 0, "a queue directory is copied");
+	text = read_series(to);
+	is_str(text, "a.patch\nsub/b.patch\n# c.patch\n", "... its series as it was");
+	free(text);
+	char *b = xstrfmt("%s/sub/b.patch", to), *stray = xstrfmt("%s/stray.txt", to);
+	ok(stat(b, &st) == 0 && st.st_size == 1, "... the patches it names, in their folders");
+	ok(stat(stray, &st) < 0, "... and nothing else");
+	free(b);
+	free(stray);
+	ok(series_copy(from, to) < 0, "copying onto an existing directory is an error (%s)", err_msg());
+	char *bad = dir("cp-bad"), *to2 = xstrfmt("%s/cp-to2", tmp);
+	put("cp-bad/series", "missing.patch\n");
+	ok(series_copy(bad, to2) < 0, "a seed whose series names a missing file: an error (%s)", err_msg());
+	ok(stat(to2, &st) < 0, "... and no directory appears");
+	free(bad);
+	free(to2);
+	free(sub);
+	free(from);
+	free(to);
+}
+
 int main(void)
 {
 	if (!mkdtemp(tmp)) {
@@ -242,6 +300,8 @@ int main(void)
 	test_parse_bad();
 	test_load();
 	test_leave_out();
+	test_append();
+	test_copy();
 	nftw(tmp, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	return done_testing();
 }

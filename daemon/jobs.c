@@ -1,0 +1,28 @@
+/* jobs.c: the daemon's job table. Adding a job is one row. */
+#include "jobs.h"
+#include "bisect.h"
+#include "candidate.h"
+#include "check.h"
+#include "intake.h"
+#include "outbox.h"
+#include "repo.h"
+#include "revert.h"
+
+const struct job jobs[] = {
+	/* name            due()                  argv                                          s     builds once interrupted */
+	{ "tree init",     repo_init_due,         { "tree", "init" },                           3600, 0, 0, NULL },
+	{ "import",        intake_queue_due,      { "import", "{queue_dir}" },                  600,  0, 1, NULL },
+	{ "check",         check_due,             { "check" },                                  3600, 0, 0, NULL },
+	{ "revert resume", revert_resume_due,     { "revert", "--resume" },                     3600, 0, 0, NULL },
+	{ "confirm",       revert_confirm_due,    { "revert", "--confirm", "{id}" },            0,    1, 0, NULL },
+	{ "candidate",     candidate_pending_due, { "candidate", "--run", "{id}" },             0,    1, 0, candidate_interrupted },
+	{ "bisect",        bisect_due,            { "bisect", "{id}" },                         0,    8, 0, bisect_interrupted },
+	{ "revert",        revert_due,            { "revert", "{id}", "--reason",
+						    "found broken; revert first" },             0,    1, 0, NULL },
+	{ "revert plan",   revert_plan_due,       { "revert", "{id}", "--plan", "--reason",
+						    "found broken; waiting for a maintainer"
+						    " (auto_revert = plan)" },                  60,   0, 0, NULL },
+	{ "queue changed", candidate_queue_due,   { "candidate" },                              0,    1, 0, NULL },
+	{ "mail",          outbox_due,            { "mail", "send" },                           300,  0, 0, NULL },
+	{ NULL },
+};

@@ -1,0 +1,78 @@
+/* flag.c: a patch found broken: the flag with its evidence, its event and the author's mail. */
+#include "revert-int.h"
+#include "db.h"
+#include "err.h"
+#include "outbox.h"
+#include "queue.h"
+#include "strbuf.h"
+
+long long flag_locked(struct app *app, long long id, const char *reason,
+		      const struct evidence *ev)
+{
+	enum patch_state s;
+	long long evid;
+	int ret = patch_get_state(app->db, id, &s);
+
+	if (ret < 0)
+		return ret;
+	if (s == PS_BROKEN || s == PS_DROPPED || s == PS_REVERTED)
+		return err_set(ERR_CONFLICT, "patch %lld is already %s", id,
+			       patch_state_name(s));
+	ret = db_exec(app->db,
+		      "INSERT INTO flags (patch_id, reason, evidence, build_id,"
+		      " bisection_id, actor) VALUES (?, ?, ?, NULLIF(?, 0),"
+		      " NULLIF(?, 0), ?)",
+		      "ittiit", id, reason,
+		      ev && ev->test ? ev->test : NULL,
+		      ev && ev->build_id ? ev->build_id : 0LL,
+		      ev && ev->bisection_id ? ev->bisection_id : 0LL,
+		      app->actor);
+	if (ret < 0)
+		return ret;
+	evid = patch_set_state(app->db, id, PS_BROKEN, reason, app->actor);
+	if (evid < 0)
+		return evid;
+	struct strbuf why = STRBUF_INIT;
+	strbuf_addstr(&why, reason);
+	if (ev && ev->test)
+		strbuf_addf(&why, "\nFailing test: %s", ev->test);
+	if (ev && ev->build_id)
+		strbuf_addf(&why, "\nBuild: %lld", ev->build_id);
+	if (ev && ev->bisection_id)
+		strbuf_addf(&why, "\nBisection: %lld", ev->bisection_id);
+	long long m = outbox_add(app->db, &app->cfg,
+				 &(struct notice){
+					 .patch_id = id,
+					 .event_id = evid,
+					 .kind = "flagged",
+					 .what = "Your patch was flagged broken in"
+						 " the stable queue",
+					 .why = why.buf,
+					 .log_excerpt = ev ? ev->log_excerpt : NULL,
+				 });
+	strbuf_release(&why);
+	return m < 0 ? m : evid;
+}
+
+int revert_flag(struct app *app, long long patch_id, const char *reason,
+		const struct evidence *ev)
+{
+	long long r;
+	int ret;
+
+	if (!reason || !*reason)
+		return err_set(ERR_INVALID, "a reason is required");
+	if ((ret = db_begin(app->db)) < 0)
+		return ret;
+	r = flag_locked(app, patch_id, reason, ev);
+	if (r < 0) {
+		db_rollback(app->db);
+		return (int)r;
+	}
+	if ((ret = db_commit(app->db)) < 0) {
+		db_rollback(app->db);
+		return ret;
+	}
+	log_info("patch %lld: flagged broken: %s", patch_id, reason);
+	return 0;
+}

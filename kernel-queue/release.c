@@ -1,0 +1,146 @@
+/* release.c: the passing queue onto the branch, one commit per patch, resumable after a crash. */
+#include "release.h"
+#include "revert-int.h"
+#include "db.h"
+#include "err.h"
+#include "queue.h"
+#include "repo.h"
+#include "strbuf.h"
+
+int release_queue(struct app *app, int force, size_t *n)
+{
+	long long *ids = NULL, ok = 0;
+	size_t nids = 0;
+	struct repo *r = NULL;
+	char tip[REPO_HEX_SIZE], parent[REPO_HEX_SIZE], tree[REPO_HEX_SIZE];
+	char **commits = NULL;
+	int ret;
+
+	*n = 0;
+	if ((ret = release_resume(app)) < 0)
+		return ret;
+	if ((ret = queue_ids(app->db, PS_QUEUED, &ids, &nids)) < 0)
+		return ret;
+	if (!nids) {
+		free(ids);
+		return 0;
+	}
+	if (!force &&
+	    db_query_int(app->db, &ok,
+			 "SELECT id FROM candidates WHERE purpose IN ('queue',"
+			 "'confirm') AND verdict = 'pass' AND patch_ids = (SELECT"
+			 " json_group_array(id) FROM (SELECT id FROM patches WHERE"
+			 " state = 'queued' ORDER BY queue_pos)) ORDER BY id DESC"
+			 " LIMIT 1",
+			 NULL) < 0) {
+		free(ids);
+		return err_set(ERR_CONFLICT,
+			       "the %zu queued patches have not passed a"
+			       " candidate together: run `stableq candidate`"
+			       " first",
+			       nids);
+	}
+	commits = xcalloc(nids, sizeof(*commits));
+	if ((ret = repo_open(&r, app->cfg.tree_dir)) < 0 ||
+	    (ret = repo_branch_tip(r, app->cfg.branch, tip)) < 0 ||
+	    (ret = repo_tree_of(r, tip, tree)) < 0)
+		goto out;
+	memcpy(parent, tip, sizeof(parent));
+	for (size_t i = 0; i < nids; i++) {
+		sqlite3_stmt *st = db_prepare(app->db,
+					      "SELECT diff, message, author_name,"
+					      " author_email, date FROM patches"
+					      " WHERE id = ?",
+					      "i", ids[i]);
+		struct repo_apply_result res = { 0 };
+		char next[REPO_HEX_SIZE], c[REPO_HEX_SIZE];
+
+		if (!st || sqlite3_step(st) != SQLITE_ROW) {
+			sqlite3_finalize(st);
+			ret = ERR_IO;
+			goto out;
+		}
+		ret = repo_apply(r, tree, db_col_text(st, 0), next, &res);
+		if (ret >= 0 && res.status != REPO_APPLY_CLEAN)
+			ret = err_set(ERR_CONFLICT, "patch %lld does not apply: %s",
+				      ids[i], res.detail ? res.detail : "?");
+		repo_apply_result_release(&res);
+		if (ret >= 0)
+			ret = repo_commit(r, parent, next, db_col_text(st, 2),
+					  db_col_text(st, 3), db_col_text(st, 4),
+					  db_col_text(st, 1), c);
+		sqlite3_finalize(st);
+		if (ret < 0)
+			goto out;
+		commits[i] = xstrdup(c);
+		memcpy(parent, c, sizeof(parent));
+		memcpy(tree, next, sizeof(tree));
+	}
+	/* The store first: a crash before the branch moves is completed by
+	 * release_resume(), which moves the branch to the recorded commits. */
+	if ((ret = db_begin(app->db)) < 0)
+		goto out;
+	for (size_t i = 0; i < nids; i++) {
+		long long ev = patch_set_state(app->db, ids[i], PS_RELEASED,
+					       commits[i], app->actor);
+		if (ev < 0 ||
+		    db_exec(app->db,
+			    "UPDATE patches SET released_commit = ? WHERE id = ?",
+			    "ti", commits[i], ids[i]) < 0) {
+			ret = ev < 0 ? (int)ev : ERR_IO;
+			db_rollback(app->db);
+			goto out;
+		}
+	}
+	if ((ret = queue_link_dependencies(app->db)) < 0 ||
+	    (ret = (int)event_add(app->db, app->actor, "branch", 0, "released",
+				  "%zu patches onto %s: %.12s..%.12s", nids,
+				  app->cfg.branch, tip, parent)) < 0 ||
+	    (ret = db_commit(app->db)) < 0) {
+		db_rollback(app->db);
+		goto out;
+	}
+	crash_point("release-before-branch");
+	if ((ret = repo_set_branch(r, app->cfg.branch, parent, tip)) < 0)
+		goto out;
+	*n = nids;
+	log_info("released %zu patches onto %s (%.12s)", nids, app->cfg.branch,
+		 parent);
+out:
+	for (size_t i = 0; commits && i < nids; i++)
+		free(commits[i]);
+	free(commits);
+	free(ids);
+	repo_free(r);
+	return ret < 0 ? ret : 0;
+}
+
+int release_resume(struct app *app)
+{
+	char *newest = NULL;
+	struct repo *r = NULL;
+	char tip[REPO_HEX_SIZE];
+	int ret;
+
+	if (db_query_text(app->db, &newest,
+			  "SELECT released_commit FROM patches WHERE state IN"
+			  " ('released','broken') AND released_commit IS NOT NULL"
+			  " ORDER BY queue_pos DESC LIMIT 1",
+			  NULL) < 0 ||
+	    !newest)
+		return 0;
+	if ((ret = repo_open(&r, app->cfg.tree_dir)) < 0 ||
+	    (ret = repo_branch_tip(r, app->cfg.branch, tip)) < 0)
+		goto out;
+	/* released in the store but the branch never moved: move it now */
+	if (repo_commit_in_history(r, tip, newest) == 0 &&
+	    repo_commit_in_history(r, newest, tip) > 0) {
+		log_info("release: completing an interrupted release (%.12s)",
+			 newest);
+		ret = repo_set_branch(r, app->cfg.branch, newest, tip);
+	}
+out:
+	free(newest);
+	repo_free(r);
+	return ret < 0 ? ret : 0;
+}

@@ -1,0 +1,177 @@
+/* revert-plan.c: the plan for taking a broken patch out: it and its dependents, newest first. */
+#include "revert-int.h"
+#include "db.h"
+#include "err.h"
+#include "queue.h"
+#include "strbuf.h"
+
+void plan_free(struct plan *p)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		free(p->v[i].subject);
+		free(p->v[i].state);
+		free(p->v[i].released_commit);
+		free(p->v[i].upstream);
+		free(p->v[i].why);
+	}
+	free(p->v);
+	memset(p, 0, sizeof(*p));
+}
+
+static int plan_has(const struct plan *p, long long id)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (p->v[i].id == id)
+			return 1;
+	return 0;
+}
+
+static int plan_add(sqlite3 *db, struct plan *p, long long id, char *why)
+{
+	sqlite3_stmt *st = db_prepare(db,
+				      "SELECT queue_pos, subject, state,"
+				      " released_commit, upstream FROM patches"
+				      " WHERE id = ?",
+				      "i", id);
+	int ret = 0;
+
+	if (!st) {
+		free(why);
+		return ERR_IO;
+	}
+	if (sqlite3_step(st) != SQLITE_ROW) {
+		ret = err_set(ERR_NOTFOUND, "patch %lld: no such patch", id);
+		free(why);
+		goto out;
+	}
+	if (p->n == p->alloc)
+		p->v = xrealloc(p->v, (p->alloc = p->alloc ? p->alloc * 2 : 8) *
+					      sizeof(*p->v));
+	struct item *it = &p->v[p->n++];
+	memset(it, 0, sizeof(*it));
+	it->id = id;
+	it->pos = sqlite3_column_int64(st, 0);
+	it->subject = xstrdup(db_col_text(st, 1));
+	it->state = xstrdup(db_col_text(st, 2));
+	it->released_commit = db_col_text(st, 3) ? xstrdup(db_col_text(st, 3))
+						 : NULL;
+	it->upstream = db_col_text(st, 4) ? xstrdup(db_col_text(st, 4)) : NULL;
+	it->why = why;
+	it->revert = !strcmp(it->state, "released") ||
+		     (!strcmp(it->state, "broken") && it->released_commit);
+out:
+	sqlite3_finalize(st);
+	return ret;
+}
+
+static int cmp_newest_first(const void *a, const void *b)
+{
+	const struct item *x = a, *y = b;
+	return x->pos < y->pos ? 1 : x->pos > y->pos ? -1 : 0;
+}
+
+/* The patch and, transitively, every patch that goes with it. */
+int plan_build(struct app *app, long long root, struct plan *p)
+{
+	enum patch_state s;
+	int ret = patch_get_state(app->db, root, &s);
+
+	memset(p, 0, sizeof(*p));
+	if (ret < 0)
+		return ret;
+	if (s == PS_DROPPED || s == PS_REVERTED || s == PS_REJECTED)
+		return err_set(ERR_CONFLICT,
+			       "patch %lld is %s: there is nothing to revert",
+			       root, patch_state_name(s));
+	if ((ret = plan_add(app->db, p, root, xstrdup("the broken patch"))) < 0)
+		return ret;
+	for (size_t i = 0; i < p->n; i++) {
+		sqlite3_stmt *st = db_prepare(
+			app->db,
+			"SELECT d.patch_id, d.kind FROM dependencies d JOIN"
+			" patches x ON x.id = d.patch_id WHERE d.depends_on = ?"
+			" AND x.state NOT IN ('dropped','reverted','rejected')"
+			" ORDER BY x.queue_pos",
+			"i", p->v[i].id);
+		if (!st) {
+			plan_free(p);
+			return ERR_IO;
+		}
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			long long dep = sqlite3_column_int64(st, 0);
+			const char *kind = db_col_text(st, 1);
+			if (plan_has(p, dep))
+				continue;
+			char *why = xstrfmt(
+				!strcmp(kind, "stable-dep-of")
+					? "Stable-dep-of: brought in for patch %lld"
+				: !strcmp(kind, "prereq")
+					? "needs patch %lld (its prerequisite)"
+				: !strcmp(kind, "series")
+					? "later part of the series of patch %lld"
+					: "Fixes: names patch %lld",
+				p->v[i].id);
+			if ((ret = plan_add(app->db, p, dep, why)) < 0) {
+				sqlite3_finalize(st);
+				plan_free(p);
+				return ret;
+			}
+		}
+		sqlite3_finalize(st);
+	}
+	qsort(p->v, p->n, sizeof(*p->v), cmp_newest_first);
+	return 0;
+}
+
+static json_t *plan_json(long long root, const struct plan *p)
+{
+	json_t *o = json_object(), *items = json_array();
+
+	json_object_set_new(o, "patch_id", json_integer(root));
+	for (size_t i = 0; i < p->n; i++) {
+		json_t *it = json_object();
+		json_object_set_new(it, "patch_id", json_integer(p->v[i].id));
+		json_object_set_new(it, "subject", json_string(p->v[i].subject));
+		json_object_set_new(it, "state", json_string(p->v[i].state));
+		json_object_set_new(it, "action",
+				    json_string(p->v[i].revert ? "revert" : "drop"));
+		json_object_set_new(it, "why", json_string(p->v[i].why));
+		if (p->v[i].released_commit)
+			json_object_set_new(it, "commit",
+					    json_string(p->v[i].released_commit));
+		json_array_append_new(items, it);
+	}
+	json_object_set_new(o, "items", items);
+	return o;
+}
+
+json_t *revert_plan(struct app *app, long long patch_id)
+{
+	struct plan p;
+	json_t *o;
+
+	if (plan_build(app, patch_id, &p) < 0)
+		return NULL;
+	o = plan_json(patch_id, &p);
+	plan_free(&p);
+	return o;
+}
+
+int revert_store_plan(struct app *app, long long patch_id, const char *reason)
+{
+	struct plan p;
+	long long id;
+	int ret = plan_build(app, patch_id, &p);
+
+	if (ret < 0)
+		return ret;
+	if ((ret = db_begin(app->db)) < 0)
+		goto out;
+	ret = insert_revert(app, patch_id, reason, &p, "planned", NULL, NULL,
+			    &id);
+	if (ret < 0 || (ret = db_commit(app->db)) < 0)
+		db_rollback(app->db);
+out:
+	plan_free(&p);
+	return ret < 0 ? ret : 0;
+}
