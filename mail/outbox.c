@@ -613,57 +613,28 @@ static void body_log(struct strbuf *b, const char *log)
 
 /* ---- composing --------------------------------------------------------- */
 
-struct patch_row {
-	char *subject, *prefix, *author_name, *author_email, *message_id;
-	char *in_reply_to, *upstream;
-};
-
-static void patch_row_release(struct patch_row *p)
+/*
+ * The patch as the mail needs it: one row of the store as a JSON object
+ * (db_row_json), read with row_str(); no struct of its own to keep in
+ * step with kernel-queue's. NULL with err_msg() when there is no such patch.
+ */
+static json_t *patch_load(sqlite3 *db, long long id)
 {
-	free(p->subject);
-	free(p->prefix);
-	free(p->author_name);
-	free(p->author_email);
-	free(p->message_id);
-	free(p->in_reply_to);
-	free(p->upstream);
+	json_t *p = db_row_json(db,
+				"SELECT subject, subject_prefix, author_name,"
+				" author_email, message_id, in_reply_to,"
+				" upstream FROM patches WHERE id = ?",
+				"i", id);
+
+	if (!p && err_last() == ERR_NOTFOUND)
+		err_set(ERR_NOTFOUND, "patch %lld: no such patch", id);
+	return p;
 }
 
-static char *col_dup(sqlite3_stmt *st, int col)
+/* A text column of a row from db_row_json(), NULL when SQL NULL. */
+static const char *row_str(const json_t *p, const char *col)
 {
-	const char *t = db_col_text(st, col);
-	return t ? xstrdup(t) : NULL;
-}
-
-static int patch_load(sqlite3 *db, long long id, struct patch_row *p)
-{
-	sqlite3_stmt *st;
-	int rc, ret = 0;
-
-	memset(p, 0, sizeof(*p));
-	st = db_prepare(db,
-			"SELECT subject, subject_prefix, author_name,"
-			" author_email, message_id, in_reply_to, upstream"
-			" FROM patches WHERE id = ?",
-			"i", id);
-	if (!st)
-		return ERR_IO;
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		p->subject = col_dup(st, 0);
-		p->prefix = col_dup(st, 1);
-		p->author_name = col_dup(st, 2);
-		p->author_email = col_dup(st, 3);
-		p->message_id = col_dup(st, 4);
-		p->in_reply_to = col_dup(st, 5);
-		p->upstream = col_dup(st, 6);
-	} else if (rc == SQLITE_DONE) {
-		ret = err_set(ERR_NOTFOUND, "patch %lld: no such patch", id);
-	} else {
-		ret = err_set(ERR_IO, "db: %s", sqlite3_errmsg(db));
-	}
-	sqlite3_finalize(st);
-	return ret;
+	return json_string_value(json_object_get(p, col));
 }
 
 /* The Signed-off-by chain in trailer order, valid addresses only. */
@@ -698,7 +669,7 @@ static int add_signoffs(sqlite3 *db, long long patch, struct rcpts *r)
 
 static void compose_body(struct strbuf *b, const struct config *cfg,
 			 const struct notice *n, const struct kind *k,
-			 const struct patch_row *p, const char *author,
+			 const json_t *p, const char *author,
 			 const char *shown_subject)
 {
 	char host[256] = "localhost";
@@ -716,10 +687,12 @@ static void compose_body(struct strbuf *b, const struct config *cfg,
 	else
 		strbuf_addf(b, "Your patch was %s.\n", k->done);
 	strbuf_addf(b, "\n  %s\n", shown_subject);
-	if (msgid_ok(p->message_id))
-		strbuf_addf(b, "  Message-ID: <%s>\n", p->message_id);
-	if (p->upstream && *p->upstream)
-		strbuf_addf(b, "  upstream commit %s\n", p->upstream);
+	const char *msgid = row_str(p, "message_id");
+	const char *upstream = row_str(p, "upstream");
+	if (msgid_ok(msgid))
+		strbuf_addf(b, "  Message-ID: <%s>\n", msgid);
+	if (upstream && *upstream)
+		strbuf_addf(b, "  upstream commit %s\n", upstream);
 	strbuf_addf(b, "  stableq patch %lld, branch %s\n", n->patch_id,
 		    cfg->branch ? cfg->branch : "");
 	if (n->why && *n->why) {
@@ -762,7 +735,7 @@ static void compose_body(struct strbuf *b, const struct config *cfg,
 long long outbox_add(sqlite3 *db, const struct config *cfg,
 		     const struct notice *n)
 {
-	struct patch_row p;
+	json_t *p = NULL;
 	struct rcpts to = {0}, cc = {0}, all = {0};
 	struct strbuf msg = STRBUF_INIT, body = STRBUF_INIT;
 	char *from_name = NULL, *from_addr = NULL, *msgid = NULL;
@@ -777,8 +750,12 @@ long long outbox_add(sqlite3 *db, const struct config *cfg,
 	if (!k)
 		return err_set(ERR_INVALID, "mail: unknown kind '%s'",
 			       n && n->kind ? n->kind : "(null)");
-	if ((ret = patch_load(db, n->patch_id, &p)) < 0)
-		return ret;
+	if (!(p = patch_load(db, n->patch_id)))
+		return err_last() < 0 ? err_last() : ERR_IO;
+	const char *author_name = row_str(p, "author_name");
+	const char *author_email = row_str(p, "author_email");
+	const char *pmsgid = row_str(p, "message_id");
+	const char *pirt = row_str(p, "in_reply_to");
 
 	mailbox_split(cfg->mail_from ? cfg->mail_from : "",
 		      cfg->mail_from ? strlen(cfg->mail_from) : 0, &from_name,
@@ -790,16 +767,16 @@ long long outbox_add(sqlite3 *db, const struct config *cfg,
 	}
 	domain = invalid ? "localhost" : strrchr(from_addr, '@') + 1;
 
-	why = addr_problem(p.author_email);
+	why = addr_problem(author_email);
 	if (why && !invalid) {
-		char *a = addr_shown(p.author_email);
+		char *a = addr_shown(author_email);
 		invalid = xstrfmt("author address '%s': %s", a, why);
 		free(a);
 	}
 	if (!why) {
-		rcpts_add(&to, p.author_name, p.author_email);
+		rcpts_add(&to, author_name, author_email);
 		/* the author may recur in the chain, in another case too */
-		rcpts_add(&all, NULL, p.author_email);
+		rcpts_add(&all, NULL, author_email);
 	}
 	if ((ret = add_signoffs(db, n->patch_id, &cc)) < 0)
 		goto out;
@@ -817,8 +794,9 @@ long long outbox_add(sqlite3 *db, const struct config *cfg,
 
 	/* Subject: [stableq] dropped: Re: [PATCH 6.1 2/3] the subject */
 	{
-		char *ps = clean_header_text(p.subject, SUBJECT_MAX_OCTETS);
-		char *pp = clean_header_text(p.prefix, 100);
+		char *ps = clean_header_text(row_str(p, "subject"),
+					     SUBJECT_MAX_OCTETS);
+		char *pp = clean_header_text(row_str(p, "subject_prefix"), 100);
 		shown = xstrfmt("[%s] %s", *pp ? pp : "PATCH", ps);
 		subject = xstrfmt("[stableq] %s: Re: %s", k->name, shown);
 		free(ps);
@@ -840,18 +818,17 @@ long long outbox_add(sqlite3 *db, const struct config *cfg,
 	rfc5322_date(&msg, now);
 	strbuf_addstr(&msg, "\r\n");
 	strbuf_addf(&msg, "Message-ID: <%s>\r\n", msgid);
-	if (msgid_ok(p.message_id)) {
+	if (msgid_ok(pmsgid)) {
 		struct hdr h;
 		char *ref;
-		strbuf_addf(&msg, "In-Reply-To: <%s>\r\n", p.message_id);
+		strbuf_addf(&msg, "In-Reply-To: <%s>\r\n", pmsgid);
 		hdr_start(&h, &msg, "References");
-		if (msgid_ok(p.in_reply_to) &&
-		    strcmp(p.in_reply_to, p.message_id)) {
-			ref = xstrfmt("<%s>", p.in_reply_to);
+		if (msgid_ok(pirt) && strcmp(pirt, pmsgid)) {
+			ref = xstrfmt("<%s>", pirt);
 			hdr_tok(&h, ref, strlen(ref));
 			free(ref);
 		}
-		ref = xstrfmt("<%s>", p.message_id);
+		ref = xstrfmt("<%s>", pmsgid);
 		hdr_tok(&h, ref, strlen(ref));
 		free(ref);
 		hdr_end(&h);
@@ -867,8 +844,8 @@ long long outbox_add(sqlite3 *db, const struct config *cfg,
 	strbuf_addstr(&msg, "\r\n");
 
 	{
-		char *aname = clean_header_text(p.author_name, NAME_MAX_OCTETS);
-		compose_body(&body, cfg, n, k, &p, aname, shown);
+		char *aname = clean_header_text(author_name, NAME_MAX_OCTETS);
+		compose_body(&body, cfg, n, k, p, aname, shown);
 		free(aname);
 	}
 	body_wire(&msg, body.buf, body.len);
@@ -920,7 +897,7 @@ long long outbox_add(sqlite3 *db, const struct config *cfg,
 	}
 	ret = 0;
 out:
-	patch_row_release(&p);
+	json_decref(p);
 	rcpts_release(&to);
 	rcpts_release(&cc);
 	rcpts_release(&all);
@@ -987,48 +964,41 @@ static int outbox_lock(sqlite3 *db)
 	return fd;
 }
 
+/* A due mail: id, patch_id, attempts, mail_from, rcpt_to, headers_and_body. */
 struct due {
 	long long id, patch_id;
 	int attempts;
-	char *from, *rcpt_json, *data;
+	const char *from, *rcpt_json, *data; /* borrowed from row */
+	json_t *row;
 };
 
 static void due_release(struct due *d)
 {
-	free(d->from);
-	free(d->rcpt_json);
-	free(d->data);
+	json_decref(d->row);
 	memset(d, 0, sizeof(*d));
 }
 
 /* The next due mail after id `after`: 1 found, 0 none, negative error. */
 static int next_due(sqlite3 *db, long long after, time_t now, struct due *d)
 {
-	sqlite3_stmt *st;
-	int rc, ret = 0;
+	json_t *r = db_row_json(db,
+				"SELECT id, patch_id, attempts, mail_from,"
+				" rcpt_to, headers_and_body FROM mail WHERE"
+				" id > ? AND ((state = 'queued' AND"
+				" next_attempt_at <= ?) OR state = 'sending')"
+				" ORDER BY id LIMIT 1",
+				"ii", after, (long long)now);
 
-	st = db_prepare(db,
-			"SELECT id, patch_id, attempts, mail_from, rcpt_to,"
-			" headers_and_body FROM mail WHERE id > ? AND"
-			" ((state = 'queued' AND next_attempt_at <= ?) OR"
-			" state = 'sending') ORDER BY id LIMIT 1",
-			"ii", after, (long long)now);
-	if (!st)
-		return ERR_IO;
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		d->id = sqlite3_column_int64(st, 0);
-		d->patch_id = sqlite3_column_int64(st, 1);
-		d->attempts = sqlite3_column_int(st, 2);
-		d->from = col_dup(st, 3);
-		d->rcpt_json = col_dup(st, 4);
-		d->data = col_dup(st, 5);
-		ret = 1;
-	} else if (rc != SQLITE_DONE) {
-		ret = err_set(ERR_IO, "db: %s", sqlite3_errmsg(db));
-	}
-	sqlite3_finalize(st);
-	return ret;
+	if (!r)
+		return err_last() == ERR_NOTFOUND ? 0 : ERR_IO;
+	d->row = r;
+	d->id = json_integer_value(json_object_get(r, "id"));
+	d->patch_id = json_integer_value(json_object_get(r, "patch_id"));
+	d->attempts = (int)json_integer_value(json_object_get(r, "attempts"));
+	d->from = row_str(r, "mail_from");
+	d->rcpt_json = row_str(r, "rcpt_to");
+	d->data = row_str(r, "headers_and_body");
+	return 1;
 }
 
 /* Runs one UPDATE (+ event) in a transaction of its own, retried when busy. */
