@@ -1,0 +1,411 @@
+/* compose.c: a mail about a patch, composed into the outbox with its event. */
+#include "address.h"
+#include "db.h"
+#include "err.h"
+#include "log.h"
+#include "mailhdr.h"
+#include "mailtext.h"
+#include "outbox.h"
+#include "strbuf.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SUBJECT_MAX_OCTETS 400
+/* The failing test's log: its tail is what tells. */
+#define LOG_MAX_OCTETS (32 * 1024)
+#define REVERT_MAX_OCTETS (1024 * 1024)
+
+static const struct kind {
+	const char *name;
+	const char *done; /* "Your patch was <done>." */
+} kinds[] = {
+	{"flagged", "flagged as broken"},
+	{"dropped", "dropped from the stable queue"},
+	{"reverted", "reverted from the stable branch"},
+	{"held", "held back from the stable queue"},
+	{"rejected", "rejected for the stable queue"},
+};
+
+static const struct kind *kind_find(const char *name)
+{
+	for (size_t i = 0; name && i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (!strcmp(kinds[i].name, name))
+			return &kinds[i];
+	return NULL;
+}
+
+static unsigned long long random64(void)
+{
+	unsigned long long r = 0;
+
+	if (getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r)) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		r = ((unsigned long long)ts.tv_nsec << 20) ^
+		    (unsigned long long)ts.tv_sec ^
+		    ((unsigned long long)getpid() << 40);
+	}
+	return r;
+}
+
+/* ---- body ------------------------------------------------------------ */
+
+/*
+ * Appends text to the wire form of the body: clean UTF-8, CRLF line ends,
+ * lines longer than LINE_MAX_OCTETS broken at a character boundary.
+ */
+static void body_wire(struct strbuf *out, const char *text, size_t n)
+{
+	struct strbuf clean = STRBUF_INIT;
+	size_t col = 0;
+
+	text_clean(&clean, text, n, 0);
+	for (size_t i = 0; i < clean.len;) {
+		if (clean.buf[i] == '\n') {
+			strbuf_addstr(out, "\r\n");
+			col = 0;
+			i++;
+			continue;
+		}
+		size_t l =
+			utf8_len((unsigned char *)clean.buf + i, clean.len - i);
+		if (!l)
+			l = 1;
+		if (col + l > LINE_MAX_OCTETS) {
+			strbuf_addstr(out, "\r\n");
+			col = 0;
+		}
+		strbuf_add(out, clean.buf + i, l);
+		col += l;
+		i += l;
+	}
+	if (col)
+		strbuf_addstr(out, "\r\n");
+	strbuf_release(&clean);
+}
+
+static void body_log(struct strbuf *b, const char *log)
+{
+	size_t n = strlen(log), skip = 0;
+
+	if (n > LOG_MAX_OCTETS) {
+		skip = n - LOG_MAX_OCTETS;
+		const char *nl = memchr(log + skip, '\n', n - skip);
+		if (nl && (size_t)(nl - log) < n - 1)
+			skip = (size_t)(nl - log) + 1;
+		strbuf_addf(b, "[... %zu bytes of the log left out ...]\n",
+			    skip);
+	}
+	strbuf_add(b, log + skip, n - skip);
+	if (n && log[n - 1] != '\n')
+		strbuf_addch(b, '\n');
+}
+
+/* ---- composing --------------------------------------------------------- */
+
+/*
+ * The patch as the mail needs it: one row of the store as a JSON object
+ * (db_row_json), read with row_str(); no struct of its own to keep in
+ * step with kernel-queue's. NULL with err_msg() when there is no such patch.
+ */
+static json_t *patch_load(sqlite3 *db, long long id)
+{
+	json_t *p = db_row_json(db,
+				"SELECT subject, subject_prefix, author_name,"
+				" author_email, message_id, in_reply_to,"
+				" upstream FROM patches WHERE id = ?",
+				"i", id);
+
+	if (!p && err_last() == ERR_NOTFOUND)
+		err_set(ERR_NOTFOUND, "patch %lld: no such patch", id);
+	return p;
+}
+
+/* A text column of a row from db_row_json(), NULL when SQL NULL. */
+static const char *row_str(const json_t *p, const char *col)
+{
+	return json_string_value(json_object_get(p, col));
+}
+
+/* The Signed-off-by chain in trailer order, valid addresses only. */
+static int add_signoffs(sqlite3 *db, long long patch, struct rcpts *r)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	st = db_prepare(db,
+			"SELECT value, extra FROM patch_tags WHERE patch_id = ?"
+			" AND kind = 'signed_off_by' ORDER BY id",
+			"i", patch);
+	if (!st)
+		return ERR_IO;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *addr = db_col_text(st, 0);
+		const char *why = addr_problem(addr);
+		if (why) {
+			char *shown = addr_shown(addr);
+			log_warnx("patch %lld: mail: leaving out Signed-off-by "
+				  "'%s': %s",
+				  patch, shown, why);
+			free(shown);
+		} else
+			rcpts_add(r, db_col_text(st, 1), addr);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return err_set(ERR_IO, "db: %s", sqlite3_errmsg(db));
+	return 0;
+}
+
+static void compose_body(struct strbuf *b, const struct config *cfg,
+			 const struct notice *n, const struct kind *k,
+			 const json_t *p, const char *author,
+			 const char *shown_subject)
+{
+	char host[256] = "localhost";
+
+	if (gethostname(host, sizeof(host) - 1) < 0)
+		strcpy(host, "localhost");
+	host[sizeof(host) - 1] = '\0';
+
+	if (author && *author)
+		strbuf_addf(b, "Hello %s,\n\n", author);
+	else
+		strbuf_addstr(b, "Hello,\n\n");
+	if (n->what && *n->what)
+		strbuf_addf(b, "%s\n", n->what);
+	else
+		strbuf_addf(b, "Your patch was %s.\n", k->done);
+	strbuf_addf(b, "\n  %s\n", shown_subject);
+	const char *msgid = row_str(p, "message_id");
+	const char *upstream = row_str(p, "upstream");
+	if (msgid_ok(msgid))
+		strbuf_addf(b, "  Message-ID: <%s>\n", msgid);
+	if (upstream && *upstream)
+		strbuf_addf(b, "  upstream commit %s\n", upstream);
+	strbuf_addf(b, "  stableq patch %lld, branch %s\n", n->patch_id,
+		    cfg->branch ? cfg->branch : "");
+	if (n->why && *n->why) {
+		strbuf_addstr(b, "\nWhy:\n\n");
+		strbuf_addstr(b, n->why);
+		if (b->buf[b->len - 1] != '\n')
+			strbuf_addch(b, '\n');
+	}
+	if (n->log_excerpt && *n->log_excerpt) {
+		strbuf_addstr(b, "\nLog of the failing test:\n\n");
+		body_log(b, n->log_excerpt);
+	}
+	if (n->revert_patch && *n->revert_patch) {
+		size_t len = strlen(n->revert_patch);
+		if (len > REVERT_MAX_OCTETS) {
+			strbuf_addf(b,
+				    "\nThe revert (%zu bytes) is too large to "
+				    "quote here; it goes out with the next "
+				    "release.\n",
+				    len);
+		} else {
+			strbuf_addstr(b,
+				      "\nThe revert, which goes out with the "
+				      "next release:\n\n");
+			strbuf_add(b, n->revert_patch, len);
+			if (n->revert_patch[len - 1] != '\n')
+				strbuf_addch(b, '\n');
+		}
+	}
+	/* the instance: host and branch (paths stay private) */
+	strbuf_addf(b,
+		    "\n-- \nstableq on %s for %s, the revert-first stable "
+		    "queue.\nThis mail is automatic: patch %lld",
+		    host, cfg->branch ? cfg->branch : "", n->patch_id);
+	if (n->event_id > 0)
+		strbuf_addf(b, ", event %lld", n->event_id);
+	strbuf_addf(b, ", %s\n", k->name);
+}
+
+long long outbox_add(sqlite3 *db, const struct config *cfg,
+		     const struct notice *n)
+{
+	json_t *p = NULL;
+	struct rcpts to = {0}, cc = {0}, all = {0};
+	struct strbuf msg = STRBUF_INIT, body = STRBUF_INIT;
+	char *from_name = NULL, *from_addr = NULL, *msgid = NULL;
+	char *shown = NULL, *subject = NULL, *invalid = NULL, *rcpt_json = NULL;
+	const struct kind *k = kind_find(n ? n->kind : NULL);
+	const char *why, *domain;
+	json_t *arr = NULL;
+	time_t now = time(NULL);
+	long long id = 0;
+	int ret;
+
+	if (!k)
+		return err_set(ERR_INVALID, "mail: unknown kind '%s'",
+			       n && n->kind ? n->kind : "(null)");
+	if (!(p = patch_load(db, n->patch_id)))
+		return err_last() < 0 ? err_last() : ERR_IO;
+	const char *author_name = row_str(p, "author_name");
+	const char *author_email = row_str(p, "author_email");
+	const char *pmsgid = row_str(p, "message_id");
+	const char *pirt = row_str(p, "in_reply_to");
+
+	mailbox_split(cfg->mail_from ? cfg->mail_from : "",
+		      cfg->mail_from ? strlen(cfg->mail_from) : 0, &from_name,
+		      &from_addr);
+	if ((why = addr_problem(from_addr))) {
+		char *a = addr_shown(from_addr);
+		invalid = xstrfmt("mail_from address '%s': %s", a, why);
+		free(a);
+	}
+	domain = invalid ? "localhost" : strrchr(from_addr, '@') + 1;
+
+	why = addr_problem(author_email);
+	if (why && !invalid) {
+		char *a = addr_shown(author_email);
+		invalid = xstrfmt("author address '%s': %s", a, why);
+		free(a);
+	}
+	if (!why) {
+		rcpts_add(&to, author_name, author_email);
+		/* the author may recur in the chain, in another case too */
+		rcpts_add(&all, NULL, author_email);
+	}
+	if ((ret = add_signoffs(db, n->patch_id, &cc)) < 0)
+		goto out;
+	rcpts_add_list(&cc, cfg->mail_cc, n->patch_id);
+	{
+		struct rcpts kept = {0};
+		for (size_t i = 0; i < cc.n; i++)
+			if (!rcpts_has(&all, cc.v[i].addr)) {
+				rcpts_add(&all, NULL, cc.v[i].addr);
+				rcpts_add(&kept, cc.v[i].name, cc.v[i].addr);
+			}
+		rcpts_release(&cc);
+		cc = kept;
+	}
+
+	/* Subject: [stableq] dropped: Re: [PATCH 6.1 2/3] the subject */
+	{
+		char *ps = clean_header_text(row_str(p, "subject"),
+					     SUBJECT_MAX_OCTETS);
+		char *pp = clean_header_text(row_str(p, "subject_prefix"), 100);
+		shown = xstrfmt("[%s] %s", *pp ? pp : "PATCH", ps);
+		subject = xstrfmt("[stableq] %s: Re: %s", k->name, shown);
+		free(ps);
+		free(pp);
+	}
+	msgid = xstrfmt("stableq.%lld.%016llx@%s", (long long)now, random64(),
+			domain);
+
+	if (!addr_problem(from_addr)) {
+		char *fname = clean_header_text(from_name, NAME_MAX_OCTETS);
+		struct mailbox f = {*fname ? fname : NULL, from_addr};
+		hdr_mailboxes(&msg, "From", &f, 1);
+		free(fname);
+	}
+	hdr_mailboxes(&msg, "To", to.v, to.n);
+	hdr_mailboxes(&msg, "Cc", cc.v, cc.n);
+	hdr_simple(&msg, "Subject", subject);
+	strbuf_addstr(&msg, "Date: ");
+	rfc5322_date(&msg, now);
+	strbuf_addstr(&msg, "\r\n");
+	strbuf_addf(&msg, "Message-ID: <%s>\r\n", msgid);
+	if (msgid_ok(pmsgid)) {
+		struct hdr h;
+		char *ref;
+		strbuf_addf(&msg, "In-Reply-To: <%s>\r\n", pmsgid);
+		hdr_start(&h, &msg, "References");
+		if (msgid_ok(pirt) && strcmp(pirt, pmsgid)) {
+			ref = xstrfmt("<%s>", pirt);
+			hdr_tok(&h, ref, strlen(ref));
+			free(ref);
+		}
+		ref = xstrfmt("<%s>", pmsgid);
+		hdr_tok(&h, ref, strlen(ref));
+		free(ref);
+		hdr_end(&h);
+	}
+	strbuf_addstr(&msg, "MIME-Version: 1.0\r\n"
+			    "Content-Type: text/plain; charset=UTF-8\r\n"
+			    "Content-Transfer-Encoding: 8bit\r\n"
+			    "Auto-Submitted: auto-generated\r\n");
+	strbuf_addf(&msg, "X-Stableq-Patch: %lld\r\nX-Stableq-Kind: %s\r\n",
+		    n->patch_id, k->name);
+	if (n->event_id > 0)
+		strbuf_addf(&msg, "X-Stableq-Event: %lld\r\n", n->event_id);
+	strbuf_addstr(&msg, "\r\n");
+
+	{
+		char *aname = clean_header_text(author_name, NAME_MAX_OCTETS);
+		compose_body(&body, cfg, n, k, p, aname, shown);
+		free(aname);
+	}
+	body_wire(&msg, body.buf, body.len);
+
+	arr = json_array();
+	for (size_t i = 0; !invalid && i < to.n; i++)
+		json_array_append_new(arr, json_string(to.v[i].addr));
+	for (size_t i = 0; !invalid && i < cc.n; i++)
+		json_array_append_new(arr, json_string(cc.v[i].addr));
+	rcpt_json = json_dumps(arr, JSON_COMPACT);
+
+	if (n->event_id > 0)
+		ret = db_exec(
+			db,
+			"INSERT INTO mail (patch_id, event_id, kind,"
+			" message_id, mail_from, rcpt_to,"
+			" headers_and_body, state, next_attempt_at,"
+			" last_error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			"iittttttit", n->patch_id, n->event_id, k->name, msgid,
+			from_addr, rcpt_json, msg.buf,
+			invalid ? "invalid" : "queued", (long long)now,
+			invalid);
+	else
+		ret = db_exec(db,
+			      "INSERT INTO mail (patch_id, event_id, kind,"
+			      " message_id, mail_from, rcpt_to,"
+			      " headers_and_body, state, next_attempt_at,"
+			      " last_error) VALUES (?, NULL, ?, ?, ?, ?, ?, ?,"
+			      " ?, ?)",
+			      "ittttttit", n->patch_id, k->name, msgid,
+			      from_addr, rcpt_json, msg.buf,
+			      invalid ? "invalid" : "queued", (long long)now,
+			      invalid);
+	if (ret < 0) {
+		err_prefix(ret, "patch %lld: mail", n->patch_id);
+		goto out;
+	}
+	id = db_last_id(db);
+	if (invalid) {
+		log_warnx("patch %lld: mail %lld not sent: %s", n->patch_id, id,
+			  invalid);
+		long long ev =
+			event_add(db, "outbox", "mail", id, "invalid",
+				  "patch %lld: %s", n->patch_id, invalid);
+		if (ev < 0) {
+			ret = (int)ev;
+			goto out;
+		}
+	}
+	ret = 0;
+out:
+	json_decref(p);
+	rcpts_release(&to);
+	rcpts_release(&cc);
+	rcpts_release(&all);
+	strbuf_release(&msg);
+	strbuf_release(&body);
+	free(from_name);
+	free(from_addr);
+	free(msgid);
+	free(shown);
+	free(subject);
+	free(invalid);
+	free(rcpt_json);
+	json_decref(arr);
+	return ret < 0 ? ret : id;
+}
