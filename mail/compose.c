@@ -133,8 +133,24 @@ static const char *row_str(const json_t *p, const char *col)
 	return json_string_value(json_object_get(p, col));
 }
 
+/* Adds a Cc unless its address is unfit to send to (logged, left out). */
+static void cc_add(struct mailboxes *cc, const char *name, const char *addr,
+		   const char *source, long long patch)
+{
+	const char *why = addr_problem(addr);
+
+	if (why) {
+		char *shown = addr_shown(addr ? addr : name);
+		log_warnx("patch %lld: mail: leaving out %s '%s': %s", patch,
+			  source, shown, addr ? why : "no address");
+		free(shown);
+		return;
+	}
+	mailboxes_add_unique(cc, name, addr);
+}
+
 /* The Signed-off-by chain in trailer order, valid addresses only. */
-static int add_signoffs(sqlite3 *db, long long patch, struct rcpts *r)
+static int add_signoffs(sqlite3 *db, long long patch, struct mailboxes *r)
 {
 	sqlite3_stmt *st;
 	int rc;
@@ -145,22 +161,70 @@ static int add_signoffs(sqlite3 *db, long long patch, struct rcpts *r)
 			"i", patch);
 	if (!st)
 		return ERR_IO;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		const char *addr = db_col_text(st, 0);
-		const char *why = addr_problem(addr);
-		if (why) {
-			char *shown = addr_shown(addr);
-			log_warnx("patch %lld: mail: leaving out Signed-off-by "
-				  "'%s': %s",
-				  patch, shown, why);
-			free(shown);
-		} else
-			rcpts_add(r, db_col_text(st, 1), addr);
-	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		cc_add(r, db_col_text(st, 1), db_col_text(st, 0),
+		       "Signed-off-by", patch);
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
 		return err_set(ERR_IO, "db: %s", sqlite3_errmsg(db));
 	return 0;
+}
+
+/* mail_cc, each entry checked; a list that does not parse is left out. */
+static void add_mail_cc(struct mailboxes *cc, const char *list, long long patch)
+{
+	struct mailboxes l = {0};
+
+	if (!list || !*list)
+		return;
+	if (address_parse(&l, list, strlen(list), 0, NULL) < 0) {
+		log_warnx("patch %lld: mail: leaving out mail_cc: %s", patch,
+			  err_msg());
+		return;
+	}
+	for (size_t i = 0; i < l.n; i++)
+		cc_add(cc, l.v[i].name, l.v[i].addr, "mail_cc", patch);
+	mailboxes_release(&l);
+}
+
+/*
+ * mail_from as one mailbox: *name and *addr malloc'd (*addr is the text
+ * itself when it holds no address, so that the error can name it);
+ * NULL, or why it is no address to send from.
+ */
+static char *parse_from(const char *from, char **name, char **addr)
+{
+	struct mailboxes l = {0};
+	const char *why;
+	char *shown, *invalid = NULL;
+
+	*name = *addr = NULL;
+	if (from && address_parse(&l, from, strlen(from), ADDRESS_ONE, NULL) <
+			    0) {
+		shown = addr_shown(from);
+		invalid = xstrfmt("mail_from '%s': %s", shown, err_msg());
+		free(shown);
+		*addr = xstrdup(from);
+		return invalid;
+	}
+	if (l.n) {
+		*name = l.v[0].name;
+		*addr = l.v[0].addr;
+		l.v[0].name = l.v[0].addr = NULL;
+	}
+	mailboxes_release(&l);
+	if (!*addr) {
+		struct strbuf sb = STRBUF_INIT;
+		strbuf_addstr(&sb, from ? from : "");
+		strbuf_trim(&sb);
+		*addr = strbuf_detach(&sb, NULL);
+	}
+	if ((why = addr_problem(*addr))) {
+		shown = addr_shown(*addr);
+		invalid = xstrfmt("mail_from address '%s': %s", shown, why);
+		free(shown);
+	}
+	return invalid;
 }
 
 static void compose_body(struct strbuf *b, const struct config *cfg,
@@ -232,7 +296,7 @@ long long outbox_add(sqlite3 *db, const struct config *cfg,
 		     const struct notice *n)
 {
 	json_t *p = NULL;
-	struct rcpts to = {0}, cc = {0}, all = {0};
+	struct mailboxes to = {0}, cc = {0}, all = {0};
 	struct strbuf msg = STRBUF_INIT, body = STRBUF_INIT;
 	char *from_name = NULL, *from_addr = NULL, *msgid = NULL;
 	char *shown = NULL, *subject = NULL, *invalid = NULL, *rcpt_json = NULL;
@@ -253,14 +317,7 @@ long long outbox_add(sqlite3 *db, const struct config *cfg,
 	const char *pmsgid = row_str(p, "message_id");
 	const char *pirt = row_str(p, "in_reply_to");
 
-	mailbox_split(cfg->mail_from ? cfg->mail_from : "",
-		      cfg->mail_from ? strlen(cfg->mail_from) : 0, &from_name,
-		      &from_addr);
-	if ((why = addr_problem(from_addr))) {
-		char *a = addr_shown(from_addr);
-		invalid = xstrfmt("mail_from address '%s': %s", a, why);
-		free(a);
-	}
+	invalid = parse_from(cfg->mail_from, &from_name, &from_addr);
 	domain = invalid ? "localhost" : strrchr(from_addr, '@') + 1;
 
 	why = addr_problem(author_email);
@@ -270,21 +327,22 @@ long long outbox_add(sqlite3 *db, const struct config *cfg,
 		free(a);
 	}
 	if (!why) {
-		rcpts_add(&to, author_name, author_email);
+		mailboxes_add_unique(&to, author_name, author_email);
 		/* the author may recur in the chain, in another case too */
-		rcpts_add(&all, NULL, author_email);
+		mailboxes_add_unique(&all, NULL, author_email);
 	}
 	if ((ret = add_signoffs(db, n->patch_id, &cc)) < 0)
 		goto out;
-	rcpts_add_list(&cc, cfg->mail_cc, n->patch_id);
+	add_mail_cc(&cc, cfg->mail_cc, n->patch_id);
 	{
-		struct rcpts kept = {0};
+		struct mailboxes kept = {0};
 		for (size_t i = 0; i < cc.n; i++)
-			if (!rcpts_has(&all, cc.v[i].addr)) {
-				rcpts_add(&all, NULL, cc.v[i].addr);
-				rcpts_add(&kept, cc.v[i].name, cc.v[i].addr);
+			if (!mailboxes_find(&all, cc.v[i].addr)) {
+				mailboxes_add_unique(&all, NULL, cc.v[i].addr);
+				mailboxes_add_unique(&kept, cc.v[i].name,
+						     cc.v[i].addr);
 			}
-		rcpts_release(&cc);
+		mailboxes_release(&cc);
 		cc = kept;
 	}
 
@@ -394,9 +452,9 @@ long long outbox_add(sqlite3 *db, const struct config *cfg,
 	ret = 0;
 out:
 	json_decref(p);
-	rcpts_release(&to);
-	rcpts_release(&cc);
-	rcpts_release(&all);
+	mailboxes_release(&to);
+	mailboxes_release(&cc);
+	mailboxes_release(&all);
 	strbuf_release(&msg);
 	strbuf_release(&body);
 	free(from_name);
