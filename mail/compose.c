@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
@@ -21,16 +22,33 @@
 #define LOG_MAX_OCTETS (32 * 1024)
 #define REVERT_MAX_OCTETS (1024 * 1024)
 
+/*
+ * What a mail tells, in the words stable maintainers use: Patch "<subject>"
+ * has been dropped from the 6.1-stable queue.
+ */
 static const struct kind {
 	const char *name;
-	const char *done; /* "Your patch was <done>." */
+	const char *done;  /* "Your patch was <done>." */
+	const char *verb;  /* Patch "x" <verb> the 6.1-stable <place> */
+	const char *place;
 } kinds[] = {
-	{"flagged", "flagged as broken"},
-	{"dropped", "dropped from the stable queue"},
-	{"reverted", "reverted from the stable branch"},
-	{"held", "held back from the stable queue"},
-	{"rejected", "rejected for the stable queue"},
+	{"flagged", "flagged as broken", "has been flagged as broken in the",
+	 "queue"},
+	{"dropped", "dropped from the stable queue", "has been dropped from the",
+	 "queue"},
+	{"reverted", "reverted from the stable branch",
+	 "has been reverted from the", "tree"},
+	{"held", "held back from the stable queue", "is held in the", "queue"},
+	{"rejected", "rejected for the stable queue",
+	 "has been rejected for the", "queue"},
 };
+
+/*
+ * A queued mail not yet taken by a relay is amended by the next event
+ * about the same patch, so that its author gets one mail per chain of
+ * events (flagged, then dropped), not one per event.
+ */
+#define AMENDABLE "state = 'queued'"
 
 static const struct kind *kind_find(const char *name)
 {
@@ -227,46 +245,98 @@ static char *parse_from(const char *from, char **name, char **addr)
 	return invalid;
 }
 
-static void compose_body(struct strbuf *b, const struct config *cfg,
-			 const struct notice *n, const struct kind *k,
-			 const json_t *p, const char *author,
-			 const char *shown_subject)
+/* Reply and list prefixes a subject may still carry, as git am drops them. */
+static const char *const reply_prefixes[] = {"re:", "fwd:", "fw:", "aw:"};
+
+/* The patch's subject without "Re:" or "[PATCH 6.1 2/3]" in front. */
+static void subject_strip(struct strbuf *sb)
 {
-	char host[256] = "localhost";
+	size_t i = 0, k;
 
-	if (gethostname(host, sizeof(host) - 1) < 0)
-		strcpy(host, "localhost");
-	host[sizeof(host) - 1] = '\0';
+	for (;;) {
+		while (i < sb->len && sb->buf[i] == ' ')
+			i++;
+		for (k = 0; k < sizeof(reply_prefixes) / sizeof(*reply_prefixes);
+		     k++) {
+			size_t l = strlen(reply_prefixes[k]);
+			if (sb->len - i >= l &&
+			    !strncasecmp(sb->buf + i, reply_prefixes[k], l))
+				break;
+		}
+		if (k < sizeof(reply_prefixes) / sizeof(*reply_prefixes)) {
+			i += strlen(reply_prefixes[k]);
+			continue;
+		}
+		const char *rb = i < sb->len && sb->buf[i] == '['
+					 ? memchr(sb->buf + i, ']', sb->len - i)
+					 : NULL;
+		/* a subject that is nothing but brackets keeps them */
+		if (!rb || (size_t)(rb - sb->buf) + 1 >= sb->len)
+			break;
+		i = (size_t)(rb - sb->buf) + 1;
+	}
+	memmove(sb->buf, sb->buf + i, sb->len - i);
+	strbuf_setlen(sb, sb->len - i);
+}
 
-	if (author && *author)
-		strbuf_addf(b, "Hello %s,\n\n", author);
+/* "linux-6.1.y" as stable maintainers say it: "6.1-stable". Caller frees. */
+static char *stable_name(const char *branch)
+{
+	size_t n = branch ? strlen(branch) : 0;
+
+	if (n > 8 && !strncmp(branch, "linux-", 6) &&
+	    !strcmp(branch + n - 2, ".y"))
+		return xstrfmt("%.*s-stable", (int)(n - 8), branch + 6);
+	return xstrdup(n ? branch : "stable");
+}
+
+/* A notice as one entry of mail.chain, its text made valid UTF-8. */
+static json_t *notice_json(const struct notice *n)
+{
+	static const char *const keys[] = {"what", "why", "log", "revert"};
+	const char *vals[] = {n->what, n->why, n->log_excerpt, n->revert_patch};
+	json_t *o = json_pack("{s:s, s:I}", "kind", n->kind, "event_id",
+			      (json_int_t)n->event_id);
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(*keys); i++) {
+		struct strbuf sb = STRBUF_INIT;
+		if (!vals[i] || !*vals[i])
+			continue;
+		text_clean(&sb, vals[i], strlen(vals[i]), 0);
+		json_object_set_new(o, keys[i], json_stringn(sb.buf, sb.len));
+		strbuf_release(&sb);
+	}
+	return o;
+}
+
+static const char *item_str(const json_t *it, const char *key)
+{
+	return json_string_value(json_object_get(it, key));
+}
+
+/* One event of the chain: what happened, why, the log, the revert. */
+static void body_event(struct strbuf *b, const json_t *it)
+{
+	const struct kind *k = kind_find(item_str(it, "kind"));
+	const char *what = item_str(it, "what"), *why = item_str(it, "why");
+	const char *log = item_str(it, "log"), *rev = item_str(it, "revert");
+
+	if (what)
+		strbuf_addf(b, "%s\n", what);
 	else
-		strbuf_addstr(b, "Hello,\n\n");
-	if (n->what && *n->what)
-		strbuf_addf(b, "%s\n", n->what);
-	else
-		strbuf_addf(b, "Your patch was %s.\n", k->done);
-	strbuf_addf(b, "\n  %s\n", shown_subject);
-	const char *msgid = row_str(p, "message_id");
-	const char *upstream = row_str(p, "upstream");
-	if (msgid_ok(msgid))
-		strbuf_addf(b, "  Message-ID: <%s>\n", msgid);
-	if (upstream && *upstream)
-		strbuf_addf(b, "  upstream commit %s\n", upstream);
-	strbuf_addf(b, "  stableq patch %lld, branch %s\n", n->patch_id,
-		    cfg->branch ? cfg->branch : "");
-	if (n->why && *n->why) {
+		strbuf_addf(b, "Your patch was %s.\n", k ? k->done : "");
+	if (why) {
 		strbuf_addstr(b, "\nWhy:\n\n");
-		strbuf_addstr(b, n->why);
+		strbuf_addstr(b, why);
 		if (b->buf[b->len - 1] != '\n')
 			strbuf_addch(b, '\n');
 	}
-	if (n->log_excerpt && *n->log_excerpt) {
+	if (log) {
 		strbuf_addstr(b, "\nLog of the failing test:\n\n");
-		body_log(b, n->log_excerpt);
+		body_log(b, log);
 	}
-	if (n->revert_patch && *n->revert_patch) {
-		size_t len = strlen(n->revert_patch);
+	if (rev) {
+		size_t len = strlen(rev);
 		if (len > REVERT_MAX_OCTETS) {
 			strbuf_addf(b,
 				    "\nThe revert (%zu bytes) is too large to "
@@ -277,34 +347,111 @@ static void compose_body(struct strbuf *b, const struct config *cfg,
 			strbuf_addstr(b,
 				      "\nThe revert, which goes out with the "
 				      "next release:\n\n");
-			strbuf_add(b, n->revert_patch, len);
-			if (n->revert_patch[len - 1] != '\n')
+			strbuf_add(b, rev, len);
+			if (rev[len - 1] != '\n')
 				strbuf_addch(b, '\n');
 		}
+	}
+}
+
+static void compose_body(struct strbuf *b, const struct config *cfg,
+			 long long patch_id, const json_t *chain,
+			 const json_t *p, const char *author,
+			 const char *subject, const char *status)
+{
+	char host[256] = "localhost";
+	size_t n = json_array_size(chain);
+
+	if (gethostname(host, sizeof(host) - 1) < 0)
+		strcpy(host, "localhost");
+	host[sizeof(host) - 1] = '\0';
+
+	if (author && *author)
+		strbuf_addf(b, "Hello %s,\n\n", author);
+	else
+		strbuf_addstr(b, "Hello,\n\n");
+	strbuf_addf(b,
+		    "This is a note to let you know that the patch titled\n\n"
+		    "    %s\n\n%s.\n\n",
+		    subject, status);
+	const char *msgid = row_str(p, "message_id");
+	const char *upstream = row_str(p, "upstream");
+	if (msgid_ok(msgid))
+		strbuf_addf(b, "  Message-ID: <%s>\n", msgid);
+	if (upstream && *upstream)
+		strbuf_addf(b, "  upstream commit %s\n", upstream);
+	strbuf_addf(b, "  stableq patch %lld, branch %s\n", patch_id,
+		    cfg->branch ? cfg->branch : "");
+	for (size_t i = 0; i < n; i++) {
+		const json_t *it = json_array_get(chain, i);
+		if (n > 1)
+			strbuf_addf(b, "\n== %zu of %zu: %s ==\n", i + 1, n,
+				    item_str(it, "kind"));
+		strbuf_addch(b, '\n');
+		body_event(b, it);
 	}
 	/* the instance: host and branch (paths stay private) */
 	strbuf_addf(b,
 		    "\n-- \nstableq on %s for %s, the revert-first stable "
 		    "queue.\nThis mail is automatic: patch %lld",
-		    host, cfg->branch ? cfg->branch : "", n->patch_id);
-	if (n->event_id > 0)
-		strbuf_addf(b, ", event %lld", n->event_id);
-	strbuf_addf(b, ", %s\n", k->name);
+		    host, cfg->branch ? cfg->branch : "", patch_id);
+	for (size_t i = 0; i < n; i++) {
+		json_int_t ev = json_integer_value(
+			json_object_get(json_array_get(chain, i), "event_id"));
+		if (ev > 0)
+			strbuf_addf(b, ", event %lld", (long long)ev);
+	}
+	strbuf_addf(b, ", %s\n",
+		    item_str(json_array_get(chain, n - 1), "kind"));
+}
+
+/*
+ * The chain this mail reports: an amendable mail's (whose id and
+ * Message-ID come back in *amend and *msgid) plus n, or n alone.
+ */
+static json_t *chain_of(sqlite3 *db, const struct notice *n,
+			long long *amend, char **msgid)
+{
+	json_t *row = db_row_json(db,
+				  "SELECT id, message_id, chain FROM mail"
+				  " WHERE patch_id = ? AND " AMENDABLE
+				  " AND chain IS NOT NULL ORDER BY id DESC"
+				  " LIMIT 1",
+				  "i", n->patch_id);
+	json_t *chain = NULL;
+
+	*amend = 0;
+	*msgid = NULL;
+	if (row)
+		chain = json_loads(row_str(row, "chain"), 0, NULL);
+	if (json_is_array(chain)) {
+		*amend = json_integer_value(json_object_get(row, "id"));
+		*msgid = xstrdup(row_str(row, "message_id"));
+	} else {
+		json_decref(chain);
+		chain = json_array();
+	}
+	json_decref(row);
+	err_clear();
+	json_array_append_new(chain, notice_json(n));
+	return chain;
 }
 
 long long outbox_add(sqlite3 *db, const struct config *cfg,
 		     const struct notice *n)
 {
-	json_t *p = NULL;
+	json_t *p = NULL, *chain = NULL;
 	struct mailboxes to = {0}, cc = {0}, all = {0};
 	struct strbuf msg = STRBUF_INIT, body = STRBUF_INIT;
+	struct strbuf psubj = STRBUF_INIT;
 	char *from_name = NULL, *from_addr = NULL, *msgid = NULL;
-	char *shown = NULL, *subject = NULL, *invalid = NULL, *rcpt_json = NULL;
+	char *subject = NULL, *invalid = NULL, *rcpt_json = NULL;
+	char *status = NULL, *chain_json = NULL, *stable = NULL;
 	const struct kind *k = kind_find(n ? n->kind : NULL);
 	const char *why, *domain;
 	json_t *arr = NULL;
 	time_t now = time(NULL);
-	long long id = 0;
+	long long id = 0, amend = 0;
 	int ret;
 
 	if (!k)
@@ -346,18 +493,23 @@ long long outbox_add(sqlite3 *db, const struct config *cfg,
 		cc = kept;
 	}
 
-	/* Subject: [stableq] dropped: Re: [PATCH 6.1 2/3] the subject */
+	/* the mail not yet sent about this patch, if any, grows by n */
+	chain = chain_of(db, n, &amend, &msgid);
+
+	/* Subject: Patch "x" has been dropped from the 6.1-stable queue */
 	{
-		char *ps = clean_header_text(row_str(p, "subject"),
-					     SUBJECT_MAX_OCTETS);
-		char *pp = clean_header_text(row_str(p, "subject_prefix"), 100);
-		shown = xstrfmt("[%s] %s", *pp ? pp : "PATCH", ps);
-		subject = xstrfmt("[stableq] %s: Re: %s", k->name, shown);
-		free(ps);
-		free(pp);
+		const char *s = row_str(p, "subject");
+		text_clean(&psubj, s ? s : "", s ? strlen(s) : 0, 1);
+		subject_strip(&psubj);
+		utf8_truncate(&psubj, SUBJECT_MAX_OCTETS);
+		strbuf_rtrim(&psubj);
+		stable = stable_name(cfg->branch);
+		status = xstrfmt("%s %s %s", k->verb, stable, k->place);
+		subject = xstrfmt("Patch \"%s\" %s", psubj.buf, status);
 	}
-	msgid = xstrfmt("stableq.%lld.%016llx@%s", (long long)now, random64(),
-			domain);
+	if (!msgid)
+		msgid = xstrfmt("stableq.%lld.%016llx@%s", (long long)now,
+				random64(), domain);
 
 	if (!addr_problem(from_addr)) {
 		char *fname = clean_header_text(from_name, NAME_MAX_OCTETS);
@@ -399,7 +551,8 @@ long long outbox_add(sqlite3 *db, const struct config *cfg,
 
 	{
 		char *aname = clean_header_text(author_name, NAME_MAX_OCTETS);
-		compose_body(&body, cfg, n, k, p, aname, shown);
+		compose_body(&body, cfg, n->patch_id, chain, p, aname,
+			     psubj.buf, status);
 		free(aname);
 	}
 	body_wire(&msg, body.buf, body.len);
@@ -410,34 +563,44 @@ long long outbox_add(sqlite3 *db, const struct config *cfg,
 	for (size_t i = 0; !invalid && i < cc.n; i++)
 		json_array_append_new(arr, json_string(cc.v[i].addr));
 	rcpt_json = json_dumps(arr, JSON_COMPACT);
+	chain_json = json_dumps(chain, JSON_COMPACT);
 
-	if (n->event_id > 0)
-		ret = db_exec(
-			db,
-			"INSERT INTO mail (patch_id, event_id, kind,"
-			" message_id, mail_from, rcpt_to,"
-			" headers_and_body, state, next_attempt_at,"
-			" last_error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-			"iittttttit", n->patch_id, n->event_id, k->name, msgid,
-			from_addr, rcpt_json, msg.buf,
-			invalid ? "invalid" : "queued", (long long)now,
-			invalid);
+	if (amend)
+		ret = db_exec(db,
+			      "UPDATE mail SET event_id = COALESCE(NULLIF(?, 0),"
+			      " event_id), kind = ?, mail_from = ?, rcpt_to = ?,"
+			      " headers_and_body = ?, chain = ?, state = ?,"
+			      " last_error = ? WHERE id = ?",
+			      "ittttttti", n->event_id, k->name, from_addr,
+			      rcpt_json, msg.buf, chain_json,
+			      invalid ? "invalid" : "queued", invalid, amend);
 	else
 		ret = db_exec(db,
 			      "INSERT INTO mail (patch_id, event_id, kind,"
 			      " message_id, mail_from, rcpt_to,"
 			      " headers_and_body, state, next_attempt_at,"
-			      " last_error) VALUES (?, NULL, ?, ?, ?, ?, ?, ?,"
-			      " ?, ?)",
-			      "ittttttit", n->patch_id, k->name, msgid,
-			      from_addr, rcpt_json, msg.buf,
+			      " last_error, chain) VALUES (?, NULLIF(?, 0), ?,"
+			      " ?, ?, ?, ?, ?, ?, ?, ?)",
+			      "iittttttitt", n->patch_id, n->event_id, k->name,
+			      msgid, from_addr, rcpt_json, msg.buf,
 			      invalid ? "invalid" : "queued", (long long)now,
-			      invalid);
+			      invalid, chain_json);
 	if (ret < 0) {
 		err_prefix(ret, "patch %lld: mail", n->patch_id);
 		goto out;
 	}
-	id = db_last_id(db);
+	id = amend ? amend : db_last_id(db);
+	if (amend) {
+		long long ev = event_add(db, "outbox", "mail", id, "amended",
+					 "patch %lld: now %zu events, the last"
+					 " %s",
+					 n->patch_id, json_array_size(chain),
+					 k->name);
+		if (ev < 0) {
+			ret = (int)ev;
+			goto out;
+		}
+	}
 	if (invalid) {
 		log_warnx("patch %lld: mail %lld not sent: %s", n->patch_id, id,
 			  invalid);
@@ -452,18 +615,22 @@ long long outbox_add(sqlite3 *db, const struct config *cfg,
 	ret = 0;
 out:
 	json_decref(p);
+	json_decref(chain);
 	mailboxes_release(&to);
 	mailboxes_release(&cc);
 	mailboxes_release(&all);
 	strbuf_release(&msg);
 	strbuf_release(&body);
+	strbuf_release(&psubj);
 	free(from_name);
 	free(from_addr);
 	free(msgid);
-	free(shown);
 	free(subject);
+	free(status);
+	free(stable);
 	free(invalid);
 	free(rcpt_json);
+	free(chain_json);
 	json_decref(arr);
 	return ret < 0 ? ret : id;
 }

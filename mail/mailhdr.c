@@ -60,12 +60,17 @@ void hdr_encoded(struct hdr *h, const char *s)
 	struct strbuf w = STRBUF_INIT;
 
 	while (n) {
-		size_t take = 0;
+		size_t take = 0, room = EWORD_RAW;
+		/* the first word cannot fold: it fits after the field name */
+		if (!h->ntok && h->col + 1 + 12 + 4 * 3 < HDR_WIDTH)
+			room = (HDR_WIDTH - h->col - 1 - 12) / 4 * 3;
+		if (room > EWORD_RAW)
+			room = EWORD_RAW;
 		while (take < n) {
 			size_t l = utf8_len(p + take, n - take);
 			if (!l)
 				l = 1;
-			if (take + l > EWORD_RAW)
+			if (take + l > room && take)
 				break;
 			take += l;
 		}
