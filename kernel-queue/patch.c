@@ -39,7 +39,6 @@ struct mail {
 	struct strbuf hdr[H_MAX];
 	size_t hdr_line[H_MAX];
 	int has[H_MAX];
-	struct strbuf tmp; /* scratch for decoding */
 	struct strbuf msg; /* the message being built */
 	int upstream_in_body; /* a "commit X upstream." line was seen */
 };
@@ -1153,7 +1152,6 @@ int patch_parse_at(struct patch **out, const char *buf, size_t len,
 	m.p = xcalloc(1, sizeof(*m.p));
 	for (int i = 0; i < H_MAX; i++)
 		strbuf_init(&m.hdr[i], 0);
-	strbuf_init(&m.tmp, 0);
 	strbuf_init(&m.msg, 0);
 
 	s = buf;
@@ -1190,7 +1188,6 @@ int patch_parse_at(struct patch **out, const char *buf, size_t len,
 	*out = m.p;
 	for (int i = 0; i < H_MAX; i++)
 		strbuf_release(&m.hdr[i]);
-	strbuf_release(&m.tmp);
 	strbuf_release(&m.msg);
 	strbuf_release(&clean);
 	return ret;
