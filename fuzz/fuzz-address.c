@@ -1,4 +1,5 @@
-/* fuzz-address.c: the RFC 5322 address parser (intake and mail) on arbitrary bytes. */
+/* fuzz-address.c: the RFC 5322 address parser (intake and mail) on arbitrary
+ * bytes. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

@@ -82,7 +82,6 @@ char *addr_shown(const char *a)
 	return strbuf_detach(&sb, NULL);
 }
 
-
 int address_eq(const char *a, const char *b)
 {
 	return a && b && !strcasecmp(a, b);
@@ -139,10 +138,10 @@ void mailboxes_add_unique(struct mailboxes *l, const char *name,
 /* ---- lexer: RFC 5322 3.2 tokens ---------------------------------------- */
 
 enum tok_kind {
-	T_ATOM,    /* a run of atext (and of other octets a name may hold) */
-	T_QUOTED,  /* "quoted string", quotes included in the span */
+	T_ATOM, /* a run of atext (and of other octets a name may hold) */
+	T_QUOTED, /* "quoted string", quotes included in the span */
 	T_COMMENT, /* (comment), parentheses included */
-	T_DLIT,    /* [domain literal], brackets included */
+	T_DLIT, /* [domain literal], brackets included */
 	T_SPECIAL, /* one of < > @ , ; : . */
 };
 
@@ -204,6 +203,12 @@ static int lex(struct toks *t, const char *s, size_t n, size_t *note)
 {
 	int space = 0, angle = 0;
 	size_t i = 0;
+	const char *nul = memchr(s, '\0', n);
+
+	/* the results are C strings: a NUL would cut one short unseen */
+	if (nul)
+		return err_set(ERR_INVALID, "NUL byte at octet %zu",
+			       (size_t)(nul - s) + 1);
 
 	while (i < n) {
 		unsigned char c = (unsigned char)s[i];
@@ -413,7 +418,8 @@ static size_t entry_end(const struct parse *p, size_t i, int in_group)
 		else if (is_special(k, '>') && angle)
 			angle--;
 		else if (!angle && !(p->flags & ADDRESS_ONE) &&
-			 (is_special(k, ',') || (in_group && is_special(k, ';'))))
+			 (is_special(k, ',') ||
+			  (in_group && is_special(k, ';'))))
 			break;
 	}
 	return i;
@@ -452,7 +458,8 @@ static int mailbox(const struct parse *p, size_t *i, size_t end,
 		/* the comment after a bare addr-spec is its name */
 		if (p->v[end - 1].cmt) {
 			struct strbuf sb = STRBUF_INIT;
-			add_unquoted(&sb, p->v[end - 1].cmt, p->v[end - 1].cmtn);
+			add_unquoted(&sb, p->v[end - 1].cmt,
+				     p->v[end - 1].cmtn);
 			strbuf_trim(&sb);
 			if (sb.len)
 				name = strbuf_detach(&sb, NULL);

@@ -1,4 +1,5 @@
-/* address.h: mail addresses: the one RFC 5322 parser (intake and mail), checks. */
+/* address.h: mail addresses: the one RFC 5322 parser (intake and mail), checks.
+ */
 #ifndef STABLEQ_ADDRESS_H
 #define STABLEQ_ADDRESS_H
 

@@ -28,14 +28,14 @@
  */
 static const struct kind {
 	const char *name;
-	const char *done;  /* "Your patch was <done>." */
-	const char *verb;  /* Patch "x" <verb> the 6.1-stable <place> */
+	const char *done; /* "Your patch was <done>." */
+	const char *verb; /* Patch "x" <verb> the 6.1-stable <place> */
 	const char *place;
 } kinds[] = {
 	{"flagged", "flagged as broken", "has been flagged as broken in the",
 	 "queue"},
-	{"dropped", "dropped from the stable queue", "has been dropped from the",
-	 "queue"},
+	{"dropped", "dropped from the stable queue",
+	 "has been dropped from the", "queue"},
 	{"reverted", "reverted from the stable branch",
 	 "has been reverted from the", "tree"},
 	{"held", "held back from the stable queue", "is held in the", "queue"},
@@ -217,8 +217,8 @@ static char *parse_from(const char *from, char **name, char **addr)
 	char *shown, *invalid = NULL;
 
 	*name = *addr = NULL;
-	if (from && address_parse(&l, from, strlen(from), ADDRESS_ONE, NULL) <
-			    0) {
+	if (from &&
+	    address_parse(&l, from, strlen(from), ADDRESS_ONE, NULL) < 0) {
 		shown = addr_shown(from);
 		invalid = xstrfmt("mail_from '%s': %s", shown, err_msg());
 		free(shown);
@@ -256,7 +256,8 @@ static void subject_strip(struct strbuf *sb)
 	for (;;) {
 		while (i < sb->len && sb->buf[i] == ' ')
 			i++;
-		for (k = 0; k < sizeof(reply_prefixes) / sizeof(*reply_prefixes);
+		for (k = 0;
+		     k < sizeof(reply_prefixes) / sizeof(*reply_prefixes);
 		     k++) {
 			size_t l = strlen(reply_prefixes[k]);
 			if (sb->len - i >= l &&
@@ -409,8 +410,8 @@ static void compose_body(struct strbuf *b, const struct config *cfg,
  * The chain this mail reports: an amendable mail's (whose id and
  * Message-ID come back in *amend and *msgid) plus n, or n alone.
  */
-static json_t *chain_of(sqlite3 *db, const struct notice *n,
-			long long *amend, char **msgid)
+static json_t *chain_of(sqlite3 *db, const struct notice *n, long long *amend,
+			char **msgid)
 {
 	json_t *row = db_row_json(db,
 				  "SELECT id, message_id, chain FROM mail"
@@ -566,14 +567,15 @@ long long outbox_add(sqlite3 *db, const struct config *cfg,
 	chain_json = json_dumps(chain, JSON_COMPACT);
 
 	if (amend)
-		ret = db_exec(db,
-			      "UPDATE mail SET event_id = COALESCE(NULLIF(?, 0),"
-			      " event_id), kind = ?, mail_from = ?, rcpt_to = ?,"
-			      " headers_and_body = ?, chain = ?, state = ?,"
-			      " last_error = ? WHERE id = ?",
-			      "ittttttti", n->event_id, k->name, from_addr,
-			      rcpt_json, msg.buf, chain_json,
-			      invalid ? "invalid" : "queued", invalid, amend);
+		ret = db_exec(
+			db,
+			"UPDATE mail SET event_id = COALESCE(NULLIF(?, 0),"
+			" event_id), kind = ?, mail_from = ?, rcpt_to = ?,"
+			" headers_and_body = ?, chain = ?, state = ?,"
+			" last_error = ? WHERE id = ?",
+			"ittttttti", n->event_id, k->name, from_addr, rcpt_json,
+			msg.buf, chain_json, invalid ? "invalid" : "queued",
+			invalid, amend);
 	else
 		ret = db_exec(db,
 			      "INSERT INTO mail (patch_id, event_id, kind,"
@@ -591,11 +593,11 @@ long long outbox_add(sqlite3 *db, const struct config *cfg,
 	}
 	id = amend ? amend : db_last_id(db);
 	if (amend) {
-		long long ev = event_add(db, "outbox", "mail", id, "amended",
-					 "patch %lld: now %zu events, the last"
-					 " %s",
-					 n->patch_id, json_array_size(chain),
-					 k->name);
+		long long ev =
+			event_add(db, "outbox", "mail", id, "amended",
+				  "patch %lld: now %zu events, the last"
+				  " %s",
+				  n->patch_id, json_array_size(chain), k->name);
 		if (ev < 0) {
 			ret = (int)ev;
 			goto out;

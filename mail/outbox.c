@@ -77,19 +77,16 @@ static void due_release(struct due *d)
 	memset(d, 0, sizeof(*d));
 }
 
-/* The next due mail after id `after`: 1 found, 0 none, negative error. */
-static int next_due(sqlite3 *db, long long after, time_t now, struct due *d)
-{
-	json_t *r = db_row_json(db,
-				"SELECT id, patch_id, attempts, mail_from,"
-				" rcpt_to, headers_and_body FROM mail WHERE"
-				" id > ? AND ((state = 'queued' AND"
-				" next_attempt_at <= ?) OR state = 'sending')"
-				" ORDER BY id LIMIT 1",
-				"ii", after, (long long)now);
+#define DUE_SELECT                                                             \
+	"SELECT id, patch_id, attempts, mail_from, rcpt_to, headers_and_body"  \
+	" FROM mail"
 
+/* d from a row of DUE_SELECT, or NULL: 1 found, 0 none, negative error. */
+static int due_fill(json_t *r, struct due *d)
+{
 	if (!r)
 		return err_last() == ERR_NOTFOUND ? 0 : ERR_IO;
+	due_release(d);
 	d->row = r;
 	d->id = json_integer_value(json_object_get(r, "id"));
 	d->patch_id = json_integer_value(json_object_get(r, "patch_id"));
@@ -98,6 +95,31 @@ static int next_due(sqlite3 *db, long long after, time_t now, struct due *d)
 	d->rcpt_json = json_string_value(json_object_get(r, "rcpt_to"));
 	d->data = json_string_value(json_object_get(r, "headers_and_body"));
 	return 1;
+}
+
+/* The next due mail after id `after`: 1 found, 0 none, negative error. */
+static int next_due(sqlite3 *db, long long after, time_t now, struct due *d)
+{
+	return due_fill(db_row_json(db,
+				    DUE_SELECT " WHERE id > ? AND ((state ="
+					       " 'queued' AND next_attempt_at"
+					       " <= ?) OR state = 'sending')"
+					       " ORDER BY id LIMIT 1",
+				    "ii", after, (long long)now),
+			d);
+}
+
+/*
+ * The mail read again once it is 'sending': until then the next event
+ * about its patch may have amended it (compose.c), from then on none can,
+ * so what goes to the relay is what the store holds.
+ */
+static int due_reload(sqlite3 *db, struct due *d)
+{
+	int r = due_fill(
+		db_row_json(db, DUE_SELECT " WHERE id = ?", "i", d->id), d);
+	return r == 0 ? err_set(ERR_IO, "mail %lld: gone while sending", d->id)
+		      : r;
 }
 
 /* Runs one UPDATE (+ event) in a transaction of its own, retried when busy. */
@@ -218,7 +240,8 @@ int outbox_deliver_report(sqlite3 *db, const struct config *cfg, int max,
 		}
 		if (r == 0)
 			continue;
-		d.attempts++;
+		if ((ret = due_reload(db, &d)) < 0)
+			break;
 
 		rj = json_loads(d.rcpt_json ? d.rcpt_json : "", 0, NULL);
 		nrcpt = json_is_array(rj) ? json_array_size(rj) : 0;

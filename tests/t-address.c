@@ -1,4 +1,5 @@
-/* t-address.c: the one RFC 5322 address parser (mail/address.c), table-driven. */
+/* t-address.c: the one RFC 5322 address parser (mail/address.c), table-driven.
+ */
 #include "address.h"
 #include "err.h"
 #include "strbuf.h"
@@ -24,8 +25,8 @@ static const struct {
 	 "Evil, <attacker@evil.example>|eve2@example.com", NULL},
 	{"Evil (<attacker@evil.example>) <eve2@example.com>", ADDRESS_ONE,
 	 "Evil|eve2@example.com", NULL},
-	{"\"x\\\"<attacker@evil.example>\\\"\" <eve@example.com>",
-	 ADDRESS_ONE, "x\"<attacker@evil.example>\"|eve@example.com", NULL},
+	{"\"x\\\"<attacker@evil.example>\\\"\" <eve@example.com>", ADDRESS_ONE,
+	 "x\"<attacker@evil.example>\"|eve@example.com", NULL},
 	{"eve@example.com (Eve <attacker@evil.example>)", ADDRESS_ONE,
 	 "Eve <attacker@evil.example>|eve@example.com", NULL},
 	{"Evil <attacker@evil.example> <eve2@example.com>", ADDRESS_ONE, NULL,
@@ -83,6 +84,7 @@ static const struct {
 	{"a@b.org, c@d.org", ADDRESS_ONE, NULL, "a second @"},
 	{"Name ) <a@b.org>", ADDRESS_ONE, NULL, "')' without '('"},
 	{"Team: a@b.org", 0, NULL, "group without ';'"},
+	{"\"Name\\\x01\" <a@b.org>", ADDRESS_ONE, "Name\x01|a@b.org", NULL},
 };
 
 static char *shown(const struct mailboxes *l)
@@ -126,14 +128,25 @@ static void test_used_and_appending(void)
 	size_t used = 0;
 
 	address_parse(&l, "first@x.org", 11, ADDRESS_ONE, NULL);
-	is_int(address_parse(&l, s, strlen(s),
-			     ADDRESS_ONE | ADDRESS_TRAILING, &used),
+	is_int(address_parse(&l, s, strlen(s), ADDRESS_ONE | ADDRESS_TRAILING,
+			     &used),
 	       0, "trailing text: parses");
 	is_int(used, 15, "... *used is where the mailbox ended");
 	is_int(l.n, 2, "mailboxes are appended");
 	is_int(address_parse(&l, "\"x", 2, 0, NULL), ERR_INVALID,
 	       "an error ...");
 	is_int(l.n, 2, "... leaves the list as it was");
+	mailboxes_release(&l);
+}
+
+static void test_nul(void)
+{
+	struct mailboxes l = {0};
+	static const char s[] = "Na\0me <a@b.org>";
+
+	is_int(address_parse(&l, s, sizeof(s) - 1, ADDRESS_ONE, NULL),
+	       ERR_INVALID, "a NUL byte is refused (found by fuzzing) ...");
+	like(err_msg(), "NUL byte at octet 3", "... saying where");
 	mailboxes_release(&l);
 }
 
@@ -182,6 +195,7 @@ int main(void)
 {
 	test_table();
 	test_used_and_appending();
+	test_nul();
 	test_note();
 	test_compare_and_recipients();
 	return done_testing();
