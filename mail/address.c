@@ -255,9 +255,12 @@ static int lex(struct toks *t, const char *s, size_t n, size_t *note)
 			for (end = i; end < n; end++) {
 				unsigned char e = (unsigned char)s[end];
 				if (is_wsp(e) || strchr("()<>@,;:.\"[", e) ||
-				    (note && e == '#'))
+				    (note && !angle && e == '#'))
 					break;
 			}
+			/* every token takes an octet at least */
+			if (end == i)
+				end = i + 1;
 			k->kind = T_ATOM;
 		}
 		k->n = end - i;

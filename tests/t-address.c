@@ -163,6 +163,8 @@ static void test_note(void)
 		{"Name (see #3) <x@y.org> # 6.1", "# 6.1"},
 		{"x@[192.0.2.1]", ""},
 		{"x@y.org", ""},
+		/* found by libFuzzer: a '#' inside <> looped for ever */
+		{"Name <a#b@c.org> # 6.1", "# 6.1"},
 	};
 
 	for (size_t i = 0; i < sizeof(notes) / sizeof(notes[0]); i++) {
