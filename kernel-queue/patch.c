@@ -1,5 +1,6 @@
 /* patch.c: a patch from a mail, quilt file or `git show`: headers, trailers. */
 #include "patch.h"
+#include "address.h"
 #include "err.h"
 #include "mime.h"
 #include "patch-int.h"
@@ -38,7 +39,6 @@ struct mail {
 	struct strbuf hdr[H_MAX];
 	size_t hdr_line[H_MAX];
 	int has[H_MAX];
-	struct strbuf tmp; /* scratch for decoding */
 	struct strbuf msg; /* the message being built */
 	int upstream_in_body; /* a "commit X upstream." line was seen */
 };
@@ -135,65 +135,25 @@ void patch_free(struct patch *p)
 /* ---- addresses ---- */
 
 /*
- * Splits "Name <addr>", "\"Last, First\" <addr>", "addr (Name)", "addr" or
- * "Name" into name and email (lower-cased); either may come back empty.
+ * One person of a header or trailer, by the one address parser
+ * (mail/address.h): 0 with *name and *addr (malloc'd, either NULL), or
+ * negative when s is not one mailbox. flags: ADDRESS_TRAILING for a
+ * trailer, where text after it ("# note") is ignored.
  */
-static void parse_addr(const char *s, size_t n, const char **name, size_t *nlen,
-		       struct strbuf *email)
+static int person(const char *s, size_t n, unsigned flags, char **name,
+		  char **addr)
 {
-	const char *lt, *gt = NULL;
+	struct mailboxes l = {0};
+	int ret = address_parse(&l, s, n, ADDRESS_ONE | flags, NULL);
 
-	trim(&s, &n);
-	*name = s;
-	*nlen = 0;
-	strbuf_reset(email);
-	lt = memchr(s, '<', n);
-	if (lt)
-		gt = memchr(lt, '>', (size_t)(s + n - lt));
-	if (lt && gt) {
-		const char *a = lt + 1;
-		size_t an = (size_t)(gt - a);
-		trim(&a, &an);
-		for (size_t i = 0; i < an; i++)
-			strbuf_addch(email, tolower((unsigned char)a[i]));
-		*nlen = (size_t)(lt - s);
-	} else {
-		const char *paren = memchr(s, '(', n);
-		const char *at = memchr(s, '@', n);
-		if (paren && at && at < paren) {
-			size_t an = (size_t)(paren - s);
-			const char *a = s;
-			trim(&a, &an);
-			for (size_t i = 0; i < an; i++)
-				strbuf_addch(email,
-					     tolower((unsigned char)a[i]));
-			*name = paren + 1;
-			*nlen = (size_t)(s + n - *name);
-			if (*nlen && (*name)[*nlen - 1] == ')')
-				(*nlen)--;
-		} else if (at && !memchr(s, ' ', n)) {
-			for (size_t i = 0; i < n; i++)
-				strbuf_addch(email,
-					     tolower((unsigned char)s[i]));
-		} else {
-			*nlen = n;
-		}
+	*name = *addr = NULL;
+	if (ret == 0 && l.n) {
+		*name = l.v[0].name;
+		*addr = l.v[0].addr;
+		l.v[0].name = l.v[0].addr = NULL;
 	}
-	trim(name, nlen);
-	if (*nlen >= 2 && (*name)[0] == '"' && (*name)[*nlen - 1] == '"') {
-		(*name)++;
-		*nlen -= 2;
-	}
-}
-
-/* Copies a display name, dropping the backslashes of quoted-pair escapes. */
-static void add_unescaped(struct strbuf *sb, const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		if (s[i] == '\\' && i + 1 < n)
-			i++;
-		strbuf_addch(sb, s[i]);
-	}
+	mailboxes_release(&l);
+	return ret;
 }
 
 /* ---- headers ---- */
@@ -525,29 +485,22 @@ static void stable_note(struct mail *m, const char *addr, const char *a,
 }
 
 /* One address of a Cc: line with the line's annotation a[0..an). */
-static void cc_one(struct mail *m, const char *s, size_t n, const char *a,
+static void cc_one(struct mail *m, const struct mailbox *mb, const char *a,
 		   size_t an)
 {
-	const char *name;
-	size_t nlen;
-	struct strbuf *email = &m->tmp;
+	const char *addr = mb->addr;
 
-	parse_addr(s, n, &name, &nlen, email);
-	if (!email->len && !nlen)
-		return;
-	if (!strcmp(email->buf, "stable@vger.kernel.org") ||
-	    !strcmp(email->buf, "stable@kernel.org")) {
-		char *addr = xstrdup(email->buf);
+	if (address_eq(addr, "stable@vger.kernel.org") ||
+	    address_eq(addr, "stable@kernel.org")) {
 		stable_note(m, addr, a, an);
-		free(addr);
-	} else if (!strncmp(email->buf, "stable+noautosel@", 17)) {
-		patch_add_tag(m->p, "noautosel", email->buf, email->len,
+	} else if (addr && !strncasecmp(addr, "stable+noautosel@", 17)) {
+		patch_add_tag(m->p, "noautosel", addr, strlen(addr),
 			      an ? a : NULL, an);
-	} else if (email->len) {
-		patch_add_tag(m->p, "cc", email->buf, email->len,
-			      nlen ? name : NULL, nlen);
-	} else {
-		patch_add_tag(m->p, "cc", name, nlen, NULL, 0);
+	} else if (addr) {
+		patch_add_tag(m->p, "cc", addr, strlen(addr), mb->name,
+			      mb->name ? strlen(mb->name) : 0);
+	} else if (mb->name) {
+		patch_add_tag(m->p, "cc", mb->name, strlen(mb->name), NULL, 0);
 	}
 }
 
@@ -555,50 +508,35 @@ static void cc_one(struct mail *m, const char *s, size_t n, const char *a,
 static int tr_cc(struct mail *m, const struct trailer *t, const char *v,
 		 size_t n, size_t line)
 {
-	const char *end = v + n, *a = NULL, *s, *start;
-	size_t an = 0, ln = n;
-	int inq = 0, inang = 0;
+	size_t ln = address_note(v, n), an = 0;
+	const char *a = NULL;
+	struct mailboxes l = {0};
 
-	for (size_t i = 0; i < n; i++) {
-		if (v[i] == '"')
-			inq = !inq;
-		else if (!inq && v[i] == '<')
-			inang = 1;
-		else if (!inq && v[i] == '>')
-			inang = 0;
-		else if (!inq && !inang && v[i] == '#') {
-			a = v + i + 1;
-			an = (size_t)(end - a);
-			ln = i;
-			break;
-		}
-	}
-	if (!a) {
-		const char *gt = memchr(v, '>', n), *lb;
-		lb = memchr(gt ? gt : v, '[', (size_t)(end - (gt ? gt : v)));
-		if (lb && memchr(lb, ']', (size_t)(end - lb))) {
-			a = lb + 1;
-			an = (size_t)((const char *)memchr(lb, ']',
-							   (size_t)(end - lb)) -
-				      a);
-			ln = (size_t)(lb - v);
+	if (ln < n) {
+		a = v + ln + 1;
+		an = n - ln - 1;
+		if (v[ln] == '[') {
+			const char *rb = memchr(a, ']', an);
+			if (!rb)
+				a = NULL, an = 0, ln = n;
+			else
+				an = (size_t)(rb - a);
 		}
 	}
 	if (a)
 		trim(&a, &an);
-	inq = inang = 0;
-	for (s = start = v; s <= v + ln; s++) {
-		if (s < v + ln && *s == '"')
-			inq = !inq;
-		else if (s < v + ln && !inq && *s == '<')
-			inang = 1;
-		else if (s < v + ln && !inq && *s == '>')
-			inang = 0;
-		if (s == v + ln || (*s == ',' && !inq && !inang)) {
-			cc_one(m, start, (size_t)(s - start), a, an);
-			start = s + 1;
-		}
+	if (address_parse(&l, v, ln, 0, NULL) < 0) {
+		/* not addresses: kept as the text it is */
+		const char *s = v;
+		size_t sn = ln;
+		trim(&s, &sn);
+		if (sn)
+			patch_add_tag(m->p, "cc", s, sn, NULL, 0);
+		return 0;
 	}
+	for (size_t i = 0; i < l.n; i++)
+		cc_one(m, &l.v[i], a, an);
+	mailboxes_release(&l);
 	return 0;
 }
 
@@ -606,20 +544,22 @@ static int tr_cc(struct mail *m, const struct trailer *t, const char *v,
 static int tr_person(struct mail *m, const struct trailer *t, const char *v,
 		     size_t n, size_t line)
 {
-	const char *name;
-	size_t nlen;
-	struct strbuf *email = &m->tmp;
+	char *name, *addr;
 
-	parse_addr(v, n, &name, &nlen, email);
-	if (email->len) {
-		struct strbuf nm = STRBUF_INIT;
-		add_unescaped(&nm, name, nlen);
-		patch_add_tag(m->p, t->kind, email->buf, email->len,
-			      nm.len ? nm.buf : NULL, nm.len);
-		strbuf_release(&nm);
-	} else if (nlen) {
-		patch_add_tag(m->p, t->kind, name, nlen, NULL, 0);
+	if (person(v, n, ADDRESS_TRAILING, &name, &addr) < 0) {
+		/* not one mailbox: kept as the text it is */
+		trim(&v, &n);
+		if (n)
+			patch_add_tag(m->p, t->kind, v, n, NULL, 0);
+		return 0;
 	}
+	if (addr)
+		patch_add_tag(m->p, t->kind, addr, strlen(addr), name,
+			      name ? strlen(name) : 0);
+	else if (name)
+		patch_add_tag(m->p, t->kind, name, strlen(name), NULL, 0);
+	free(name);
+	free(addr);
 	return 0;
 }
 
@@ -952,27 +892,26 @@ static int finish_headers(struct mail *m)
 	struct strbuf *v;
 
 	if (m->has[H_FROM]) {
-		const char *name;
-		size_t nlen;
-		struct strbuf email = STRBUF_INIT, dec = STRBUF_INIT;
+		char *name, *addr;
+		struct strbuf dec = STRBUF_INIT;
 		v = &m->hdr[H_FROM];
-		parse_addr(v->buf, v->len, &name, &nlen, &email);
-		if (rfc2047_decode(&dec, name, nlen) < 0) {
-			strbuf_release(&email);
+		if (person(v->buf, v->len, 0, &name, &addr) < 0)
+			return err_prefix(ERR_INVALID, "%s:%zu: header From",
+					  m->name, m->hdr_line[H_FROM]);
+		if (name && rfc2047_decode(&dec, name, strlen(name)) < 0) {
+			free(name);
+			free(addr);
 			strbuf_release(&dec);
 			return err_set(ERR_INVALID,
 				       "%s:%zu: header From is not valid UTF-8 "
 				       "(encoded word)",
 				       m->name, m->hdr_line[H_FROM]);
 		}
-		strbuf_reset(&m->tmp);
-		add_unescaped(&m->tmp, dec.buf, dec.len);
-		strbuf_trim(&m->tmp);
-		if (m->tmp.len)
-			p->author_name = xstrndup(m->tmp.buf, m->tmp.len);
-		if (email.len)
-			p->author_email = xstrndup(email.buf, email.len);
-		strbuf_release(&email);
+		strbuf_trim(&dec);
+		if (dec.len)
+			p->author_name = strbuf_detach(&dec, NULL);
+		p->author_email = addr;
+		free(name);
 		strbuf_release(&dec);
 	}
 	if (m->has[H_DATE] && m->hdr[H_DATE].len)
@@ -1213,7 +1152,6 @@ int patch_parse_at(struct patch **out, const char *buf, size_t len,
 	m.p = xcalloc(1, sizeof(*m.p));
 	for (int i = 0; i < H_MAX; i++)
 		strbuf_init(&m.hdr[i], 0);
-	strbuf_init(&m.tmp, 0);
 	strbuf_init(&m.msg, 0);
 
 	s = buf;
@@ -1250,7 +1188,6 @@ int patch_parse_at(struct patch **out, const char *buf, size_t len,
 	*out = m.p;
 	for (int i = 0; i < H_MAX; i++)
 		strbuf_release(&m.hdr[i]);
-	strbuf_release(&m.tmp);
 	strbuf_release(&m.msg);
 	strbuf_release(&clean);
 	return ret;

@@ -39,7 +39,7 @@ struct patch {
 	int series_part;      /* n of [PATCH n/m], 0 if none */
 	int series_total;     /* m of [PATCH n/m], 0 if none */
 	char *author_name;    /* decoded (RFC 2047), or NULL */
-	char *author_email;   /* lower-cased addr-spec, or NULL */
+	char *author_email;   /* addr-spec as written (compare without case), or NULL */
 	char *date;           /* as written in the Date: header, or NULL */
 	char *message_id;     /* without <>, or NULL */
 	char *in_reply_to;    /* without <>, or NULL */

@@ -20,19 +20,33 @@ struct notice {
 /*
  * Builds a plain-text RFC 5322 mail about a patch (To: its author; Cc: the
  * Signed-off-by chain and cfg->mail_cc; In-Reply-To/References: the patch's
- * Message-Id; a fresh Message-Id) and inserts it into the outbox, inside
+ * Message-Id; a fresh Message-Id) and writes it into the outbox, inside
  * the caller's transaction, so the mail exists iff the event does.
  * A malformed author address stores the mail as 'invalid' with the reason
  * (reported, never sent). Returns the mail id (> 0) or negative.
  *
- * Subject: "[stableq] <kind>: Re: [<subject_prefix or PATCH>] <subject>".
- * Malformed Signed-off-by or mail_cc addresses are left out (logged), an
- * address that recurs (in any case) is named once, the author never in Cc.
- * An invalid mail_from also makes the mail 'invalid'. The log excerpt
- * keeps its last 32 KiB; a revert over 1 MiB is not quoted. Outside text
- * is made valid UTF-8; header text is RFC 2047 encoded when not ASCII;
- * body lines longer than 998 octets are broken (8bit transfer encoding).
- * The message is stored as sent: CRLF line ends.
+ * One mail per patch per chain of events: while the patch's last mail is
+ * still 'queued' (no relay has taken it), n amends that mail instead of
+ * adding one: it is composed again telling every event of its chain
+ * (mail.chain, oldest first), keeps its id and Message-Id, and an
+ * 'amended' event is logged. Flagged then dropped is one mail.
+ *
+ * Subject, as stable maintainers write it: Patch "<subject>" has been
+ * dropped from the 6.1-stable queue (reverted from ... tree, is held in
+ * ..., flagged as broken in ..., rejected for ...), for the last event;
+ * the patch's subject without Re: or [PATCH ...] in front, and
+ * "6.1-stable" from cfg->branch (linux-6.1.y).
+ *
+ * Addresses are parsed by address_parse() (address.h). Malformed
+ * Signed-off-by or mail_cc addresses are left out (logged), an address
+ * that recurs (in any case) is named once, the author never in Cc. An
+ * invalid mail_from also makes the mail 'invalid'. The log excerpt keeps
+ * its last 32 KiB; a revert over 1 MiB is not quoted. Outside text is
+ * made valid UTF-8, control characters in header text become spaces (no
+ * text from a patch can end a header line); header text is RFC 2047
+ * encoded when not ASCII or when it holds "=?"; body lines longer than
+ * 998 octets are broken (8bit transfer encoding). The message is stored
+ * as sent: CRLF line ends.
  */
 long long outbox_add(sqlite3 *db, const struct config *cfg,
 		     const struct notice *n);

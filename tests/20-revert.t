@@ -77,7 +77,8 @@ SQ revert 2 --reason "breaks the b selftest" --no-confirm > "$T/out" 2>&1
 ok $? "revert of a queued culprit"
 is "$(db q "SELECT group_concat(state) FROM (SELECT state FROM patches ORDER BY id)")" "queued,dropped,dropped,dropped,queued" "culprit and dependents dropped, the rest stays queued"
 like "$(db q "SELECT state_reason FROM patches WHERE id = 3")" "Stable-dep-of" "the dependent's reason says why it went"
-is "$(db q "SELECT group_concat(kind) FROM (SELECT kind FROM mail WHERE patch_id = 2 ORDER BY id)")" "flagged,dropped" "the culprit's author is mailed: flagged, then dropped"
+is "$(db q "SELECT group_concat(kind) FROM (SELECT kind FROM mail WHERE patch_id = 2 ORDER BY id)")" "dropped" "the culprit's author gets one mail for flagged, then dropped"
+like "$(db q "SELECT headers_and_body FROM mail WHERE patch_id = 2")" "== 1 of 2: flagged ==" "... telling both events"
 is "$(db q "SELECT COUNT(*) FROM mail WHERE kind = 'dropped'")" 3 "each dropped patch's author is mailed"
 # the queue directory is the queue: the dropped patches are left out of its series
 is "$(grep -v '^#' "$T/q-q/series" | tr '\n' ' ')" "1-good.patch 5-other.patch " "the dropped patches are left out of the queue directory's series"

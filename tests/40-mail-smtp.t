@@ -116,7 +116,11 @@ VALUES
  (3, 3, 'fs: refused recipient', NULL, 'Rex', 'rex@reject.test',
   'fs.3@kernel.test', NULL, NULL, 'p3', 'm', 'd'),
  (4, 4, 'drm: bad author address', NULL, 'Nobody', 'not an address',
-  'drm.4@kernel.test', NULL, NULL, 'p4', 'm', 'd');
+  'drm.4@kernel.test', NULL, NULL, 'p4', 'm', 'd'),
+ (5, 5, 'Re: [PATCH 6.1] usb: fix the hub', 'PATCH 6.1', 'Una',
+  'Una@Example.test', 'usb.5@kernel.test', NULL, NULL, 'p5', 'm', 'd'),
+ (6, 6, 'x"' || char(13, 10) || 'Bcc: evil@attacker.test =?UTF-8?Q?=0D=0ABcc:_e@attacker.test?= caf' || char(233), NULL,
+  'Evil', 'evil@example.test', 'x.6@kernel.test', NULL, NULL, 'p6', 'm', 'd');
 INSERT INTO patch_tags (patch_id, kind, value, extra) VALUES
  (1, 'signed_off_by', 'JGross@SUSE.test', 'Jürgen Groß'),
  (1, 'signed_off_by', 'sasha@kernel.test', 'Sasha Levin'),
@@ -147,7 +151,7 @@ grep -q '^To: =?UTF-8?B?' "$F"
 ok $? "To: encoded on the wire"
 is "$(hdr "$F" Cc)" "Sasha Levin <sasha@kernel.test>, Greg Kroah-Hartman <greg@kroah.test>, stable-list@lists.test" \
 	"Cc: sign-off chain deduplicated, minus the author, plus the list"
-is "$(hdr "$F" Subject)" "[stableq] reverted: Re: [PATCH 6.1 2/3] net: fix the frobnicator" "Subject"
+is "$(hdr "$F" Subject)" 'Patch "net: fix the frobnicator" has been reverted from the 6.1-stable tree' "Subject: as stable maintainers write it"
 is "$(hdr "$F" In-Reply-To)" "<20240101.abc@kernel.test>" "In-Reply-To: the patch's Message-Id"
 is "$(hdr "$F" References)" "<cover.1@kernel.test> <20240101.abc@kernel.test>" "References: thread of the patch"
 is "$(hdr "$F" Message-ID)" "$ID1" "Message-ID: as stored"
@@ -167,6 +171,7 @@ EOF
 ok $? "CRLF line ends, lines within 998 octets, on the wire"
 B=$(body "$F")
 like "$B" "Hello Jürgen Groß," "body: greets the author"
+like "$B" $'This is a note to let you know that the patch titled\n\n    net: fix the frobnicator\n\nhas been reverted from the 6.1-stable tree.' "body: the patch titled, and where it stands"
 like "$B" "Your patch was reverted from linux-6.1.y." "body: what happened"
 like "$B" "It breaks the net-loopback test (bisected, confirmed twice)." "body: why"
 like "$B" $'booting\n.\n..\n.leading dot\n[    2.0] FAIL: net-loopback' "body: log excerpt, dot lines intact through SMTP"
@@ -179,7 +184,7 @@ is "$($PY -c 'import json,sys; e=json.load(open(sys.argv[1])); print(e["mail_fro
 # ---- 2. relay down, then back ------------------------------------------------
 stop_relay
 M2=$(enqueue 2 dropped --why "Bisection found it.")
-M3=$(enqueue 2 flagged --why "A maintainer flagged it.")
+M3=$(enqueue 5 flagged --why "A maintainer flagged it.")
 before=$(date +%s)
 out=$($SQ -c "$CONF" --db "$DB" mail send)
 st=$?
@@ -212,7 +217,7 @@ like "$out" "nothing sent; 0 due" "a second pass sends nothing"
 is "$(copies "$(sql "SELECT '<' || message_id || '>' FROM mail WHERE id = $M2")" | wc -l)" 1 \
 	"relay back: delivered exactly once"
 F=$(copies "$(sql "SELECT '<' || message_id || '>' FROM mail WHERE id = $M2")")
-is "$(hdr "$F" Subject)" "[stableq] dropped: Re: [PATCH 6.1] mm: do not leak the pages" "mail 2: Subject"
+is "$(hdr "$F" Subject)" 'Patch "mm: do not leak the pages" has been dropped from the 6.1-stable queue' "mail 2: Subject"
 is "$(hdr "$F" Cc)" "stable-list@lists.test, Greg K-H <GREG@kroah.test>" "mail 2: Cc without the author's own sign-off"
 
 # ---- 3. a recipient refused: that mail waits, the next goes -----------------
@@ -299,6 +304,30 @@ like "$out" "mail $M10: sent" "a relay silent after the mail: sent"
 # the relay would stall 60 s; SMTP_RESPONSE_TIMEOUT_S (30 s) ends the wait
 [ "$st" = 0 ] && [ $((t1 - t0)) -lt 50 ]
 ok $? "... and mail send gives up waiting for QUIT's answer (exit $st, $((t1 - t0))s)"
+
+# ---- 6b. one mail per chain of events; hostile subjects stay text ----------
+# Patch 5's flag (mail $M3) went out; a drop then a revert of it, before any
+# delivery, are one mail: the second amends the first.
+M11=$(enqueue 5 dropped --why "Bisection 3 found it.")
+M12=$(enqueue 5 reverted --why "Released, then found broken.")
+is "$M12" "$M11" "dropped, then reverted before delivery: one mail (amended)"
+M13=$(enqueue 6 held --why "Fix-up of a dropped patch.")
+out=$($SQ -c "$CONF" --db "$DB" mail send)
+like "$out" "mail $M11: sent to Una@Example.test (patch 5" "the chain's mail goes out to the author as written"
+F=$(copies "$(sql "SELECT '<' || message_id || '>' FROM mail WHERE id = $M11")")
+is "$(echo "$F" | grep -c .)" 1 "... once"
+is "$(hdr "$F" Subject)" 'Patch "usb: fix the hub" has been reverted from the 6.1-stable tree' \
+	"... its subject: the last event, Re: and [PATCH] stripped"
+is "$(hdr "$F" In-Reply-To)" "<usb.5@kernel.test>" "... threaded to the patch"
+B=$(body "$F")
+like "$B" $'== 1 of 2: dropped ==\n\nYour patch was dropped' "... telling the drop"
+like "$B" $'== 2 of 2: reverted ==\n\nYour patch was reverted' "... then the revert"
+F=$(copies "$(sql "SELECT '<' || message_id || '>' FROM mail WHERE id = $M13")")
+is "$(hdr "$F" Subject)" 'Patch "x" Bcc: evil@attacker.test =?UTF-8?Q?=0D=0ABcc:_e@attacker.test?= café" is held in the 6.1-stable queue' \
+	"hostile subject: decoded by Python's email to the text itself, encoded words not decoded"
+is "$(hdr "$F" Bcc)" "(none)" "hostile subject: no Bcc header"
+is "$($PY -c 'import json,sys; print(" ".join(sorted(json.load(open(sys.argv[1]))["rcpt_tos"])))' "${F%.eml}.json")" \
+	"GREG@kroah.test evil@example.test stable-list@lists.test" "hostile subject: nobody else in the envelope"
 
 # ---- 7. no relay configured: nothing sent, one log line ---------------------
 M8=$(enqueue 2 dropped --why "x")

@@ -328,9 +328,10 @@ static void test_compose(sqlite3 *db, struct config *cfg)
 	free(v);
 	v = header(msg, "Subject");
 	is_str(v,
-	       "[stableq] dropped: Re: [PATCH 6.1 2/3] net: fix the "
-	       "frobnicator",
-	       "Subject: the action and the patch's subject");
+	       "Patch \"net: fix the frobnicator\" has been dropped from the "
+	       "6.1-stable queue",
+	       "Subject: the patch's subject and what happened, as stable "
+	       "maintainers say it");
 	free(v);
 	v = header(msg, "In-Reply-To");
 	is_str(v, "<20240101.abc@kernel.test>", "In-Reply-To: the patch");
@@ -429,8 +430,10 @@ static void test_hostile_text(sqlite3 *db, struct config *cfg)
 	   "lines within 998 octets, CRLF, ASCII headers");
 	v = header(msg, "Subject");
 	d = v ? decode2047(v) : NULL;
-	like(d, "[stableq] flagged: Re: [PATCH] caf\xc3\xa9 r\xc3\xa9seau caf",
+	like(d, "Patch \"caf\xc3\xa9 r\xc3\xa9seau caf",
 	     "long UTF-8 subject decodes back");
+	like(d, "\" has been flagged as broken in the 6.1-stable queue",
+	     "... to its end");
 	like(d, "Bcc: evil@attacker.test",
 	     "the control characters became a space");
 	free(v);
@@ -549,6 +552,165 @@ static void test_rollback(sqlite3 *db, struct config *cfg)
 	   "outbox_add neither began nor committed");
 }
 
+/* Mail per chain of events: an unsent mail about a patch is amended. */
+static void test_chain(sqlite3 *db, struct config *cfg)
+{
+	long long p, q, a, b, c, d, ev1, ev2, count = -1;
+	char *msg, *v, *id1, *id2;
+
+	p = add_patch(db, "mm: fix the pages", "PATCH 6.1", "Ann",
+		      "Ann@Example.test", "mm.1@kernel.test", NULL);
+	/* flagged, then dropped, in one transaction, as a revert does it */
+	db_begin(db);
+	ev1 = event_add(db, "test", "patch", p, "flagged", NULL);
+	struct notice n1 = {.patch_id = p,
+			    .event_id = ev1,
+			    .kind = "flagged",
+			    .what = "Your patch was flagged broken.",
+			    .why = "It breaks user-copy.",
+			    .log_excerpt = "FAIL: user-copy\n"};
+	a = outbox_add(db, cfg, &n1);
+	id1 = mail_text(db, a, "message_id");
+	ev2 = event_add(db, "test", "patch", p, "dropped", NULL);
+	struct notice n2 = {.patch_id = p,
+			    .event_id = ev2,
+			    .kind = "dropped",
+			    .what = "Your patch was dropped.",
+			    .why = "Bisection 3 found it."};
+	b = outbox_add(db, cfg, &n2);
+	db_commit(db);
+	is_int(b, a, "flagged then dropped: one mail, amended");
+	db_query_int(db, &count, "SELECT count(*) FROM mail WHERE patch_id = ?",
+		     "i", p);
+	is_int(count, 1, "... one row in the outbox");
+	msg = mail_text(db, a, "headers_and_body");
+	if (!msg)
+		msg = xstrdup("");
+	v = header(msg, "Subject");
+	is_str(v,
+	       "Patch \"mm: fix the pages\" has been dropped from the "
+	       "6.1-stable queue",
+	       "... its subject tells the last event");
+	free(v);
+	v = header(msg, "X-Stableq-Kind");
+	is_str(v, "dropped", "... X-Stableq-Kind the last");
+	free(v);
+	is_int(mail_int(db, a, "event_id"), ev2, "... tied to the last event");
+	id2 = mail_text(db, a, "message_id");
+	is_str(id2, id1, "... its Message-ID kept");
+	v = header(msg, "To");
+	is_str(v, "Ann <Ann@Example.test>", "... to the author as written");
+	free(v);
+	like(msg, "\r\n== 1 of 2: flagged ==\r\n\r\nYour patch was flagged",
+	     "body: the first event");
+	like(msg, "It breaks user-copy.\r\n\r\nLog of the failing test:\r\n"
+		  "\r\nFAIL: user-copy\r\n",
+	     "body: its reason and log");
+	like(msg, "\r\n== 2 of 2: dropped ==\r\n\r\nYour patch was dropped.",
+	     "body: then the second");
+	like(msg, "has been dropped from the 6.1-stable queue.\r\n",
+	     "body: says where the patch stands");
+	like(msg, "This is a note to let you know that the patch titled\r\n"
+		  "\r\n    mm: fix the pages\r\n",
+	     "body: the patch titled, as stable maintainers write");
+	like(msg, "event ", "footer: the events");
+	free(msg);
+	free(id1);
+	free(id2);
+	v = mail_text(db, a, "chain");
+	like(v, "\"kind\":\"flagged\"", "chain: stored, first event");
+	like(v, "\"kind\":\"dropped\"", "chain: second event");
+	free(v);
+	db_query_int(db, &count,
+		     "SELECT count(*) FROM events WHERE subject_kind = 'mail'"
+		     " AND subject_id = ? AND kind = 'amended'",
+		     "i", a);
+	is_int(count, 1, "the amendment is an event");
+
+	/* another patch of the same author: a mail of its own */
+	q = add_patch(db, "mm: and the folios", NULL, "Ann", "ann@example.test",
+		      NULL, NULL);
+	struct notice n3 = {.patch_id = q, .kind = "dropped"};
+	c = enqueue(db, cfg, &n3);
+	ok(c > 0 && c != a, "another patch: its own mail");
+
+	/* a mail the relay may have taken is never amended */
+	db_exec(db, "UPDATE mail SET state = 'sending' WHERE id = ?", "i", a);
+	struct notice n4 = {.patch_id = p, .kind = "reverted"};
+	d = enqueue(db, cfg, &n4);
+	ok(d > 0 && d != a, "'sending': a new mail, not an amendment");
+	db_exec(db, "UPDATE mail SET state = 'sent' WHERE id IN (?, ?)", "ii",
+		a, d);
+	struct notice n5 = {.patch_id = p, .kind = "held"};
+	c = enqueue(db, cfg, &n5);
+	ok(c > 0 && c != a && c != d, "'sent': a new mail");
+	msg = mail_text(db, c, "headers_and_body");
+	ok(msg && !strstr(msg, "== 1 of"), "... telling one event");
+	v = msg ? header(msg, "Subject") : NULL;
+	is_str(v,
+	       "Patch \"mm: fix the pages\" is held in the 6.1-stable queue",
+	       "... held: 'is held in'");
+	free(v);
+	free(msg);
+}
+
+/* Subjects: prefixes stripped, the branch named as maintainers do. */
+static void test_subjects(sqlite3 *db, struct config *cfg)
+{
+	static const struct {
+		const char *subject, *kind, *branch, *want;
+	} cases[] = {
+		{"Re: [PATCH 6.1 2/3] fs: fix", "dropped", "linux-6.1.y",
+		 "Patch \"fs: fix\" has been dropped from the 6.1-stable queue"},
+		{"[PATCH AUTOSEL 6.1 03/20] [RFC] RE: Fwd: x: y", "reverted",
+		 "linux-6.1.y",
+		 "Patch \"x: y\" has been reverted from the 6.1-stable tree"},
+		{"x: y", "rejected", "linux-5.15.y",
+		 "Patch \"x: y\" has been rejected for the 5.15-stable queue"},
+		{"x: y", "flagged", "main",
+		 "Patch \"x: y\" has been flagged as broken in the main queue"},
+		{"[only brackets]", "held", "linux-6.1.y",
+		 "Patch \"[only brackets]\" is held in the 6.1-stable queue"},
+	};
+	char *branch = cfg->branch;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		long long p = add_patch(db, cases[i].subject, NULL, "A",
+					"a@x.test", NULL, NULL);
+		struct notice n = {.patch_id = p, .kind = cases[i].kind};
+		cfg->branch = (char *)cases[i].branch;
+		long long id = enqueue(db, cfg, &n);
+		char *msg = mail_text(db, id, "headers_and_body");
+		char *v = msg ? header(msg, "Subject") : NULL;
+		is_str(v, cases[i].want, "subject %zu", i);
+		free(v);
+		free(msg);
+	}
+	cfg->branch = branch;
+
+	/* hostile: encoded words and line ends from the patch stay text */
+	long long p = add_patch(db,
+				"x\"\r\nBcc: evil@attacker.test\r\n\r\nbody "
+				"=?UTF-8?Q?=0D=0ABcc:_e@attacker.test?=",
+				NULL, "A", "a@x.test", NULL, NULL);
+	struct notice n = {.patch_id = p, .kind = "dropped"};
+	long long id = enqueue(db, cfg, &n);
+	char *msg = mail_text(db, id, "headers_and_body");
+	char *v = msg ? header(msg, "Subject") : NULL, *d;
+	ok(msg && !strstr(msg, "\nBcc:"), "hostile subject: no header added");
+	like(v, "=?UTF-8?B?", "hostile subject: '=?' makes it encoded");
+	d = v ? decode2047(v) : NULL;
+	is_str(d,
+	       "Patch \"x\" Bcc: evil@attacker.test body "
+	       "=?UTF-8?Q?=0D=0ABcc:_e@attacker.test?=\" has been dropped "
+	       "from the 6.1-stable queue",
+	       "... and decodes to the text, encoded words not decoded");
+	ok(msg && wire_ok(msg, 78, 1), "... headers ASCII within 78");
+	free(v);
+	free(d);
+	free(msg);
+}
+
 static void test_backoff(void)
 {
 	is_int(outbox_backoff(30, 1), 30, "backoff after attempt 1: base");
@@ -574,6 +736,8 @@ static void test_delivery_failures(sqlite3 *db, struct config *cfg)
 	p = add_patch(db, "x: deliver me", NULL, "A", "a@x.test", NULL, NULL);
 	struct notice n = {.patch_id = p, .kind = "dropped"};
 	a = enqueue(db, cfg, &n);
+	n.patch_id = add_patch(db, "x: and me", NULL, "A", "a@x.test", NULL,
+			       NULL);
 	b = enqueue(db, cfg, &n);
 
 	/* no relay configured */
@@ -798,6 +962,8 @@ int main(int argc, char **argv)
 	test_invalid(db, &cfg);
 	test_errors(db, &cfg);
 	test_rollback(db, &cfg);
+	test_chain(db, &cfg);
+	test_subjects(db, &cfg);
 	test_backoff();
 	test_delivery_failures(db, &cfg);
 	test_smtp_timeout();

@@ -260,7 +260,7 @@ static void test_rfc2047_qp(void)
 	if (!p)
 		return;
 	is_str(p->author_name, "Jörg Rödel", "ISO-8859-1 Q word -> UTF-8");
-	is_str(p->author_email, "joerg.roedel@amd.com", "email lower-cased");
+	is_str(p->author_email, "Joerg.Roedel@AMD.com", "email as written");
 	is_str(p->subject, "iommu/amd: fix the café path for the über mode",
 	       "B latin-1 + Q + B UTF-8 words over folded lines");
 	is_str(p->subject_prefix, "PATCH v2 4.19", "[PATCH v2 4.19]");
@@ -491,7 +491,7 @@ static void test_trailer_forms(void)
 	is_int(p->series_part, 4, "04/12 -> 4");
 	is_int(p->series_total, 12, "04/12 -> 12");
 	is_str(p->author_name, "Doe, John \"JD\"", "quoted display name");
-	is_str(p->author_email, "john.doe@example.org", "email lower-cased");
+	is_str(p->author_email, "John.Doe@Example.org", "email as written");
 	is_str(tag(p, "fixes", 0, &x), "0123456789abcdef",
 	       "Fixes: commit X, lower-cased");
 	is_str(x, "upper-case sha", "Fixes subject");
@@ -509,6 +509,91 @@ static void test_trailer_forms(void)
 	       "https://bugzilla.kernel.org/show_bug.cgi?id=1", "Link <url>");
 	is_int(ntags(p, "fixes"), 1, "indented Fixes: is prose");
 	patch_free(p);
+}
+
+/*
+ * Addresses by the one RFC 5322 parser (mail/address.c): a display name
+ * never becomes the address (issue 11, item 7), case is kept, and the
+ * stable list is recognized without case.
+ */
+static void test_addresses(void)
+{
+	static const struct {
+		const char *from, *name, *email;
+	} froms[] = {
+		{"\"Evil, <attacker@evil.example>\" <eve2@example.com>",
+		 "Evil, <attacker@evil.example>", "eve2@example.com"},
+		{"Evil (<attacker@evil.example>) <eve2@example.com>", "Evil",
+		 "eve2@example.com"},
+		{"eve2@example.com (Evil <attacker@evil.example>)",
+		 "Evil <attacker@evil.example>", "eve2@example.com"},
+		/* "Evil <attacker@evil.example>", B-encoded: decoded after */
+		{"=?UTF-8?B?RXZpbCA8YXR0YWNrZXJAZXZpbC5leGFtcGxlPg==?= "
+		 "<eve2@example.com>",
+		 "Evil <attacker@evil.example>", "eve2@example.com"},
+		{"\"Eve \\\"the\\\" <x@evil.example>\" <Eve@Example.COM>",
+		 "Eve \"the\" <x@evil.example>", "Eve@Example.COM"},
+	};
+	struct strbuf sb = STRBUF_INIT;
+
+	for (size_t i = 0; i < sizeof(froms) / sizeof(froms[0]); i++) {
+		struct patch *p;
+		strbuf_reset(&sb);
+		strbuf_addf(&sb,
+			    "From: %s\nSubject: x\n\nBody.\n\n"
+			    "Signed-off-by: %s\n---\n--- a/f\n+++ b/f\n"
+			    "@@ -1 +1 @@\n-a\n+b\n",
+			    froms[i].from, froms[i].from);
+		if (!(p = parse_str("hostile From", sb.buf)))
+			continue;
+		is_str(p->author_email, froms[i].email,
+		       "From %zu: the address, not the name's", i);
+		is_str(p->author_name, froms[i].name, "From %zu: the name", i);
+		if (i != 3)
+			is_str(tag(p, "signed_off_by", 0, NULL),
+			       froms[i].email,
+			       "Signed-off-by %zu: the same parser", i);
+		patch_free(p);
+	}
+
+	struct patch *p = parse_str(
+		"Cc forms",
+		"From: A <a@b.org>\nSubject: x\n\nBody.\n\n"
+		"Cc: \"Evil, <attacker@evil.example>\" <Eve@Example.com>, "
+		"Team: t1@x.org, T2 <t2@x.org>; # 6.1.x\n"
+		"Cc: <Stable@Vger.Kernel.org> # 5.15+\n"
+		"Cc: STABLE+noautosel@kernel.org # reason\n"
+		"Cc: \"unterminated <x@y.org>\n"
+		"---\n--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n");
+	const char *x;
+
+	if (p) {
+		is_int(ntags(p, "cc"), 4, "Cc: each mailbox, group members "
+					  "too, and the text that is none");
+		is_str(tag(p, "cc", 0, &x), "Eve@Example.com",
+		       "Cc: the address, not the name's, case kept");
+		is_str(x, "Evil, <attacker@evil.example>", "Cc: the name");
+		is_str(tag(p, "cc", 1, NULL), "t1@x.org", "Cc: group member 1");
+		is_str(tag(p, "cc", 2, &x), "t2@x.org", "Cc: group member 2");
+		is_str(tag(p, "cc", 3, NULL), "\"unterminated <x@y.org>",
+		       "Cc: unparsable text kept as text, no address");
+		is_str(tag(p, "stable", 0, &x), "Stable@Vger.Kernel.org",
+		       "the stable list recognized without case");
+		is_str(x, "5.15+", "... with its annotation");
+		is_int(ntags(p, "noautosel"), 1, "noautosel without case");
+		patch_free(p);
+	}
+	expect_error("From: two addresses",
+		     "From: Evil <attacker@evil.example> <eve2@example.com>\n"
+		     "Subject: x\n\n--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n",
+		     (size_t)-1, MAXB, ERR_INVALID,
+		     "bad.patch:1: header From: a second <address>");
+	expect_error("From: unterminated quote",
+		     "From: \"Evil <attacker@evil.example>\n"
+		     "Subject: x\n\n--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n",
+		     (size_t)-1, MAXB, ERR_INVALID,
+		     "bad.patch:1: header From: unterminated quoted string");
+	strbuf_release(&sb);
 }
 
 static void test_crlf_and_8bit(void)
@@ -766,6 +851,7 @@ int main(void)
 	test_diff_kinds();
 	test_patch_id();
 	test_trailer_forms();
+	test_addresses();
 	test_crlf_and_8bit();
 	test_attachments();
 	test_bad_input();

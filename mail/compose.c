@@ -1,0 +1,638 @@
+/* compose.c: a mail about a patch, composed into the outbox with its event. */
+#include "address.h"
+#include "db.h"
+#include "err.h"
+#include "log.h"
+#include "mailhdr.h"
+#include "mailtext.h"
+#include "outbox.h"
+#include "strbuf.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SUBJECT_MAX_OCTETS 400
+/* The failing test's log: its tail is what tells. */
+#define LOG_MAX_OCTETS (32 * 1024)
+#define REVERT_MAX_OCTETS (1024 * 1024)
+
+/*
+ * What a mail tells, in the words stable maintainers use: Patch "<subject>"
+ * has been dropped from the 6.1-stable queue.
+ */
+static const struct kind {
+	const char *name;
+	const char *done; /* "Your patch was <done>." */
+	const char *verb; /* Patch "x" <verb> the 6.1-stable <place> */
+	const char *place;
+} kinds[] = {
+	{"flagged", "flagged as broken", "has been flagged as broken in the",
+	 "queue"},
+	{"dropped", "dropped from the stable queue",
+	 "has been dropped from the", "queue"},
+	{"reverted", "reverted from the stable branch",
+	 "has been reverted from the", "tree"},
+	{"held", "held back from the stable queue", "is held in the", "queue"},
+	{"rejected", "rejected for the stable queue",
+	 "has been rejected for the", "queue"},
+};
+
+/*
+ * A queued mail not yet taken by a relay is amended by the next event
+ * about the same patch, so that its author gets one mail per chain of
+ * events (flagged, then dropped), not one per event.
+ */
+#define AMENDABLE "state = 'queued'"
+
+static const struct kind *kind_find(const char *name)
+{
+	for (size_t i = 0; name && i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (!strcmp(kinds[i].name, name))
+			return &kinds[i];
+	return NULL;
+}
+
+static unsigned long long random64(void)
+{
+	unsigned long long r = 0;
+
+	if (getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r)) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		r = ((unsigned long long)ts.tv_nsec << 20) ^
+		    (unsigned long long)ts.tv_sec ^
+		    ((unsigned long long)getpid() << 40);
+	}
+	return r;
+}
+
+/* ---- body ------------------------------------------------------------ */
+
+/*
+ * Appends text to the wire form of the body: clean UTF-8, CRLF line ends,
+ * lines longer than LINE_MAX_OCTETS broken at a character boundary.
+ */
+static void body_wire(struct strbuf *out, const char *text, size_t n)
+{
+	struct strbuf clean = STRBUF_INIT;
+	size_t col = 0;
+
+	text_clean(&clean, text, n, 0);
+	for (size_t i = 0; i < clean.len;) {
+		if (clean.buf[i] == '\n') {
+			strbuf_addstr(out, "\r\n");
+			col = 0;
+			i++;
+			continue;
+		}
+		size_t l =
+			utf8_len((unsigned char *)clean.buf + i, clean.len - i);
+		if (!l)
+			l = 1;
+		if (col + l > LINE_MAX_OCTETS) {
+			strbuf_addstr(out, "\r\n");
+			col = 0;
+		}
+		strbuf_add(out, clean.buf + i, l);
+		col += l;
+		i += l;
+	}
+	if (col)
+		strbuf_addstr(out, "\r\n");
+	strbuf_release(&clean);
+}
+
+static void body_log(struct strbuf *b, const char *log)
+{
+	size_t n = strlen(log), skip = 0;
+
+	if (n > LOG_MAX_OCTETS) {
+		skip = n - LOG_MAX_OCTETS;
+		const char *nl = memchr(log + skip, '\n', n - skip);
+		if (nl && (size_t)(nl - log) < n - 1)
+			skip = (size_t)(nl - log) + 1;
+		strbuf_addf(b, "[... %zu bytes of the log left out ...]\n",
+			    skip);
+	}
+	strbuf_add(b, log + skip, n - skip);
+	if (n && log[n - 1] != '\n')
+		strbuf_addch(b, '\n');
+}
+
+/* ---- composing --------------------------------------------------------- */
+
+/*
+ * The patch as the mail needs it: one row of the store as a JSON object
+ * (db_row_json), read with row_str(); no struct of its own to keep in
+ * step with kernel-queue's. NULL with err_msg() when there is no such patch.
+ */
+static json_t *patch_load(sqlite3 *db, long long id)
+{
+	json_t *p = db_row_json(db,
+				"SELECT subject, subject_prefix, author_name,"
+				" author_email, message_id, in_reply_to,"
+				" upstream FROM patches WHERE id = ?",
+				"i", id);
+
+	if (!p && err_last() == ERR_NOTFOUND)
+		err_set(ERR_NOTFOUND, "patch %lld: no such patch", id);
+	return p;
+}
+
+/* A text column of a row from db_row_json(), NULL when SQL NULL. */
+static const char *row_str(const json_t *p, const char *col)
+{
+	return json_string_value(json_object_get(p, col));
+}
+
+/* Adds a Cc unless its address is unfit to send to (logged, left out). */
+static void cc_add(struct mailboxes *cc, const char *name, const char *addr,
+		   const char *source, long long patch)
+{
+	const char *why = addr_problem(addr);
+
+	if (why) {
+		char *shown = addr_shown(addr ? addr : name);
+		log_warnx("patch %lld: mail: leaving out %s '%s': %s", patch,
+			  source, shown, addr ? why : "no address");
+		free(shown);
+		return;
+	}
+	mailboxes_add_unique(cc, name, addr);
+}
+
+/* The Signed-off-by chain in trailer order, valid addresses only. */
+static int add_signoffs(sqlite3 *db, long long patch, struct mailboxes *r)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	st = db_prepare(db,
+			"SELECT value, extra FROM patch_tags WHERE patch_id = ?"
+			" AND kind = 'signed_off_by' ORDER BY id",
+			"i", patch);
+	if (!st)
+		return ERR_IO;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		cc_add(r, db_col_text(st, 1), db_col_text(st, 0),
+		       "Signed-off-by", patch);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return err_set(ERR_IO, "db: %s", sqlite3_errmsg(db));
+	return 0;
+}
+
+/* mail_cc, each entry checked; a list that does not parse is left out. */
+static void add_mail_cc(struct mailboxes *cc, const char *list, long long patch)
+{
+	struct mailboxes l = {0};
+
+	if (!list || !*list)
+		return;
+	if (address_parse(&l, list, strlen(list), 0, NULL) < 0) {
+		log_warnx("patch %lld: mail: leaving out mail_cc: %s", patch,
+			  err_msg());
+		return;
+	}
+	for (size_t i = 0; i < l.n; i++)
+		cc_add(cc, l.v[i].name, l.v[i].addr, "mail_cc", patch);
+	mailboxes_release(&l);
+}
+
+/*
+ * mail_from as one mailbox: *name and *addr malloc'd (*addr is the text
+ * itself when it holds no address, so that the error can name it);
+ * NULL, or why it is no address to send from.
+ */
+static char *parse_from(const char *from, char **name, char **addr)
+{
+	struct mailboxes l = {0};
+	const char *why;
+	char *shown, *invalid = NULL;
+
+	*name = *addr = NULL;
+	if (from &&
+	    address_parse(&l, from, strlen(from), ADDRESS_ONE, NULL) < 0) {
+		shown = addr_shown(from);
+		invalid = xstrfmt("mail_from '%s': %s", shown, err_msg());
+		free(shown);
+		*addr = xstrdup(from);
+		return invalid;
+	}
+	if (l.n) {
+		*name = l.v[0].name;
+		*addr = l.v[0].addr;
+		l.v[0].name = l.v[0].addr = NULL;
+	}
+	mailboxes_release(&l);
+	if (!*addr) {
+		struct strbuf sb = STRBUF_INIT;
+		strbuf_addstr(&sb, from ? from : "");
+		strbuf_trim(&sb);
+		*addr = strbuf_detach(&sb, NULL);
+	}
+	if ((why = addr_problem(*addr))) {
+		shown = addr_shown(*addr);
+		invalid = xstrfmt("mail_from address '%s': %s", shown, why);
+		free(shown);
+	}
+	return invalid;
+}
+
+/* Reply and list prefixes a subject may still carry, as git am drops them. */
+static const char *const reply_prefixes[] = {"re:", "fwd:", "fw:", "aw:"};
+
+/* The patch's subject without "Re:" or "[PATCH 6.1 2/3]" in front. */
+static void subject_strip(struct strbuf *sb)
+{
+	size_t i = 0, k;
+
+	for (;;) {
+		while (i < sb->len && sb->buf[i] == ' ')
+			i++;
+		for (k = 0;
+		     k < sizeof(reply_prefixes) / sizeof(*reply_prefixes);
+		     k++) {
+			size_t l = strlen(reply_prefixes[k]);
+			if (sb->len - i >= l &&
+			    !strncasecmp(sb->buf + i, reply_prefixes[k], l))
+				break;
+		}
+		if (k < sizeof(reply_prefixes) / sizeof(*reply_prefixes)) {
+			i += strlen(reply_prefixes[k]);
+			continue;
+		}
+		const char *rb = i < sb->len && sb->buf[i] == '['
+					 ? memchr(sb->buf + i, ']', sb->len - i)
+					 : NULL;
+		/* a subject that is nothing but brackets keeps them */
+		if (!rb || (size_t)(rb - sb->buf) + 1 >= sb->len)
+			break;
+		i = (size_t)(rb - sb->buf) + 1;
+	}
+	memmove(sb->buf, sb->buf + i, sb->len - i);
+	strbuf_setlen(sb, sb->len - i);
+}
+
+/* "linux-6.1.y" as stable maintainers say it: "6.1-stable". Caller frees. */
+static char *stable_name(const char *branch)
+{
+	size_t n = branch ? strlen(branch) : 0;
+
+	if (n > 8 && !strncmp(branch, "linux-", 6) &&
+	    !strcmp(branch + n - 2, ".y"))
+		return xstrfmt("%.*s-stable", (int)(n - 8), branch + 6);
+	return xstrdup(n ? branch : "stable");
+}
+
+/* A notice as one entry of mail.chain, its text made valid UTF-8. */
+static json_t *notice_json(const struct notice *n)
+{
+	static const char *const keys[] = {"what", "why", "log", "revert"};
+	const char *vals[] = {n->what, n->why, n->log_excerpt, n->revert_patch};
+	json_t *o = json_pack("{s:s, s:I}", "kind", n->kind, "event_id",
+			      (json_int_t)n->event_id);
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(*keys); i++) {
+		struct strbuf sb = STRBUF_INIT;
+		if (!vals[i] || !*vals[i])
+			continue;
+		text_clean(&sb, vals[i], strlen(vals[i]), 0);
+		json_object_set_new(o, keys[i], json_stringn(sb.buf, sb.len));
+		strbuf_release(&sb);
+	}
+	return o;
+}
+
+static const char *item_str(const json_t *it, const char *key)
+{
+	return json_string_value(json_object_get(it, key));
+}
+
+/* One event of the chain: what happened, why, the log, the revert. */
+static void body_event(struct strbuf *b, const json_t *it)
+{
+	const struct kind *k = kind_find(item_str(it, "kind"));
+	const char *what = item_str(it, "what"), *why = item_str(it, "why");
+	const char *log = item_str(it, "log"), *rev = item_str(it, "revert");
+
+	if (what)
+		strbuf_addf(b, "%s\n", what);
+	else
+		strbuf_addf(b, "Your patch was %s.\n", k ? k->done : "");
+	if (why) {
+		strbuf_addstr(b, "\nWhy:\n\n");
+		strbuf_addstr(b, why);
+		if (b->buf[b->len - 1] != '\n')
+			strbuf_addch(b, '\n');
+	}
+	if (log) {
+		strbuf_addstr(b, "\nLog of the failing test:\n\n");
+		body_log(b, log);
+	}
+	if (rev) {
+		size_t len = strlen(rev);
+		if (len > REVERT_MAX_OCTETS) {
+			strbuf_addf(b,
+				    "\nThe revert (%zu bytes) is too large to "
+				    "quote here; it goes out with the next "
+				    "release.\n",
+				    len);
+		} else {
+			strbuf_addstr(b,
+				      "\nThe revert, which goes out with the "
+				      "next release:\n\n");
+			strbuf_add(b, rev, len);
+			if (rev[len - 1] != '\n')
+				strbuf_addch(b, '\n');
+		}
+	}
+}
+
+static void compose_body(struct strbuf *b, const struct config *cfg,
+			 long long patch_id, const json_t *chain,
+			 const json_t *p, const char *author,
+			 const char *subject, const char *status)
+{
+	char host[256] = "localhost";
+	size_t n = json_array_size(chain);
+
+	if (gethostname(host, sizeof(host) - 1) < 0)
+		strcpy(host, "localhost");
+	host[sizeof(host) - 1] = '\0';
+
+	if (author && *author)
+		strbuf_addf(b, "Hello %s,\n\n", author);
+	else
+		strbuf_addstr(b, "Hello,\n\n");
+	strbuf_addf(b,
+		    "This is a note to let you know that the patch titled\n\n"
+		    "    %s\n\n%s.\n\n",
+		    subject, status);
+	const char *msgid = row_str(p, "message_id");
+	const char *upstream = row_str(p, "upstream");
+	if (msgid_ok(msgid))
+		strbuf_addf(b, "  Message-ID: <%s>\n", msgid);
+	if (upstream && *upstream)
+		strbuf_addf(b, "  upstream commit %s\n", upstream);
+	strbuf_addf(b, "  stableq patch %lld, branch %s\n", patch_id,
+		    cfg->branch ? cfg->branch : "");
+	for (size_t i = 0; i < n; i++) {
+		const json_t *it = json_array_get(chain, i);
+		if (n > 1)
+			strbuf_addf(b, "\n== %zu of %zu: %s ==\n", i + 1, n,
+				    item_str(it, "kind"));
+		strbuf_addch(b, '\n');
+		body_event(b, it);
+	}
+	/* the instance: host and branch (paths stay private) */
+	strbuf_addf(b,
+		    "\n-- \nstableq on %s for %s, the revert-first stable "
+		    "queue.\nThis mail is automatic: patch %lld",
+		    host, cfg->branch ? cfg->branch : "", patch_id);
+	for (size_t i = 0; i < n; i++) {
+		json_int_t ev = json_integer_value(
+			json_object_get(json_array_get(chain, i), "event_id"));
+		if (ev > 0)
+			strbuf_addf(b, ", event %lld", (long long)ev);
+	}
+	strbuf_addf(b, ", %s\n",
+		    item_str(json_array_get(chain, n - 1), "kind"));
+}
+
+/*
+ * The chain this mail reports: an amendable mail's (whose id and
+ * Message-ID come back in *amend and *msgid) plus n, or n alone.
+ */
+static json_t *chain_of(sqlite3 *db, const struct notice *n, long long *amend,
+			char **msgid)
+{
+	json_t *row = db_row_json(db,
+				  "SELECT id, message_id, chain FROM mail"
+				  " WHERE patch_id = ? AND " AMENDABLE
+				  " AND chain IS NOT NULL ORDER BY id DESC"
+				  " LIMIT 1",
+				  "i", n->patch_id);
+	json_t *chain = NULL;
+
+	*amend = 0;
+	*msgid = NULL;
+	if (row)
+		chain = json_loads(row_str(row, "chain"), 0, NULL);
+	if (json_is_array(chain)) {
+		*amend = json_integer_value(json_object_get(row, "id"));
+		*msgid = xstrdup(row_str(row, "message_id"));
+	} else {
+		json_decref(chain);
+		chain = json_array();
+	}
+	json_decref(row);
+	err_clear();
+	json_array_append_new(chain, notice_json(n));
+	return chain;
+}
+
+long long outbox_add(sqlite3 *db, const struct config *cfg,
+		     const struct notice *n)
+{
+	json_t *p = NULL, *chain = NULL;
+	struct mailboxes to = {0}, cc = {0}, all = {0};
+	struct strbuf msg = STRBUF_INIT, body = STRBUF_INIT;
+	struct strbuf psubj = STRBUF_INIT;
+	char *from_name = NULL, *from_addr = NULL, *msgid = NULL;
+	char *subject = NULL, *invalid = NULL, *rcpt_json = NULL;
+	char *status = NULL, *chain_json = NULL, *stable = NULL;
+	const struct kind *k = kind_find(n ? n->kind : NULL);
+	const char *why, *domain;
+	json_t *arr = NULL;
+	time_t now = time(NULL);
+	long long id = 0, amend = 0;
+	int ret;
+
+	if (!k)
+		return err_set(ERR_INVALID, "mail: unknown kind '%s'",
+			       n && n->kind ? n->kind : "(null)");
+	if (!(p = patch_load(db, n->patch_id)))
+		return err_last() < 0 ? err_last() : ERR_IO;
+	const char *author_name = row_str(p, "author_name");
+	const char *author_email = row_str(p, "author_email");
+	const char *pmsgid = row_str(p, "message_id");
+	const char *pirt = row_str(p, "in_reply_to");
+
+	invalid = parse_from(cfg->mail_from, &from_name, &from_addr);
+	domain = invalid ? "localhost" : strrchr(from_addr, '@') + 1;
+
+	why = addr_problem(author_email);
+	if (why && !invalid) {
+		char *a = addr_shown(author_email);
+		invalid = xstrfmt("author address '%s': %s", a, why);
+		free(a);
+	}
+	if (!why) {
+		mailboxes_add_unique(&to, author_name, author_email);
+		/* the author may recur in the chain, in another case too */
+		mailboxes_add_unique(&all, NULL, author_email);
+	}
+	if ((ret = add_signoffs(db, n->patch_id, &cc)) < 0)
+		goto out;
+	add_mail_cc(&cc, cfg->mail_cc, n->patch_id);
+	{
+		struct mailboxes kept = {0};
+		for (size_t i = 0; i < cc.n; i++)
+			if (!mailboxes_find(&all, cc.v[i].addr)) {
+				mailboxes_add_unique(&all, NULL, cc.v[i].addr);
+				mailboxes_add_unique(&kept, cc.v[i].name,
+						     cc.v[i].addr);
+			}
+		mailboxes_release(&cc);
+		cc = kept;
+	}
+
+	/* the mail not yet sent about this patch, if any, grows by n */
+	chain = chain_of(db, n, &amend, &msgid);
+
+	/* Subject: Patch "x" has been dropped from the 6.1-stable queue */
+	{
+		const char *s = row_str(p, "subject");
+		text_clean(&psubj, s ? s : "", s ? strlen(s) : 0, 1);
+		subject_strip(&psubj);
+		utf8_truncate(&psubj, SUBJECT_MAX_OCTETS);
+		strbuf_rtrim(&psubj);
+		stable = stable_name(cfg->branch);
+		status = xstrfmt("%s %s %s", k->verb, stable, k->place);
+		subject = xstrfmt("Patch \"%s\" %s", psubj.buf, status);
+	}
+	if (!msgid)
+		msgid = xstrfmt("stableq.%lld.%016llx@%s", (long long)now,
+				random64(), domain);
+
+	if (!addr_problem(from_addr)) {
+		char *fname = clean_header_text(from_name, NAME_MAX_OCTETS);
+		struct mailbox f = {*fname ? fname : NULL, from_addr};
+		hdr_mailboxes(&msg, "From", &f, 1);
+		free(fname);
+	}
+	hdr_mailboxes(&msg, "To", to.v, to.n);
+	hdr_mailboxes(&msg, "Cc", cc.v, cc.n);
+	hdr_simple(&msg, "Subject", subject);
+	strbuf_addstr(&msg, "Date: ");
+	rfc5322_date(&msg, now);
+	strbuf_addstr(&msg, "\r\n");
+	strbuf_addf(&msg, "Message-ID: <%s>\r\n", msgid);
+	if (msgid_ok(pmsgid)) {
+		struct hdr h;
+		char *ref;
+		strbuf_addf(&msg, "In-Reply-To: <%s>\r\n", pmsgid);
+		hdr_start(&h, &msg, "References");
+		if (msgid_ok(pirt) && strcmp(pirt, pmsgid)) {
+			ref = xstrfmt("<%s>", pirt);
+			hdr_tok(&h, ref, strlen(ref));
+			free(ref);
+		}
+		ref = xstrfmt("<%s>", pmsgid);
+		hdr_tok(&h, ref, strlen(ref));
+		free(ref);
+		hdr_end(&h);
+	}
+	strbuf_addstr(&msg, "MIME-Version: 1.0\r\n"
+			    "Content-Type: text/plain; charset=UTF-8\r\n"
+			    "Content-Transfer-Encoding: 8bit\r\n"
+			    "Auto-Submitted: auto-generated\r\n");
+	strbuf_addf(&msg, "X-Stableq-Patch: %lld\r\nX-Stableq-Kind: %s\r\n",
+		    n->patch_id, k->name);
+	if (n->event_id > 0)
+		strbuf_addf(&msg, "X-Stableq-Event: %lld\r\n", n->event_id);
+	strbuf_addstr(&msg, "\r\n");
+
+	{
+		char *aname = clean_header_text(author_name, NAME_MAX_OCTETS);
+		compose_body(&body, cfg, n->patch_id, chain, p, aname,
+			     psubj.buf, status);
+		free(aname);
+	}
+	body_wire(&msg, body.buf, body.len);
+
+	arr = json_array();
+	for (size_t i = 0; !invalid && i < to.n; i++)
+		json_array_append_new(arr, json_string(to.v[i].addr));
+	for (size_t i = 0; !invalid && i < cc.n; i++)
+		json_array_append_new(arr, json_string(cc.v[i].addr));
+	rcpt_json = json_dumps(arr, JSON_COMPACT);
+	chain_json = json_dumps(chain, JSON_COMPACT);
+
+	if (amend)
+		ret = db_exec(
+			db,
+			"UPDATE mail SET event_id = COALESCE(NULLIF(?, 0),"
+			" event_id), kind = ?, mail_from = ?, rcpt_to = ?,"
+			" headers_and_body = ?, chain = ?, state = ?,"
+			" last_error = ? WHERE id = ?",
+			"ittttttti", n->event_id, k->name, from_addr, rcpt_json,
+			msg.buf, chain_json, invalid ? "invalid" : "queued",
+			invalid, amend);
+	else
+		ret = db_exec(db,
+			      "INSERT INTO mail (patch_id, event_id, kind,"
+			      " message_id, mail_from, rcpt_to,"
+			      " headers_and_body, state, next_attempt_at,"
+			      " last_error, chain) VALUES (?, NULLIF(?, 0), ?,"
+			      " ?, ?, ?, ?, ?, ?, ?, ?)",
+			      "iittttttitt", n->patch_id, n->event_id, k->name,
+			      msgid, from_addr, rcpt_json, msg.buf,
+			      invalid ? "invalid" : "queued", (long long)now,
+			      invalid, chain_json);
+	if (ret < 0) {
+		err_prefix(ret, "patch %lld: mail", n->patch_id);
+		goto out;
+	}
+	id = amend ? amend : db_last_id(db);
+	if (amend) {
+		long long ev =
+			event_add(db, "outbox", "mail", id, "amended",
+				  "patch %lld: now %zu events, the last"
+				  " %s",
+				  n->patch_id, json_array_size(chain), k->name);
+		if (ev < 0) {
+			ret = (int)ev;
+			goto out;
+		}
+	}
+	if (invalid) {
+		log_warnx("patch %lld: mail %lld not sent: %s", n->patch_id, id,
+			  invalid);
+		long long ev =
+			event_add(db, "outbox", "mail", id, "invalid",
+				  "patch %lld: %s", n->patch_id, invalid);
+		if (ev < 0) {
+			ret = (int)ev;
+			goto out;
+		}
+	}
+	ret = 0;
+out:
+	json_decref(p);
+	json_decref(chain);
+	mailboxes_release(&to);
+	mailboxes_release(&cc);
+	mailboxes_release(&all);
+	strbuf_release(&msg);
+	strbuf_release(&body);
+	strbuf_release(&psubj);
+	free(from_name);
+	free(from_addr);
+	free(msgid);
+	free(subject);
+	free(status);
+	free(stable);
+	free(invalid);
+	free(rcpt_json);
+	free(chain_json);
+	json_decref(arr);
+	return ret < 0 ? ret : id;
+}
