@@ -12,15 +12,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define IMAGE_MAX (512u << 20)
 
 /* ---- YAML ---- */
 
+/* A key YAML reads back as the same string: no number, bool or null. */
 static int plain_key(const char *k)
 {
-	if (!*k)
+	static const char *const special[] = { "y", "n", "yes", "no", "on",
+					       "off", "true", "false", "null" };
+
+	if (!isalpha((unsigned char)*k) && *k != '_')
 		return 0;
+	for (size_t i = 0; i < sizeof(special) / sizeof(special[0]); i++)
+		if (!strcasecmp(k, special[i]))
+			return 0;
 	for (const char *c = k; *c; c++)
 		if (!isalnum((unsigned char)*c) && *c != '_' && *c != '-' &&
 		    *c != '.')

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """86-kcidb.t: `stableq kcidb` and GET /api/v1/kcidb against the KCIDB v4 schema.
 
 Real parts: a git tree made here, patches imported by the CLI, candidate
