@@ -77,6 +77,10 @@ void api_get_revert(struct api_request *, struct api_response *, json_t *);
 void api_get_revert_patch(struct api_request *, struct api_response *,
 			  json_t *);
 
+void api_get_kcidb(struct api_request *, struct api_response *, json_t *);
+void api_get_patch_diff(struct api_request *, struct api_response *,
+			json_t *);
+
 void api_get_mail(struct api_request *, struct api_response *, json_t *);
 void api_get_events(struct api_request *, struct api_response *, json_t *);
 void api_get_health(struct api_request *, struct api_response *, json_t *);

@@ -28,6 +28,8 @@ int cmd_override(struct app *app, int argc, char **argv);
 int cmd_release(struct app *app, int argc, char **argv);
 int cmd_mail(struct app *app, int argc, char **argv);
 int cmd_token(struct app *app, int argc, char **argv);
+int cmd_kcidb(struct app *app, int argc, char **argv);
+int cmd_lava_job(struct app *app, int argc, char **argv);
 int cmd_serve(struct app *app, int argc, char **argv);
 int cmd_config(struct app *app, int argc, char **argv);
 

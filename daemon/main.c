@@ -26,6 +26,8 @@ const struct command commands[] = {
 	{ "release", cmd_release, 1, "release [--force]" },
 	{ "mail", cmd_mail, 1, "mail list|show|send" },
 	{ "token", cmd_token, 1, "token add|list|remove NAME" },
+	{ "kcidb", cmd_kcidb, 1, "kcidb [--since TIME]       (results in KernelCI's KCIDB v4 JSON)" },
+	{ "lava-job", cmd_lava_job, 1, "lava-job CANDIDATE [--out DIR] [--url URL]   (a LAVA job: qemu, kernel, initramfs, tests)" },
 	{ "serve", cmd_serve, 0, "serve [-d] [-n] [-v]" },
 	{ "config", cmd_config, 0, "config            (print the settings in force)" },
 	{ NULL, NULL, 0, NULL },

@@ -7,6 +7,7 @@
 #include "http.h"
 #include "intake.h"
 #include "jobs.h"
+#include "icecc.h"
 #include "log.h"
 #include "spawn.h"
 #include "strbuf.h"
@@ -243,6 +244,29 @@ static int reload(struct app *app, struct http_server **http)
 	return 0;
 }
 
+/* `serve -n`: the file parsed (main.c did that); a configured farm answers. */
+static int check_config(struct app *app)
+{
+	if (icecc_enabled(app->cfg.icecc)) {
+		struct icecc_farm farm;
+		char *addr = icecc_scheduler(app->cfg.icecc);
+		int ret = icecc_farm_query(addr, 3000, &farm);
+
+		if (ret < 0) {
+			fprintf(stderr, "stableq: %s\n", err_msg());
+			free(addr);
+			return 1;
+		}
+		printf("icecc: the scheduler %s answers: %d compile servers, "
+		       "%d job slots\n",
+		       addr, farm.hosts, farm.slots);
+		free(addr);
+	}
+	printf("configuration OK%s%s\n", app->cfg.path ? ": " : "",
+	       app->cfg.path ? app->cfg.path : " (defaults)");
+	return 0;
+}
+
 int cmd_serve(struct app *app, int argc, char **argv)
 {
 	int foreground = 0, check_only = 0;
@@ -263,11 +287,8 @@ int cmd_serve(struct app *app, int argc, char **argv)
 			return 2;
 		}
 	}
-	if (check_only) {
-		printf("configuration OK%s%s\n", app->cfg.path ? ": " : "",
-		       app->cfg.path ? app->cfg.path : " (defaults)");
-		return 0;
-	}
+	if (check_only)
+		return check_config(app);
 	if (!foreground && daemon(1, 0) < 0) {
 		perror("stableq serve: daemon");
 		return 1;

@@ -1,6 +1,7 @@
 /* kbuild.c: candidate kernel builds: fragments -> checked .config -> make. */
 #include "kbuild.h"
 #include "err.h"
+#include "icecc.h"
 #include "spawn.h"
 #include "strbuf.h"
 
@@ -65,6 +66,8 @@ static const struct hint {
 	{"libcrypto", "libssl-dev"},
 	{"cpio: not found", "cpio"},
 	{"xz: not found", "xz-utils"},
+	{"icecc: not found", "icecc"},
+	{"icecc: No such file", "icecc"},
 };
 
 void kbuild_result_release(struct kbuild_result *r)
@@ -651,6 +654,22 @@ out:
 	return ret;
 }
 
+/* make -j from the farm's slots; the log says where the number came from. */
+static long farm_jobs(const char *log_path, const char *icecc, int cores)
+{
+	char *why = NULL;
+	int n = icecc_make_jobs(icecc, cores, &why);
+	int fd = open(log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+
+	if (fd >= 0) {
+		dprintf(fd, "stableq: icecc farm (%s): make -j%d%s%s\n", icecc,
+			n, why ? ": " : "", why ? why : "");
+		close(fd);
+	}
+	free(why);
+	return n;
+}
+
 int kbuild_run(const struct kbuild_opts *o, struct kbuild_result *r)
 {
 	char *src = NULL, *build = NULL, *cfgdir = NULL, *ccdir = NULL;
@@ -680,6 +699,13 @@ int kbuild_run(const struct kbuild_opts *o, struct kbuild_result *r)
 	}
 	if ((ret = check_tools(!o->no_ccache)) < 0)
 		goto out;
+	if (icecc_enabled(o->icecc) && !in_path("icecc")) {
+		ret = err_set(ERR_NOTFOUND,
+			      "kernel build: icecc not found (the config sets "
+			      "icecc = %s): install the Debian package icecc",
+			      o->icecc);
+		goto out;
+	}
 	if ((ret = mkdir_p(o->build_dir)) < 0)
 		goto out;
 	src = realpath(o->src_dir, NULL);
@@ -727,12 +753,17 @@ int kbuild_run(const struct kbuild_opts *o, struct kbuild_result *r)
 	env[n++] = env_base;
 	env[n++] = "CCACHE_NOHASHDIR=true";
 	env[n++] = "CCACHE_MAXSIZE=5G";
+	/* on a farm, ccache hands its misses to icecc */
+	if (icecc_enabled(o->icecc))
+		env[n++] = "CCACHE_PREFIX=icecc";
 	for (size_t i = 0; i < sizeof(repro_env) / sizeof(repro_env[0]); i++)
 		env[n++] = repro_env[i];
 	env[n] = NULL;
 	c.env = env;
 	c.deadline = t0 + (o->timeout_s > 0 ? o->timeout_s : 3600);
-	c.cc = xstrdup(o->no_ccache ? "CC=gcc" : "CC=ccache gcc");
+	c.cc = xstrdup(o->no_ccache ? (icecc_enabled(o->icecc) ? "CC=icecc gcc"
+							      : "CC=gcc")
+				    : "CC=ccache gcc");
 	odir = xstrfmt("O=%s", build);
 
 	ret = configure(&c, build, odir);
@@ -742,6 +773,8 @@ int kbuild_run(const struct kbuild_opts *o, struct kbuild_result *r)
 		goto failed;
 
 	long nj = o->jobs > 0 ? o->jobs : sysconf(_SC_NPROCESSORS_ONLN);
+	if (o->jobs <= 0 && icecc_enabled(o->icecc))
+		nj = farm_jobs(r->log_path, o->icecc, (int)nj);
 	jobs = xstrfmt("-j%ld", nj > 0 ? nj : 1);
 	{
 		const char *a[] = {"make",    odir,	 jobs, c.cc,

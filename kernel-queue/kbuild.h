@@ -28,6 +28,10 @@ struct kbuild_opts {
 	int timeout_s;          /* the whole build; 0: 3600 */
 	const char *log_path;   /* appended; NULL: BUILD_DIR/stableq-build.log */
 	int no_ccache;          /* build with plain gcc */
+	const char *icecc;      /* NULL or "": local; "on" or the scheduler's
+				 * address: compile on the icecream farm
+				 * (CCACHE_PREFIX=icecc, make -j from the
+				 * farm's slots unless jobs is set; icecc.h) */
 };
 
 /* Owned by the result: kbuild_result_release() frees it. */

@@ -16,6 +16,7 @@ struct config {
 	char *tree_dir;         /* the git repository of the stable tree */
 	char *build_dir;        /* O= of kernel builds */
 	char *ccache_dir;
+	char *icecc;            /* "": local builds; "on" or HOST[:PORT]: icecream farm */
 	char *queue_dir;        /* the quilt directory stableq processes */
 	char *queue_seed;       /* copied into a missing queue_dir at start */
 	char *kernel_config_dir;
@@ -29,6 +30,7 @@ struct config {
 	char *mail_cc;          /* comma-separated */
 	char *read_access;      /* loopback | open | token */
 	char *web_root;         /* optional: serve web/ from disk */
+	char *public_url;       /* links in KCIDB and LAVA exports; "": http://LISTEN */
 	int make_jobs;
 	int build_timeout;      /* seconds */
 	int boot_timeout;       /* seconds */
