@@ -39,7 +39,7 @@ const struct command commands[] = {
  */
 static void on_stop(int sig)
 {
-	spawn_kill_all();
+	spawn_kill_all(2000); /* the daemon waits 3 s before its SIGKILL */
 	signal(sig, SIG_DFL);
 	raise(sig);
 }

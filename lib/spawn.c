@@ -44,9 +44,24 @@ static void live_remove(pid_t pid)
 			live[i] = 0;
 }
 
-void spawn_kill_all(void)
+void spawn_kill_all(int grace_ms)
 {
-	for (size_t i = 0; i < sizeof(live) / sizeof(live[0]); i++)
+	const size_t n = sizeof(live) / sizeof(live[0]);
+	struct timespec tick = { 0, 20 * 1000 * 1000 };
+	int left = 1;
+
+	/* SIGTERM first: make deletes the target it was writing */
+	for (size_t i = 0; i < n; i++)
+		if (live[i] > 0)
+			kill(-live[i], SIGTERM);
+	for (int waited = 0; left && waited < grace_ms; waited += 20) {
+		nanosleep(&tick, NULL);
+		left = 0;
+		for (size_t i = 0; i < n; i++)
+			if (live[i] > 0 && kill(-live[i], 0) == 0)
+				left = 1;
+	}
+	for (size_t i = 0; i < n; i++)
 		if (live[i] > 0)
 			kill(-live[i], SIGKILL);
 }

@@ -48,11 +48,12 @@ int spawn_poll(struct spawn *s, int block);
 /* spawn_start() + spawn_poll(block). 0 when the child ran (look at status). */
 int spawn_run(struct spawn *s);
 /*
- * SIGKILL to the process group of every child this process still runs
- * (async-signal-safe): a command stopped by a signal ends make's and
- * QEMU's trees with it instead of leaving them to run on.
+ * Ends the process group of every child this process still runs: SIGTERM,
+ * up to grace_ms for them to go (make removes the file it was writing),
+ * then SIGKILL (async-signal-safe). A command stopped by a signal ends
+ * make's and QEMU's trees with it instead of leaving them to run on.
  */
-void spawn_kill_all(void);
+void spawn_kill_all(int grace_ms);
 /* Kills the child's process group (SIGTERM, then SIGKILL after grace_ms). */
 void spawn_kill(struct spawn *s, int grace_ms);
 void spawn_release(struct spawn *s);

@@ -102,7 +102,7 @@ sed -i "s|^build_dir = .*|build_dir = $TOP/var/build|" "$T/api.conf"
 start_daemon
 ok $? "the daemon starts again"
 state=
-for _ in $(seq 1200); do
+for _ in $(seq 2400); do
 	state=$(db api "SELECT state FROM reverts WHERE id = $rid")
 	[ "$state" = confirmed ] && break
 	[ -n "$(db api "SELECT 1 FROM events WHERE subject_kind = 'revert' AND subject_id = $rid AND kind = 'unconfirmed'")" ] && break
