@@ -430,6 +430,11 @@ int api_cacheable(const struct api_request *req)
 	return req->route && req->route->cache;
 }
 
+int api_takes_body(const struct api_request *req)
+{
+	return req->route && req->route->body != BODY_NONE;
+}
+
 int api_begin(struct api_request *req, struct api_response *res)
 {
 	const char *method = req->method;

@@ -54,6 +54,8 @@ static void add_headers(struct req_ctx *c, struct MHD_Response *r, int vary)
 	if (res->www_authenticate)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
 					"Bearer realm=\"stableq\"");
+	if (c->close)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
 	if (vary)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_VARY,
 					MHD_HTTP_HEADER_ACCEPT_ENCODING);

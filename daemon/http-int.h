@@ -69,6 +69,8 @@ struct req_ctx {
 	const char *names[32], *values[32];
 	int api;           /* under /api/v1 */
 	int too_big;       /* the body went over max_patch_bytes */
+	long long length;  /* Content-Length, -1 if none */
+	int close;         /* answered before the body: Connection: close */
 	int answered;      /* res holds the answer */
 	int sent;          /* the answer was handed to libmicrohttpd */
 	int headers_done;  /* on_headers() ran */

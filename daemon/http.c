@@ -97,21 +97,66 @@ static void begin_request(struct req_ctx *c, const char *url,
 	req->app.actor = "http";
 }
 
-/* The declared body length, -1 if none or unparsable. */
-static long long content_length(struct MHD_Connection *conn)
+/* What check_framing() gathers from the headers. */
+struct framing {
+	const char *length; /* the first Content-Length */
+	int lengths_differ; /* another Content-Length says otherwise */
+	int chunked;        /* a Transfer-Encoding header */
+};
+
+static enum MHD_Result framing_header(void *cls, enum MHD_ValueKind kind,
+				      const char *key, const char *value)
 {
-	const char *v = MHD_lookup_connection_value(
-		conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	struct framing *f = cls;
+
+	if (!strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH)) {
+		if (!f->length)
+			f->length = value ? value : "";
+		else if (strcmp(f->length, value ? value : ""))
+			f->lengths_differ = 1;
+	} else if (!strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING)) {
+		f->chunked = 1;
+	}
+	return MHD_YES;
+}
+
+/*
+ * How the body is framed, from the headers alone: 0 with *has_body set,
+ * or -1 with a 400 in c->res when the framing is ambiguous (two different
+ * Content-Length headers, or one with Transfer-Encoding): a proxy in
+ * front may read the body otherwise than libmicrohttpd does, so such a
+ * request is refused and its connection closed (RFC 9112 6.3).
+ */
+static int check_framing(struct req_ctx *c, int *has_body)
+{
+	struct framing f = { 0 };
 	char *end;
 	long long n;
 
-	if (!v)
+	MHD_get_connection_values(c->conn, MHD_HEADER_KIND, framing_header, &f);
+	*has_body = f.chunked;
+	if (f.lengths_differ || (f.length && f.chunked)) {
+		api_error(&c->res, 400, "bad-request", "%s",
+			  f.chunked ? "Content-Length and Transfer-Encoding"
+				      " together: the body's length is"
+				      " ambiguous"
+				    : "two different Content-Length headers:"
+				      " the body's length is ambiguous");
 		return -1;
-	errno = 0;
-	n = strtoll(v, &end, 10);
-	if (errno || end == v || *end || n < 0)
-		return -1;
-	return n;
+	}
+	if (f.length) {
+		errno = 0;
+		n = strtoll(f.length, &end, 10);
+		if (errno || end == f.length || *end || n < 0) {
+			api_error(&c->res, 400, "bad-request",
+				  "Content-Length '%.40s' is not a length",
+				  f.length);
+			return -1;
+		}
+		*has_body = n > 0;
+		c->length = n;
+	}
+	return 0;
 }
 
 static void too_big(struct http_server *s, struct api_response *res)
@@ -122,9 +167,22 @@ static void too_big(struct http_server *s, struct api_response *res)
 		  s->max_body);
 }
 
-/* First call of a request: its headers are in. */
+/* 400 for a body sent where none is taken. */
+static void no_body(struct req_ctx *c, const char *method, const char *url)
+{
+	api_error(&c->res, 400, "bad-request",
+		  "%s %.200s takes no body (a Content-Length over 0 or"
+		  " Transfer-Encoding was sent)",
+		  method, url);
+}
+
+/*
+ * The request's headers are in: route, credentials and the body's kind
+ * and length are decided now, so that a refused body is never read.
+ * Reads without a body are answered here too (on the final call).
+ */
 static enum MHD_Result on_headers(struct req_ctx *c, const char *url,
-				  const char *method)
+				  const char *method, int has_body)
 {
 	struct http_server *s = c->srv;
 	struct conn *db;
@@ -140,6 +198,8 @@ static enum MHD_Result on_headers(struct req_ctx *c, const char *url,
 				  "%s %s: only GET and HEAD are served here",
 				  method, url);
 			strcpy(c->res.allow, "GET, HEAD");
+		} else if (has_body) {
+			no_body(c, method, url);
 		} else {
 			struct MHD_Response *kept = http_static_file(s, c, url);
 			if (kept)
@@ -161,6 +221,10 @@ static enum MHD_Result on_headers(struct req_ctx *c, const char *url,
 	}
 	c->req.app.db = db->db;
 	r = api_begin(&c->req, &c->res);
+	if (!r && has_body && !api_takes_body(&c->req)) {
+		no_body(c, method, url);
+		r = 1;
+	}
 	if (!r && !c->req.is_write) {
 		/* Reads are answered now, on this thread. */
 		struct MHD_Response *kept = http_run_read(s, db, c);
@@ -176,7 +240,7 @@ static enum MHD_Result on_headers(struct req_ctx *c, const char *url,
 	http_pool_put(s, db);
 	if (r)
 		return http_send_answer(c);
-	if (content_length(c->conn) > (long long)s->max_body) {
+	if (c->length > (long long)s->max_body) {
 		too_big(s, &c->res);
 		return http_send_answer(c);
 	}
@@ -193,23 +257,34 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 	struct req_ctx *c = *con_cls;
 
 	if (!c) {
+		int has_body = 0;
 		c = xcalloc(1, sizeof(*c));
 		c->srv = s;
 		c->conn = conn;
+		c->length = -1;
 		strbuf_init(&c->body, 0);
 		api_response_init(&c->res);
 		*con_cls = c;
+		c->req.method = method;
+		c->req.path = url;
+		if (check_framing(c, &has_body) < 0) {
+			c->headers_done = c->close = 1;
+			return http_send_answer(c);
+		}
 		/*
 		 * An answer queued before the request is all in makes
-		 * libmicrohttpd close the connection afterwards: reads wait
-		 * for the final call and keep their connection alive. Other
-		 * methods are checked now (route, credentials, declared
+		 * libmicrohttpd close the connection afterwards: reads
+		 * without a body wait for the final call and keep their
+		 * connection alive. Everything else is checked now (route,
+		 * credentials, whether the route takes a body, the declared
 		 * length) so that a refused body is never read.
 		 */
-		if (!strcmp(method, "GET") || !strcmp(method, "HEAD"))
+		if (!has_body &&
+		    (!strcmp(method, "GET") || !strcmp(method, "HEAD")))
 			return MHD_YES;
 		c->headers_done = 1;
-		return on_headers(c, url, method);
+		c->close = has_body;
+		return on_headers(c, url, method, has_body);
 	}
 	if (*upload_size) {
 		if (!c->too_big && c->body.len + *upload_size > s->max_body) {
@@ -224,14 +299,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 	}
 	if (c->sent)
 		return MHD_NO; /* the daemon is stopping: it dropped the answer */
+	c->close = 0; /* the body is all in */
 	if (!c->headers_done) {
 		c->headers_done = 1;
-		if (c->too_big) {
-			/* a GET with a body over the limit */
-			too_big(s, &c->res);
-			return http_send_answer(c);
-		}
-		return on_headers(c, url, method);
+		return on_headers(c, url, method, 0);
 	}
 	if (c->answered)
 		return http_send_answer(c); /* the writer is done */

@@ -17,6 +17,7 @@
 #include <strings.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -306,6 +307,121 @@ static void header_of(const struct answer *a, const char *name, char *out, size_
 		}
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * Sends raw request bytes (a printf format) and reads to the end; how
+ * long the answer took in *secs. The answer's body holds everything after
+ * the first head, so a second answer on the connection shows there.
+ */
+__attribute__((format(printf, 3, 4)))
+static int exchange_f(struct answer *a, double *secs, const char *fmt, ...)
+{
+	struct strbuf r = STRBUF_INIT;
+	double t0 = now_s();
+	va_list ap;
+	int ret;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(&r, fmt, ap);
+	va_end(ap);
+	ret = exchange(r.buf, r.len, a);
+	if (secs)
+		*secs = now_s() - t0;
+	strbuf_release(&r);
+	return ret;
+}
+
+/*
+ * Bodies and framing, checked on the headers (issue 11, items 1 and 8):
+ * a body on a route that takes none is refused before it is read, as are
+ * ambiguous lengths; the connection is closed after such an answer, so a
+ * request smuggled behind it is never served.
+ */
+static void test_framing(const char *auth)
+{
+	struct answer a;
+	double dt;
+
+	is_int(exchange_f(&a, &dt, "GET /api/v1/health HTTP/1.1\r\nHost: t\r\n"
+			  "Content-Length: 999999\r\n\r\n"),
+	       400, "GET with an 8 MB body announced: 400 from the headers");
+	like(a.body.buf, "takes no body", "... the route takes no body");
+	ok(dt < 1.0, "... at once, before any body (%.2f s)", dt);
+	answer_release(&a);
+	is_int(exchange_f(&a, &dt, "HEAD /api/v1/patches HTTP/1.1\r\nHost: t\r\n"
+			  "Transfer-Encoding: chunked\r\n\r\n"),
+	       400, "HEAD with a chunked body: 400 from the headers");
+	ok(dt < 1.0, "... at once (%.2f s)", dt);
+	answer_release(&a);
+	is_int(exchange_f(&a, NULL, "GET /api/v1/health HTTP/1.1\r\nHost: t\r\n"
+			  "Connection: close\r\nContent-Length: 5\r\n\r\nhello"),
+	       400, "GET with a small body: 400 as well");
+	answer_release(&a);
+	is_int(exchange_f(&a, &dt, "GET /app.js HTTP/1.1\r\nHost: t\r\n"
+			  "Content-Length: 999999\r\n\r\n"),
+	       400, "a dashboard file with a body announced: 400");
+	ok(dt < 1.0, "... at once (%.2f s)", dt);
+	answer_release(&a);
+	is_int(exchange_f(&a, &dt, "GET /api/v1/nope HTTP/1.1\r\nHost: t\r\n"
+			  "Content-Length: 999999\r\n\r\n"),
+	       404, "an unknown route with a body: 404 (routed first)");
+	ok(dt < 1.0, "... at once (%.2f s)", dt);
+	answer_release(&a);
+	is_int(exchange_f(&a, &dt, "GET /api/v1/patches/1/flag HTTP/1.1\r\nHost: t\r\n"
+			  "Content-Length: 999999\r\n\r\n"),
+	       405, "a method the route does not take, with a body: 405");
+	answer_release(&a);
+	is_int(exchange_f(&a, &dt, "POST /api/v1/patches HTTP/1.1\r\nHost: t\r\n"
+			  "Content-Type: text/plain\r\nContent-Length: 999999\r\n\r\n"),
+	       401, "a write without a token, 1 MB announced: 401 before the body");
+	ok(dt < 1.0, "... at once (%.2f s)", dt);
+	answer_release(&a);
+
+	is_int(exchange_f(&a, &dt, "POST /api/v1/patches/1/flag HTTP/1.1\r\nHost: t\r\n%s"
+			  "Content-Type: application/json\r\n"
+			  "Content-Length: 2\r\nContent-Length: 40\r\n\r\n{}"
+			  "GET /api/v1/health HTTP/1.1\r\nHost: t\r\n\r\n", auth),
+	       400, "two different Content-Length headers: 400");
+	like(a.body.buf, "Content-Length", "... saying so");
+	ok(!strstr(a.body.buf, "HTTP/1.1"), "... and the request behind it is not served");
+	like(a.head.buf, "Connection: close", "... Connection: close");
+	ok(dt < 1.0, "... the connection is closed at once (%.2f s)", dt);
+	answer_release(&a);
+	is_int(exchange_f(&a, &dt, "POST /api/v1/patches/1/flag HTTP/1.1\r\nHost: t\r\n%s"
+			  "Content-Type: application/json\r\nContent-Length: 5\r\n"
+			  "Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n"
+			  "GET /api/v1/health HTTP/1.1\r\nHost: t\r\n\r\n", auth),
+	       400, "Content-Length with chunked: 400");
+	like(a.body.buf, "Transfer-Encoding", "... saying so");
+	ok(!strstr(a.body.buf, "HTTP/1.1"), "... and the request behind it is not served");
+	ok(dt < 1.0, "... the connection is closed at once (%.2f s)", dt);
+	answer_release(&a);
+	is_int(exchange_f(&a, &dt, "GET /api/v1/health HTTP/1.1\r\nHost: t\r\n"
+			  "Content-Length: 0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"
+			  "GET /api/v1/health HTTP/1.1\r\nHost: t\r\n\r\n"),
+	       400, "a GET with Content-Length and chunked: 400");
+	ok(!strstr(a.body.buf, "HTTP/1.1"), "... and the request behind it is not served");
+	answer_release(&a);
+	is_int(exchange_f(&a, &dt, "GET /api/v1/health HTTP/1.1\r\nHost: t\r\n"
+			  "Content-Length: 0\r\nContent-Length: 0\r\n\r\n"
+			  "GET /api/v1/health HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n"),
+	       200, "the same Content-Length twice (0): served");
+	like(a.body.buf, "HTTP/1.1 200", "... and so is the next request on the connection");
+	answer_release(&a);
+	is_int(exchange_f(&a, &dt, "GET /api/v1/health HTTP/1.1\r\nHost: t\r\n\r\n"
+			  "GET /api/v1/health HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n"),
+	       200, "two GETs on one connection: the first answered");
+	like(a.body.buf, "HTTP/1.1 200", "... and the second (keep-alive holds)");
+	answer_release(&a);
+}
+
 struct worker {
 	int ok, n;
 };
@@ -505,6 +621,7 @@ int main(void)
 		answer_release(&a);
 		strbuf_release(&r);
 	}
+	test_framing(auth);
 	/* Compression: both forms the same bytes, each with Vary. */
 	is_int(gzipped_same("/api/v1/openapi.json", "gzip"), 1,
 	       "GET /openapi.json with Accept-Encoding: gzip: gzipped, the same bytes");
