@@ -312,6 +312,9 @@ try:
                        token=tok))
     bad('flag: trailing garbage', 400,
         lambda: w.post(flag, '{"reason": "a"} x', headers={'Content-Type': 'application/json'}, token=tok))
+    bad('flag: a form as application/x-www-form-urlencoded (read as JSON)', 400,
+        lambda: w.post(flag, 'reason=x', headers={'Content-Type': 'application/x-www-form-urlencoded'},
+                       token=tok), 'malformed JSON')
     bad('flag: as text/plain', 415,
         lambda: w.post(flag, '{"reason": "a"}', headers={'Content-Type': 'text/plain'}, token=tok))
     bad('flag: a JSON body over the limit', 413,
