@@ -106,6 +106,7 @@ enum MHD_Result http_queue(struct req_ctx *c, struct MHD_Response *r,
 {
 	enum MHD_Result ret = MHD_queue_response(c->conn, (unsigned)status, r);
 
+	http_limit_received(c->conn);
 	api_note_status(status);
 	c->sent = 1;
 	return ret;

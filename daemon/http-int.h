@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <sys/socket.h>
 
 #define POOL_MAX 8          /* idle connections kept */
 #define CACHE_SLOTS 64      /* answers kept per connection */
@@ -93,8 +94,17 @@ struct http_server {
 	int stopping;
 	int cache_on;
 	size_t max_body;
+	/* http-limit.c: the clients, under clients_lock */
+	pthread_mutex_t clients_lock;
+	struct client *clients;
+	unsigned nclients;
 	unsigned conns_max;      /* http_connections, for the whole server */
-	atomic_uint conns;       /* open connections */
+	unsigned per_addr_max;   /* from one address */
+	unsigned request_timeout; /* s for a request to arrive; 0: none */
+	pthread_t watch_thread;
+	pthread_cond_t watch_wake;
+	int watch_stop, watch_started, limit_inited;
+	atomic_llong refusal_logged_ms;
 	struct static_resp statics[STATIC_MAX]; /* under lock */
 	sqlite3 *watch_db;       /* kept open: the WAL index stays mapped */
 	struct db_watch *watch;  /* NULL: ask SQLite */
@@ -147,5 +157,22 @@ struct MHD_Response *http_static_file(struct http_server *s,
 enum MHD_Result http_queue_write(struct req_ctx *c);
 /* The writer thread (arg: the server). */
 void *http_writer_main(void *arg);
+
+/* http-limit.c */
+/* Starts the watch thread (and inits its lock): 0 or -1. */
+int http_limit_start(struct http_server *s);
+/* After MHD_stop_daemon: every client has gone. */
+void http_limit_stop(struct http_server *s);
+/* The accept policy: MHD_NO when addr is over a limit. */
+enum MHD_Result http_limit_accept(struct http_server *s,
+				  const struct sockaddr *addr);
+/* MHD_CONNECTION_NOTIFY_STARTED and _CLOSED: the client list. */
+void http_limit_opened(struct http_server *s, struct MHD_Connection *conn,
+		       void **socket_ctx);
+void http_limit_closed(struct http_server *s, void **socket_ctx);
+/* The request on conn is all in: its deadline no longer runs. */
+void http_limit_received(struct MHD_Connection *conn);
+/* The request on conn is done: the next one's deadline starts now. */
+void http_limit_next(struct MHD_Connection *conn);
 
 #endif

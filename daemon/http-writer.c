@@ -25,6 +25,7 @@ enum MHD_Result http_queue_write(struct req_ctx *c)
 		api_error(&c->res, 503, "unavailable", "the server is stopping");
 		return http_send_answer(c);
 	}
+	http_limit_received(c->conn);
 	MHD_suspend_connection(c->conn);
 	c->next = NULL;
 	if (s->tail)

@@ -318,6 +318,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn,
 {
 	struct req_ctx *c = *con_cls;
 
+	http_limit_next(conn);
 	if (!c)
 		return;
 	strbuf_release(&c->body);
@@ -327,34 +328,19 @@ static void on_completed(void *cls, struct MHD_Connection *conn,
 	*con_cls = NULL;
 }
 
-/*
- * libmicrohttpd splits its connection limit between the pool's threads and
- * accepts unevenly, so one thread could refuse clients while the server is
- * far below http_connections. Each thread may take them all; the limit is
- * kept here for the whole server.
- */
 static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr,
 				 socklen_t addrlen)
 {
-	struct http_server *s = cls;
-
-	if (atomic_load(&s->conns) >= s->conns_max) {
-		log_warnx("http: %u connections: refusing one more",
-			  s->conns_max);
-		return MHD_NO;
-	}
-	return MHD_YES;
+	return http_limit_accept(cls, addr);
 }
 
 static void on_connection(void *cls, struct MHD_Connection *conn,
 			  void **socket_ctx, enum MHD_ConnectionNotificationCode toe)
 {
-	struct http_server *s = cls;
-
 	if (toe == MHD_CONNECTION_NOTIFY_STARTED)
-		atomic_fetch_add(&s->conns, 1);
+		http_limit_opened(cls, conn, socket_ctx);
 	else if (toe == MHD_CONNECTION_NOTIFY_CLOSED)
-		atomic_fetch_sub(&s->conns, 1);
+		http_limit_closed(cls, socket_ctx);
 }
 
 static void mhd_log(void *cls, const char *fmt, va_list ap)
@@ -449,6 +435,10 @@ int http_start(struct app *app, struct http_server **out)
 		goto fail;
 	}
 	s->writer_started = 1;
+	if (http_limit_start(s) < 0) {
+		ret = err_set(ERR_IO, "http: cannot start the watch thread");
+		goto fail;
+	}
 
 	/* The answer cache's stamps: read off the WAL index if it can be. */
 	if (s->cache_on &&
@@ -471,6 +461,10 @@ int http_start(struct app *app, struct http_server **out)
 	if (v6)
 		flags |= MHD_USE_IPv6;
 	s->conns_max = conns;
+	s->per_addr_max = per_ip;
+	s->request_timeout = app->cfg.http_request_timeout > 0
+				     ? (unsigned)app->cfg.http_request_timeout
+				     : 0;
 	s->mhd = MHD_start_daemon(
 		flags, 0, on_accept, s, on_request, s,
 		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s, MHD_OPTION_SOCK_ADDR,
@@ -478,7 +472,6 @@ int http_start(struct app *app, struct http_server **out)
 		pool_threads(), MHD_OPTION_CONNECTION_LIMIT,
 		conns * pool_threads(), MHD_OPTION_NOTIFY_CONNECTION,
 		on_connection, s,
-		MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip,
 		MHD_OPTION_CONNECTION_TIMEOUT, timeout,
 		MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_END);
 	/*
@@ -494,8 +487,9 @@ int http_start(struct app *app, struct http_server **out)
 		goto fail;
 	}
 	log_info("http: listening on %s (%u threads, %u connections, %u per"
-		 " address, %us timeout%s)",
+		 " address, %us idle timeout, %us for a request%s)",
 		 app->cfg.listen, pool_threads(), conns, per_ip, timeout,
+		 s->request_timeout,
 		 s->cache_on ? "" : ", no answer cache");
 	*out = s;
 	return 0;
@@ -517,6 +511,7 @@ void http_stop(struct http_server *s)
 		pthread_join(s->writer, NULL);
 	if (s->mhd)
 		MHD_stop_daemon(s->mhd);
+	http_limit_stop(s); /* every client has gone with the daemon */
 	for (size_t i = 0; i < s->nidle; i++)
 		http_conn_close(s->idle[i]);
 	db_watch_close(s->watch);

@@ -9,6 +9,7 @@
 #include "token.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -422,6 +423,93 @@ static void test_framing(const char *auth)
 	answer_release(&a);
 }
 
+/* A connection from a given loopback address (127.0.0.X), -1 if refused. */
+static int connect_from(const char *ip)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET }, me = { .sin_family = AF_INET };
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	inet_pton(AF_INET, ip, &me.sin_addr);
+	sa.sin_port = htons((unsigned short)port);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(fd, (struct sockaddr *)&me, sizeof(me)) < 0 ||
+	    connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* 1 once the server has closed fd (EOF or reset), without waiting. */
+static int closed_by_server(int fd)
+{
+	char buf[512];
+	ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+
+	return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+}
+
+/*
+ * Slow clients (issue 11, item 2): eight connections from 127.0.0.2 send
+ * one header line every 0.3 s, so the idle timeout (2 s) never fires. One
+ * address holds at most three quarters of the connections, a client from
+ * another address is served while they trickle, and each is cut off when
+ * its request has not arrived within http_request_timeout (3 s). The test
+ * is bounded: it gives up on them after 6 s.
+ */
+static void test_slow_clients(void)
+{
+	enum { NSLOW = 8 };
+	int fds[NSLOW], open_at_start = 0, served = 0, all_closed = 0;
+	double t0 = now_s(), dt = 0, closed_at = -1;
+	struct answer a;
+
+	for (int i = 0; i < NSLOW; i++) {
+		fds[i] = connect_from("127.0.0.2");
+		const char *head = "GET /api/v1/health HTTP/1.1\r\nHost: t\r\n";
+		if (fds[i] >= 0 && write(fds[i], head, strlen(head)) < 0) {
+		}
+	}
+	usleep(300000);
+	for (int i = 0; i < NSLOW; i++)
+		open_at_start += fds[i] >= 0 && !closed_by_server(fds[i]);
+	ok(open_at_start <= 6, "8 slow connections from one address: %d kept (at most 6)",
+	   open_at_start);
+	ok(open_at_start >= 5, "... the rest of them are (%d)", open_at_start);
+	{
+		double t1 = now_s();
+		served = get("/api/v1/health", &a) == 200;
+		dt = now_s() - t1;
+		answer_release(&a);
+	}
+	ok(served && dt < 1.0, "a client from 127.0.0.1 is served while they trickle (%.2f s)", dt);
+	while (now_s() - t0 < 6.0 && !all_closed) {
+		all_closed = 1;
+		for (int i = 0; i < NSLOW; i++) {
+			if (fds[i] < 0)
+				continue;
+			if (closed_by_server(fds[i])) {
+				close(fds[i]);
+				fds[i] = -1;
+				continue;
+			}
+			all_closed = 0;
+			if (send(fds[i], "X-Slow: 1\r\n", 11, MSG_NOSIGNAL) < 0) {
+			}
+		}
+		if (all_closed)
+			closed_at = now_s() - t0;
+		else
+			usleep(300000);
+	}
+	ok(all_closed && closed_at >= 2.5,
+	   "... each is cut off after http_request_timeout (3 s) though it keeps sending: %.1f s",
+	   closed_at);
+	for (int i = 0; i < NSLOW; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+}
+
 struct worker {
 	int ok, n;
 };
@@ -674,6 +762,7 @@ int main(void)
 
 	/* Connection limits: 8 in all, 6 from one address (three quarters). */
 	app.cfg.http_connections = 8;
+	app.cfg.http_request_timeout = 3;
 	srv = NULL;
 	ok(http_start(&app, &srv) == 0, "http_start with http_connections = 8");
 	{
@@ -695,6 +784,7 @@ int main(void)
 		is_int(get("/api/v1/health", &a), 200, "once they are gone, requests are served");
 		answer_release(&a);
 	}
+	test_slow_clients();
 	http_stop(srv);
 
 	free(secret);
