@@ -72,7 +72,9 @@ try:
     work = os.path.join(w.dir, 'work')
     os.makedirs(work)
     with open(os.path.join(work, 'fix.patch'), 'w') as f:
-        f.write(w.mail(21, 'lib: fix line 21', '', w.diff('lib.c', 'line 21\n', 'line 21 fixed\n')))
+        # a patch with a message of some length, as a real one has
+        f.write(w.mail(21, 'lib: fix line 21', '', w.diff('lib.c', 'line 21\n', 'line 21 fixed\n'),
+                       body='Line 21 was wrong.\n\n' + 'It said the wrong thing. ' * 60))
     env = dict(os.environ, TOKEN=w.token('readme'))
 
     w.start()

@@ -4,6 +4,7 @@
 #include "db.h"
 #include "err.h"
 #include "http.h"
+#include "net.h"
 #include "strbuf.h"
 #include "tap.h"
 #include "token.h"
@@ -23,20 +24,6 @@
 #include <zlib.h>
 
 static int port;
-
-static int free_port(void)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET };
-	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM, 0), p;
-
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	bind(fd, (struct sockaddr *)&a, sizeof(a));
-	getsockname(fd, (struct sockaddr *)&a, &len);
-	p = ntohs(a.sin_port);
-	close(fd);
-	return p;
-}
 
 struct answer {
 	int status;
