@@ -98,6 +98,7 @@ struct http_server {
 	pthread_mutex_t clients_lock;
 	struct client *clients;
 	unsigned nclients;
+	unsigned ncut;           /* of them, shut down and not yet closed */
 	unsigned conns_max;      /* http_connections, for the whole server */
 	unsigned per_addr_max;   /* from one address */
 	unsigned request_timeout; /* s for a request to arrive; 0: none */

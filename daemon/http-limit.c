@@ -22,6 +22,11 @@
  *   counted across the pool. on_accept refuses what is over; two threads
  *   accepting at once may both pass it, so a connection that is over when
  *   it is counted is shut down at once: the limits hold.
+ * - When the server is full, a new client (within its address's share)
+ *   takes the place of the one whose request has been arriving the
+ *   longest, if that has taken a second or more: clients that trickle
+ *   their requests, or sit idle between two, make way; a few addresses
+ *   cannot keep everyone else out.
  * - A request's headers and body must be in within http_request_timeout
  *   of its start (the connection's start, or the end of the request
  *   before it on the connection). A watch thread shuts down the socket of
@@ -36,6 +41,7 @@
  */
 
 #define WATCH_MS 200 /* how often late requests are looked for */
+#define EVICT_MS 1000 /* a full server cuts requests arriving this long */
 
 struct client {
 	struct client *prev, *next;
@@ -116,14 +122,46 @@ static void log_refusal(struct http_server *s, const char *fmt,
 	log_warnx(fmt, who, limit);
 }
 
+/* Shuts a client's connection down; under clients_lock. */
+static void cut(struct http_server *s, struct client *cl)
+{
+	if (cl->cut || cl->fd < 0)
+		return;
+	shutdown(cl->fd, SHUT_RDWR);
+	cl->cut = 1;
+	s->ncut++;
+}
+
 /* Whether one more client from this address is within the limits. */
 static int within_limits(struct http_server *s, int family,
 			 const unsigned char *addr, int counted)
 {
-	unsigned all = s->nclients - (unsigned)counted;
+	unsigned all = s->nclients - s->ncut - (unsigned)counted;
 	unsigned mine = count_addr(s, family, addr) - (unsigned)counted;
 
 	return all < s->conns_max && mine < s->per_addr_max;
+}
+
+/*
+ * The server is full: makes room by cutting the client whose request has
+ * been arriving the longest, if one has for EVICT_MS (clients that
+ * trickle, or idle between requests); 1 if it did. Clients that are
+ * being answered, and requests that came in quickly, are never cut.
+ */
+static int evict_slowest(struct http_server *s, long long now)
+{
+	struct client *slowest = NULL;
+
+	for (struct client *cl = s->clients; cl; cl = cl->next)
+		if (!cl->cut && atomic_load(&cl->receiving) &&
+		    now - atomic_load(&cl->since_ms) >= EVICT_MS &&
+		    (!slowest || atomic_load(&cl->since_ms) <
+					 atomic_load(&slowest->since_ms)))
+			slowest = cl;
+	if (!slowest || slowest->fd < 0)
+		return 0;
+	cut(s, slowest);
+	return 1;
 }
 
 enum MHD_Result http_limit_accept(struct http_server *s,
@@ -135,6 +173,9 @@ enum MHD_Result http_limit_accept(struct http_server *s,
 
 	pthread_mutex_lock(&s->clients_lock);
 	ok = within_limits(s, family, key, 0);
+	if (!ok && count_addr(s, family, key) < s->per_addr_max &&
+	    evict_slowest(s, now_ms()))
+		ok = 1; /* the new client takes the slowest one's place */
 	pthread_mutex_unlock(&s->clients_lock);
 	if (ok)
 		return MHD_YES;
@@ -164,11 +205,8 @@ void http_limit_opened(struct http_server *s, struct MHD_Connection *conn,
 		s->clients->prev = cl;
 	s->clients = cl;
 	s->nclients++;
-	if (!within_limits(s, cl->family, cl->addr, 1) && cl->fd >= 0) {
-		/* another thread let one in at the same instant */
-		shutdown(cl->fd, SHUT_RDWR);
-		cl->cut = 1;
-	}
+	if (!within_limits(s, cl->family, cl->addr, 1))
+		cut(s, cl); /* another thread let one in at the same instant */
 	pthread_mutex_unlock(&s->clients_lock);
 	*socket_ctx = cl;
 }
@@ -187,6 +225,7 @@ void http_limit_closed(struct http_server *s, void **socket_ctx)
 	if (cl->next)
 		cl->next->prev = cl->prev;
 	s->nclients--;
+	s->ncut -= (unsigned)cl->cut;
 	pthread_mutex_unlock(&s->clients_lock);
 	free(cl);
 	*socket_ctx = NULL;
@@ -228,8 +267,7 @@ static void cut_late(struct http_server *s, long long now)
 		if (cl->cut || !atomic_load(&cl->receiving) ||
 		    now - atomic_load(&cl->since_ms) < limit || cl->fd < 0)
 			continue;
-		shutdown(cl->fd, SHUT_RDWR);
-		cl->cut = 1;
+		cut(s, cl);
 		addr_text(cl->family, cl->addr, text, sizeof(text));
 		log_refusal(s,
 			    "http: %s: a request not in after %us"
