@@ -115,7 +115,18 @@ deps:
 		apt-get update -q && apt-get install -y -q --no-install-recommends $$missing; \
 	fi
 
-unit-check: $(UNIT_BINS) $(REPLAY_BINS)
+# The whole binary again with ASan+UBSan, from the unit tests' objects,
+# beside ./stableq (which stays as built): tests/63-api-sanitized.t runs
+# the API's tests, their bad-input battery included, against it.
+SAN_BIN := var/san/stableq
+$(SAN_BIN): $(TLIB_OBJS) $(TOBJ)/daemon/main.o
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_SAN) -o $@ $^ $(LIBS)
+
+# Kept between builds: the unit tests, replays and $(SAN_BIN) share them.
+.SECONDARY: $(TLIB_OBJS) $(TOBJ)/daemon/main.o
+
+unit-check: $(UNIT_BINS) $(REPLAY_BINS) $(SAN_BIN)
 
 # Every test, under prove: unit tests (ASan+UBSan), fuzz corpus replays, then
 # the integration tests that drive the real binary, git, QEMU, SMTP, Chromium.

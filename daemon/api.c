@@ -433,6 +433,11 @@ int api_cacheable(const struct api_request *req)
 	return req->route && req->route->cache;
 }
 
+int api_takes_body(const struct api_request *req)
+{
+	return req->route && req->route->body != BODY_NONE;
+}
+
 int api_begin(struct api_request *req, struct api_response *res)
 {
 	const char *method = req->method;
@@ -527,6 +532,19 @@ static int field_ok(const struct api_field *f, json_t *v)
 	return 0;
 }
 
+/*
+ * What a route's body may be sent as. The route says what the body is, so
+ * the type only has to agree: curl -d and --data-binary send
+ * application/x-www-form-urlencoded unless told otherwise, and the
+ * README's commands work as written (a form-encoded body that is not JSON
+ * is then refused as malformed JSON).
+ */
+#define CURL_DEFAULT "application/x-www-form-urlencoded"
+#define JSON_TYPES "application/json;" CURL_DEFAULT
+#define PATCH_TYPES                                                            \
+	"text/plain;message/rfc822;application/mbox;text/x-patch;text/x-diff;" \
+	CURL_DEFAULT
+
 static json_t *json_body(struct api_request *req, struct api_response *res)
 {
 	const struct api_field *fields = req->route->fields;
@@ -535,9 +553,11 @@ static json_t *json_body(struct api_request *req, struct api_response *res)
 	json_t *j, *v;
 
 	if (req->content_type &&
-	    !media_type_in(req->content_type, "application/json")) {
+	    !media_type_in(req->content_type, JSON_TYPES)) {
 		api_error(res, 415, "unsupported-media-type",
-			  "the body must be application/json, not %.80s",
+			  "the body must be application/json (or curl -d's"
+			  " default, application/x-www-form-urlencoded, read"
+			  " as JSON), not %.80s",
 			  req->content_type);
 		return NULL;
 	}
@@ -586,8 +606,6 @@ bad:
 	return NULL;
 }
 
-#define PATCH_TYPES                                                            \
-	"text/plain;message/rfc822;application/mbox;text/x-patch;text/x-diff"
 
 void api_run(struct api_request *req, struct api_response *res)
 {
@@ -608,7 +626,8 @@ void api_run(struct api_request *req, struct api_response *res)
 			api_error(res, 415, "unsupported-media-type",
 				  "a patch is sent as text/plain,"
 				  " message/rfc822, application/mbox,"
-				  " text/x-patch or text/x-diff, not %.80s",
+				  " text/x-patch, text/x-diff or curl's"
+				  " default (" CURL_DEFAULT "), not %.80s",
 				  req->content_type ? req->content_type
 						    : "(none)");
 			return;

@@ -69,6 +69,9 @@ void api_run(struct api_request *req, struct api_response *res);
  */
 int api_cacheable(const struct api_request *req);
 
+/* Whether this (begun) request's route reads a body. */
+int api_takes_body(const struct api_request *req);
+
 /* An error answer: { "error": code, "message": text }. */
 __attribute__((format(printf, 4, 5)))
 void api_error(struct api_response *res, int status, const char *code,

@@ -1,9 +1,8 @@
-/* http.c: the libmicrohttpd server: limits, request bodies, a connection pool, static files. */
+/* http.c: the libmicrohttpd server: listening, limits, a request's steps from headers to answer. */
 #include "http.h"
+#include "http-int.h"
 #include "api.h"
 #include "db.h"
-#include "dbwatch.h"
-#include "embed.h"
 #include "err.h"
 #include "log.h"
 #include "serve.h"
@@ -12,7 +11,6 @@
 #include <arpa/inet.h>
 #include <jansson.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <microhttpd.h>
 #include <netdb.h>
@@ -25,246 +23,16 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 /*
  * Threads: libmicrohttpd's pool (one epoll loop per CPU) serves every
- * connection and runs the read routes inline: they are short queries.
- * Writes can be slow (an 8 MB import, a libgit2 revert), so the connection
- * is suspended and the request handed to one writer thread with its own
- * SQLite connection; a slow write never stalls reads, and SQLite
- * serializes writers anyway.
- *
- * Reads take a SQLite connection from a small pool for the length of one
- * request (WAL lets them run beside the writer and the daemon's children),
- * so connections are opened once, not once per request. A read runs in one
- * read transaction: its queries see one snapshot.
- *
- * Cache: the dashboard and scripts poll the same reads while the store
- * rarely changes, so each pooled connection keeps the answers of cacheable
- * routes (api_cacheable) with the stamp of the store they were made at:
- * its WAL-index header, read from shared memory (dbwatch.c), or PRAGMA
- * data_version when that cannot be read. Both change when any connection
- * commits (the writer thread, the daemon's loop and children, the CLI),
- * and pooled connections never write, so an answer is reused only while
- * nothing has changed.
- * STABLEQ_HTTP_CACHE=0 in the environment turns it off (for benchmarks).
- *
- * Compression: a client that accepts gzip (browsers, curl --compressed,
- * Python's requests) gets text answers of GZIP_MIN bytes or more gzipped,
- * with Vary: Accept-Encoding on both forms. A cached answer keeps both
- * forms, so it is compressed once; the dashboard's files are compressed
- * once per server at the best level.
+ * connection and runs the read routes inline: they are short queries,
+ * answered through a pool of SQLite connections that keep their answers
+ * (http-cache.c). Writes can be slow, so they go to one writer thread
+ * (http-writer.c). Answers are gzipped for clients that accept it
+ * (http-gzip.c); the dashboard's files come from http-file.c.
  */
-
-#define POOL_MAX 8          /* idle connections kept */
-#define CACHE_SLOTS 64      /* answers kept per connection */
-#define CACHE_BYTES (8 << 20)
-#define CACHE_ENTRY_MAX (2 << 20)
-#define THREADS_MIN 2
-#define THREADS_MAX 16
-#define GZIP_MIN 1024       /* smaller answers go as they are */
-#define GZIP_LEVEL 1        /* answers: a 25 KB page in ~60 us */
-#define GZIP_LEVEL_STATIC 9 /* the dashboard's files: once per server */
-#define STATIC_MAX 16       /* the dashboard's files kept as responses */
-
-struct cached {
-	char *key;                /* "/patches?limit=50" */
-	struct MHD_Response *r;   /* one reference held here */
-	struct MHD_Response *rz;  /* the same gzipped, or NULL */
-	size_t len;
-	char etag[2][24];         /* plain, gzipped: a hash of the answer */
-};
-
-/* A compiled-in dashboard file as responses, made on first use. */
-struct static_resp {
-	const struct embedded_file *f;
-	struct MHD_Response *r, *rz;
-	char etag[2][24]; /* plain, gzipped */
-};
-
-/*
- * The store's state as seen on one request: the WAL-index header (no lock,
- * no system call: dbwatch.c), or SQLite's data_version when the header
- * cannot be read at that instant or at all.
- */
-struct stamp {
-	int kind; /* 0: none yet; STAMP_HDR; STAMP_VERSION */
-	struct db_stamp hdr;
-	long long version;
-};
-#define STAMP_HDR 1
-#define STAMP_VERSION 2
-
-/* A SQLite connection with its prepared statements and its answers. */
-struct conn {
-	sqlite3 *db;
-	sqlite3_stmt *begin, *commit, *version;
-	struct stamp seen; /* what the cache was made at */
-	struct cached cache[CACHE_SLOTS];
-	size_t next, bytes;  /* round-robin slot to replace; bytes held */
-};
-
-struct req_ctx {
-	struct http_server *srv;
-	struct MHD_Connection *conn;
-	struct api_request req;
-	struct api_response res;
-	struct strbuf body;
-	const char *names[32], *values[32];
-	int api;           /* under /api/v1 */
-	int too_big;       /* the body went over max_patch_bytes */
-	int answered;      /* res holds the answer */
-	int sent;          /* the answer was handed to libmicrohttpd */
-	int headers_done;  /* on_headers() ran */
-	int gzip;          /* the client accepts gzip */
-	int revalidate;    /* a cached read: ETag, Cache-Control: no-cache */
-	const char *etag;  /* of the kept answer sent (its entry's), or NULL */
-	struct req_ctx *next; /* writer queue */
-};
-
-struct http_server {
-	struct MHD_Daemon *mhd;
-	struct app *app;
-	pthread_mutex_t lock;
-	pthread_cond_t wake;
-	struct conn *idle[POOL_MAX];
-	size_t nidle;
-	struct req_ctx *head, *tail; /* writes waiting for the writer */
-	pthread_t writer;
-	int writer_started;
-	int stopping;
-	int cache_on;
-	size_t max_body;
-	unsigned conns_max;      /* http_connections, for the whole server */
-	atomic_uint conns;       /* open connections */
-	struct static_resp statics[STATIC_MAX]; /* under lock */
-	sqlite3 *watch_db;       /* kept open: the WAL index stays mapped */
-	struct db_watch *watch;  /* NULL: ask SQLite */
-};
-
-/* ---- connections ---- */
-
-static void cache_clear(struct conn *c)
-{
-	for (size_t i = 0; i < CACHE_SLOTS; i++) {
-		free(c->cache[i].key);
-		/* Answers being sent keep their own reference. */
-		if (c->cache[i].r)
-			MHD_destroy_response(c->cache[i].r);
-		if (c->cache[i].rz)
-			MHD_destroy_response(c->cache[i].rz);
-		memset(&c->cache[i], 0, sizeof(c->cache[i]));
-	}
-	c->next = c->bytes = 0;
-}
-
-static void conn_close(struct conn *c)
-{
-	if (!c)
-		return;
-	cache_clear(c);
-	sqlite3_finalize(c->begin);
-	sqlite3_finalize(c->commit);
-	sqlite3_finalize(c->version);
-	db_close(c->db);
-	free(c);
-}
-
-static struct conn *conn_open(const char *path)
-{
-	struct conn *c = xcalloc(1, sizeof(*c));
-
-	if (db_open(&c->db, path) < 0 ||
-	    !(c->begin = db_prepare(c->db, "BEGIN", NULL)) ||
-	    !(c->commit = db_prepare(c->db, "COMMIT", NULL)) ||
-	    !(c->version = db_prepare(c->db, "PRAGMA data_version", NULL))) {
-		log_warnx("http: %s", err_msg());
-		conn_close(c);
-		return NULL;
-	}
-	return c;
-}
-
-/* Runs a prepared statement without results; 0 or -1. */
-static int run_stmt(sqlite3_stmt *st)
-{
-	int rc = sqlite3_step(st);
-
-	sqlite3_reset(st);
-	return rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : -1;
-}
-
-/* The store's data_version as this connection sees it, -1 on error. */
-static long long data_version(struct conn *c)
-{
-	long long v = -1;
-
-	if (sqlite3_step(c->version) == SQLITE_ROW)
-		v = sqlite3_column_int64(c->version, 0);
-	sqlite3_reset(c->version);
-	return v;
-}
-
-/* The store's stamp now, as seen through c; -1 on error. */
-static int stamp_now(struct http_server *s, struct conn *c, struct stamp *st)
-{
-	if (s->watch && !db_watch_stamp(s->watch, &st->hdr)) {
-		st->kind = STAMP_HDR;
-		return 0;
-	}
-	st->kind = STAMP_VERSION;
-	return (st->version = data_version(c)) < 0 ? -1 : 0;
-}
-
-static int stamp_same(const struct stamp *a, const struct stamp *b)
-{
-	if (a->kind != b->kind || !a->kind)
-		return 0;
-	return a->kind == STAMP_HDR
-		       ? !memcmp(&a->hdr, &b->hdr, sizeof(a->hdr))
-		       : a->version == b->version;
-}
-
-static struct conn *pool_get(struct http_server *s)
-{
-	struct conn *c = NULL;
-
-	pthread_mutex_lock(&s->lock);
-	if (s->nidle)
-		c = s->idle[--s->nidle];
-	pthread_mutex_unlock(&s->lock);
-	return c ? c : conn_open(s->app->cfg.db);
-}
-
-static void pool_put(struct http_server *s, struct conn *c)
-{
-	if (!c)
-		return;
-	/* A handler that failed halfway must not leave its transaction open. */
-	db_rollback(c->db);
-	pthread_mutex_lock(&s->lock);
-	if (s->nidle < POOL_MAX) {
-		s->idle[s->nidle++] = c;
-		c = NULL;
-	}
-	pthread_mutex_unlock(&s->lock);
-	conn_close(c);
-}
-
-/* "/patches?state=queued&limit=50": what a cached answer is found by. */
-static char *cache_key(const struct api_request *req)
-{
-	struct strbuf sb = STRBUF_INIT;
-
-	strbuf_addstr(&sb, req->path);
-	for (size_t i = 0; i < req->nargs; i++)
-		strbuf_addf(&sb, "%c%s=%s", i ? '&' : '?', req->arg_names[i],
-			    req->arg_values[i] ? req->arg_values[i] : "");
-	return strbuf_detach(&sb, NULL);
-}
 
 /* ---- answers ---- */
 
@@ -284,496 +52,6 @@ int http_is_loopback(const struct sockaddr *sa)
 		return IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr) && b[12] == 127;
 	}
 	return 0;
-}
-
-/* One line per write and per server error, with who asked. */
-static void log_answer(struct req_ctx *c)
-{
-	const struct api_response *res = &c->res;
-
-	if (res->status >= 500)
-		log_warnx("http: %s %s%s %d: %.*s", c->req.method,
-			  c->api ? "/api/v1" : "", c->req.path, res->status,
-			  res->fd < 0 && res->body.len < 400 ? (int)res->body.len
-							     : 0,
-			  res->body.buf);
-	else if (c->req.is_write)
-		log_info("http: %s %s%s %d%s%s", c->req.method,
-			 c->api ? "/api/v1" : "", c->req.path, res->status,
-			 c->req.actor ? " " : "",
-			 c->req.actor ? c->req.actor : "");
-}
-
-/* ---- compression ---- */
-
-/* The next element of a comma-separated header: [*p, *end) trimmed. */
-static int next_element(const char **p, const char **start, const char **end)
-{
-	const char *s = *p, *e;
-
-	while (*s == ',' || *s == ' ' || *s == '\t')
-		s++;
-	if (!*s)
-		return 0;
-	e = strchr(s, ',');
-	if (!e)
-		e = s + strlen(s);
-	*p = e;
-	*start = s;
-	while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
-		e--;
-	*end = e;
-	return 1;
-}
-
-/*
- * The weight of one Accept-Encoding element "coding[;q=W]" (RFC 9110
- * 12.5.3) in thousandths; a weight that does not parse counts as 0.
- */
-static int element_weight(const char *s, const char *end, size_t *name_len)
-{
-	const char *semi = memchr(s, ';', (size_t)(end - s));
-	const char *q, *n;
-	int w = 0, digits = 0;
-
-	*name_len = (size_t)((semi ? semi : end) - s);
-	while (*name_len && (s[*name_len - 1] == ' ' || s[*name_len - 1] == '\t'))
-		(*name_len)--;
-	if (!semi)
-		return 1000;
-	for (q = semi + 1; q < end && (*q == ' ' || *q == '\t'); q++)
-		;
-	if (end - q < 3 || (q[0] != 'q' && q[0] != 'Q') || q[1] != '=')
-		return 0;
-	n = q + 2;
-	if (*n == '1') {
-		n++;
-		if (n < end && *n == '.')
-			for (n++; n < end && *n == '0' && digits < 3; n++)
-				digits++;
-		return n == end ? 1000 : 0;
-	}
-	if (*n != '0')
-		return 0;
-	n++;
-	if (n < end && *n == '.')
-		for (n++; n < end && *n >= '0' && *n <= '9' && digits < 3;
-		     n++, digits++)
-			w += (*n - '0') * (digits == 0 ? 100 : digits == 1 ? 10 : 1);
-	return n == end ? w : 0;
-}
-
-int http_accepts_gzip(const char *accept_encoding)
-{
-	const char *p = accept_encoding, *s, *e;
-	int gzip = -1, star = -1;
-
-	if (!p)
-		return 0;
-	while (next_element(&p, &s, &e)) {
-		size_t n;
-		int w = element_weight(s, e, &n);
-		if ((n == 4 && !strncasecmp(s, "gzip", 4)) ||
-		    (n == 6 && !strncasecmp(s, "x-gzip", 6)))
-			gzip = w;
-		else if (n == 1 && *s == '*')
-			star = w;
-	}
-	/* A coding named outright rules; else "*" covers it. */
-	return gzip >= 0 ? gzip > 0 : star > 0;
-}
-
-/* Text answers are worth compressing; patches, JSON, the dashboard. */
-static int compressible(const struct api_response *res)
-{
-	const char *t = res->content_type ? res->content_type
-					  : "application/json";
-
-	return res->fd < 0 && res->body.len >= GZIP_MIN &&
-	       (!strncmp(t, "text/", 5) ||
-		!strncmp(t, "application/json", 16) ||
-		!strncmp(t, "image/svg+xml", 13));
-}
-
-/* buf gzipped as a response, or NULL when that saves nothing. */
-static struct MHD_Response *gzip_response(const char *buf, size_t len,
-					  int level)
-{
-	z_stream z = { 0 };
-	size_t cap = len - len / 8; /* must save an eighth at least */
-	unsigned char *out;
-	struct MHD_Response *r;
-	int rc;
-
-	if (deflateInit2(&z, level, Z_DEFLATED, 15 + 16, 8,
-			 Z_DEFAULT_STRATEGY) != Z_OK)
-		return NULL;
-	out = xmalloc(cap);
-	z.next_in = (unsigned char *)buf;
-	z.avail_in = (uInt)len;
-	z.next_out = out;
-	z.avail_out = (uInt)cap;
-	rc = deflate(&z, Z_FINISH);
-	deflateEnd(&z);
-	if (rc != Z_STREAM_END) {
-		free(out);
-		return NULL;
-	}
-	r = MHD_create_response_from_buffer(cap - z.avail_out, out,
-					    MHD_RESPMEM_MUST_FREE);
-	if (!r)
-		free(out);
-	else
-		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING,
-					"gzip");
-	return r;
-}
-
-/* The headers of every answer. */
-static void add_headers(struct req_ctx *c, struct MHD_Response *r, int vary)
-{
-	const struct api_response *res = &c->res;
-
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
-				res->content_type ? res->content_type
-						  : "application/json");
-	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
-	/* API answers are not kept by clients, unless they can ask whether
-	 * an answer is still current (a cached read with its ETag) */
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL,
-				c->api && !c->revalidate ? "no-store"
-							 : "no-cache");
-	if (res->content_type && !strncmp(res->content_type, "text/html", 9))
-		MHD_add_response_header(
-			r, "Content-Security-Policy",
-			"default-src 'self'; img-src 'self' data:;"
-			" frame-ancestors 'none'; base-uri 'none';"
-			" form-action 'self'");
-	if (res->allow[0])
-		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, res->allow);
-	if (res->www_authenticate)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
-					"Bearer realm=\"stableq\"");
-	if (vary)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_VARY,
-					MHD_HTTP_HEADER_ACCEPT_ENCODING);
-}
-
-/*
- * A response of c->res (its body or fd is handed over); its gzipped form
- * in *rz when rz is given and that is worth it, else *rz = NULL.
- */
-static struct MHD_Response *make_responses(struct req_ctx *c, int level,
-					   struct MHD_Response **rz)
-{
-	struct api_response *res = &c->res;
-	struct MHD_Response *r;
-	int vary = compressible(res);
-
-	if (rz) {
-		*rz = vary ? gzip_response(res->body.buf, res->body.len, level)
-			   : NULL;
-		if (*rz)
-			add_headers(c, *rz, 1);
-	}
-	if (res->fd >= 0) {
-		r = MHD_create_response_from_fd((uint64_t)res->fd_size, res->fd);
-		if (r)
-			res->fd = -1; /* the response closes it */
-	} else {
-		size_t len = 0;
-		char *buf = strbuf_detach(&res->body, &len);
-		r = MHD_create_response_from_buffer(len, buf,
-						    MHD_RESPMEM_MUST_FREE);
-		if (!r)
-			free(buf);
-	}
-	if (!r) {
-		if (rz && *rz)
-			MHD_destroy_response(*rz);
-		if (rz)
-			*rz = NULL;
-		return NULL;
-	}
-	add_headers(c, r, vary);
-	return r;
-}
-
-static enum MHD_Result queue(struct req_ctx *c, struct MHD_Response *r,
-			     int status)
-{
-	enum MHD_Result ret = MHD_queue_response(c->conn, (unsigned)status, r);
-
-	api_note_status(status);
-	c->sent = 1;
-	return ret;
-}
-
-static enum MHD_Result send_answer(struct req_ctx *c)
-{
-	struct MHD_Response *r, *rz = NULL;
-	enum MHD_Result ret;
-
-	log_answer(c);
-	if (!(r = make_responses(c, GZIP_LEVEL, c->gzip ? &rz : NULL)))
-		return MHD_NO;
-	ret = queue(c, rz ? rz : r, c->res.status);
-	MHD_destroy_response(r);
-	if (rz)
-		MHD_destroy_response(rz);
-	return ret;
-}
-
-/* ---- reads and their cache ---- */
-
-/* FNV-1a, 64 bits: an answer's ETag. */
-static unsigned long long hash_of(const char *s, size_t n)
-{
-	unsigned long long h = 0xcbf29ce484222325ULL;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
-	return h;
-}
-
-/* The ETag of a cached answer's form: the gzipped one is another entity. */
-static void etag_of(char *out, size_t size, unsigned long long tag, int gz)
-{
-	snprintf(out, size, "\"%016llx%s\"", tag, gz ? "-gz" : "");
-}
-
-/* Puts ETag on a kept response. */
-static void set_etag(struct MHD_Response *r, unsigned long long tag, int gz)
-{
-	char etag[24];
-
-	etag_of(etag, sizeof(etag), tag, gz);
-	MHD_add_response_header(r, MHD_HTTP_HEADER_ETAG, etag);
-}
-
-/*
- * Does an If-None-Match value (a list of entity tags, or "*") name etag?
- * Weak comparison (RFC 9110 13.1.2): a W/ prefix does not matter.
- */
-static int none_match(const char *v, const char *etag)
-{
-	size_t n = strlen(etag);
-	const char *p = v, *s, *e;
-
-	if (!v)
-		return 0;
-	while (next_element(&p, &s, &e)) {
-		if (e - s == 1 && *s == '*')
-			return 1;
-		if (e - s >= 2 && s[0] == 'W' && s[1] == '/')
-			s += 2;
-		if ((size_t)(e - s) == n && !memcmp(s, etag, n))
-			return 1;
-	}
-	return 0;
-}
-
-static struct cached *cache_find(struct conn *c, const char *key)
-{
-	for (size_t i = 0; i < CACHE_SLOTS; i++)
-		if (c->cache[i].key && !strcmp(c->cache[i].key, key))
-			return &c->cache[i];
-	return NULL;
-}
-
-/* Keeps r and rz (their references) under key (taken); the entry. */
-static struct cached *cache_put(struct conn *c, char *key,
-				struct MHD_Response *r,
-				struct MHD_Response *rz, size_t len,
-				unsigned long long tag)
-{
-	struct cached *e;
-
-	if (c->bytes + len > CACHE_BYTES)
-		cache_clear(c);
-	e = &c->cache[c->next];
-	c->next = (c->next + 1) % CACHE_SLOTS;
-	c->bytes -= e->len;
-	free(e->key);
-	if (e->r)
-		MHD_destroy_response(e->r);
-	if (e->rz)
-		MHD_destroy_response(e->rz);
-	e->key = key;
-	e->r = r;
-	e->rz = rz;
-	e->len = len;
-	etag_of(e->etag[0], sizeof(e->etag[0]), tag, 0);
-	etag_of(e->etag[1], sizeof(e->etag[1]), tag, 1);
-	c->bytes += len;
-	return e;
-}
-
-/*
- * Answers a read: from the cache when the store has not changed since the
- * answer was made, else in one read transaction. The stamp is read
- * before the transaction begins, so an answer may be newer than the stamp
- * it is kept under, never older: the next request sees a new stamp and
- * makes it again.
- *
- * Returns a response kept in db's cache, to be queued before db goes back
- * to the pool (the cache may drop it then), or NULL: the answer is in
- * c->res.
- */
-static struct MHD_Response *run_read(struct http_server *s, struct conn *db,
-				     struct req_ctx *c)
-{
-	struct api_response *res = &c->res;
-	struct MHD_Response *r, *rz;
-	struct cached *e;
-	struct stamp now;
-	char *key = NULL;
-
-	if (s->cache_on && api_cacheable(&c->req) &&
-	    !stamp_now(s, db, &now)) {
-		if (!stamp_same(&now, &db->seen)) {
-			cache_clear(db);
-			db->seen = now;
-		}
-		key = cache_key(&c->req);
-		if ((e = cache_find(db, key))) {
-			free(key);
-			c->etag = e->etag[c->gzip && e->rz];
-			return c->gzip && e->rz ? e->rz : e->r;
-		}
-	}
-	if (run_stmt(db->begin) < 0) {
-		api_error(res, 503, "unavailable", "the database is busy: %s",
-			  sqlite3_errmsg(db->db));
-		free(key);
-		return NULL;
-	}
-	api_run(&c->req, res);
-	run_stmt(db->commit);
-	if (key && res->status == 200 && res->fd < 0 &&
-	    res->body.len <= CACHE_ENTRY_MAX) {
-		size_t len = res->body.len;
-		unsigned long long tag = hash_of(res->body.buf, len);
-		/* Both forms now: the next client may want the other. */
-		c->revalidate = 1;
-		if ((r = make_responses(c, GZIP_LEVEL, &rz))) {
-			set_etag(r, tag, 0);
-			if (rz)
-				set_etag(rz, tag, 1);
-			/* bytes held: the gzipped form is under 7/8 of len */
-			e = cache_put(db, key, r, rz,
-				      len + (rz ? len - len / 8 : 0), tag);
-			c->etag = e->etag[c->gzip && rz];
-			return c->gzip && rz ? rz : r;
-		}
-		c->revalidate = 0;
-	}
-	free(key);
-	return NULL;
-}
-
-/* ---- the dashboard's files ---- */
-
-struct ctype {
-	const char *ext, *type;
-};
-static const struct ctype ctypes[] = {
-	{ ".html", "text/html; charset=utf-8" },
-	{ ".js", "text/javascript; charset=utf-8" },
-	{ ".css", "text/css; charset=utf-8" },
-	{ ".svg", "image/svg+xml" },
-	{ ".json", "application/json" },
-};
-
-static const char *content_type_of(const char *name)
-{
-	size_t n = strlen(name);
-
-	for (size_t i = 0; i < sizeof(ctypes) / sizeof(ctypes[0]); i++) {
-		size_t e = strlen(ctypes[i].ext);
-		if (n > e && !strcmp(name + n - e, ctypes[i].ext))
-			return ctypes[i].type;
-	}
-	return NULL;
-}
-
-/*
- * Serves web/NAME: from web_root on disk when configured (editing the
- * dashboard without rebuilding), else from the copy compiled in. Names are
- * one path component of safe characters: nothing can leave web/.
- */
-static struct MHD_Response *static_file(struct http_server *s,
-					struct req_ctx *c, const char *url)
-{
-	struct api_response *res = &c->res;
-	const char *name = url + 1;
-	const char *type;
-	size_t len;
-
-	if (!strcmp(url, "/"))
-		name = "index.html";
-	if (*url != '/' || !*name || strlen(name) > 64 ||
-	    strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-			 "0123456789._-") != strlen(name) ||
-	    name[0] == '.' || !(type = content_type_of(name))) {
-		api_error(res, 404, "not-found", "%s: no such file", url);
-		return NULL;
-	}
-	if (s->app->cfg.web_root && *s->app->cfg.web_root) {
-		char *path = xstrfmt("%s/%s", s->app->cfg.web_root, name);
-		struct stat st;
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
-		free(path);
-		if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-			if (fd >= 0)
-				close(fd);
-			api_error(res, 404, "not-found", "%s: no such file",
-				  url);
-			return NULL;
-		}
-		res->status = 200;
-		res->fd = fd;
-		res->fd_size = st.st_size;
-		res->content_type = type;
-		return NULL;
-	}
-	char *path = xstrfmt("web/%s", name);
-	const struct embedded_file *f = embed_find(path, &len);
-	free(path);
-	if (!f) {
-		api_error(res, 404, "not-found", "%s: no such file", url);
-		return NULL;
-	}
-	res->status = 200;
-	res->content_type = type;
-	/* Made once (and compressed once) for the server's lifetime. */
-	struct MHD_Response *r = NULL;
-	pthread_mutex_lock(&s->lock);
-	for (size_t i = 0; i < STATIC_MAX; i++) {
-		struct static_resp *e = &s->statics[i];
-		if (e->f && e->f != f)
-			continue;
-		if (!e->f) {
-			unsigned long long tag = hash_of(f->start, len);
-			strbuf_add(&res->body, f->start, len);
-			if (!(e->r = make_responses(c, GZIP_LEVEL_STATIC,
-						    &e->rz)))
-				break;
-			set_etag(e->r, tag, 0);
-			if (e->rz)
-				set_etag(e->rz, tag, 1);
-			etag_of(e->etag[0], sizeof(e->etag[0]), tag, 0);
-			etag_of(e->etag[1], sizeof(e->etag[1]), tag, 1);
-			e->f = f;
-		}
-		r = c->gzip && e->rz ? e->rz : e->r;
-		c->etag = e->etag[c->gzip && e->rz];
-		break;
-	}
-	pthread_mutex_unlock(&s->lock);
-	if (!r && !res->body.len)
-		strbuf_add(&res->body, f->start, len); /* all slots taken */
-	return r;
 }
 
 /* ---- requests ---- */
@@ -819,21 +97,66 @@ static void begin_request(struct req_ctx *c, const char *url,
 	req->app.actor = "http";
 }
 
-/* The declared body length, -1 if none or unparsable. */
-static long long content_length(struct MHD_Connection *conn)
+/* What check_framing() gathers from the headers. */
+struct framing {
+	const char *length; /* the first Content-Length */
+	int lengths_differ; /* another Content-Length says otherwise */
+	int chunked;        /* a Transfer-Encoding header */
+};
+
+static enum MHD_Result framing_header(void *cls, enum MHD_ValueKind kind,
+				      const char *key, const char *value)
 {
-	const char *v = MHD_lookup_connection_value(
-		conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	struct framing *f = cls;
+
+	if (!strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH)) {
+		if (!f->length)
+			f->length = value ? value : "";
+		else if (strcmp(f->length, value ? value : ""))
+			f->lengths_differ = 1;
+	} else if (!strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING)) {
+		f->chunked = 1;
+	}
+	return MHD_YES;
+}
+
+/*
+ * How the body is framed, from the headers alone: 0 with *has_body set,
+ * or -1 with a 400 in c->res when the framing is ambiguous (two different
+ * Content-Length headers, or one with Transfer-Encoding): a proxy in
+ * front may read the body otherwise than libmicrohttpd does, so such a
+ * request is refused and its connection closed (RFC 9112 6.3).
+ */
+static int check_framing(struct req_ctx *c, int *has_body)
+{
+	struct framing f = { 0 };
 	char *end;
 	long long n;
 
-	if (!v)
+	MHD_get_connection_values(c->conn, MHD_HEADER_KIND, framing_header, &f);
+	*has_body = f.chunked;
+	if (f.lengths_differ || (f.length && f.chunked)) {
+		api_error(&c->res, 400, "bad-request", "%s",
+			  f.chunked ? "Content-Length and Transfer-Encoding"
+				      " together: the body's length is"
+				      " ambiguous"
+				    : "two different Content-Length headers:"
+				      " the body's length is ambiguous");
 		return -1;
-	errno = 0;
-	n = strtoll(v, &end, 10);
-	if (errno || end == v || *end || n < 0)
-		return -1;
-	return n;
+	}
+	if (f.length) {
+		errno = 0;
+		n = strtoll(f.length, &end, 10);
+		if (errno || end == f.length || *end || n < 0) {
+			api_error(&c->res, 400, "bad-request",
+				  "Content-Length '%.40s' is not a length",
+				  f.length);
+			return -1;
+		}
+		*has_body = n > 0;
+		c->length = n;
+	}
+	return 0;
 }
 
 static void too_big(struct http_server *s, struct api_response *res)
@@ -844,36 +167,22 @@ static void too_big(struct http_server *s, struct api_response *res)
 		  s->max_body);
 }
 
-/*
- * Sends a kept answer, or 304 Not Modified when the client already has it
- * (If-None-Match names its ETag): the dashboard's polls cost no body.
- */
-static enum MHD_Result answer_kept(struct req_ctx *c, struct MHD_Response *kept)
+/* 400 for a body sent where none is taken. */
+static void no_body(struct req_ctx *c, const char *method, const char *url)
 {
-	struct MHD_Response *r;
-	enum MHD_Result ret;
-
-	if (!c->etag ||
-	    !none_match(MHD_lookup_connection_value(
-				c->conn, MHD_HEADER_KIND,
-				MHD_HTTP_HEADER_IF_NONE_MATCH),
-			c->etag))
-		return queue(c, kept, 200);
-	if (!(r = MHD_create_response_from_buffer(0, (void *)"",
-						  MHD_RESPMEM_PERSISTENT)))
-		return MHD_NO;
-	MHD_add_response_header(r, MHD_HTTP_HEADER_ETAG, c->etag);
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
-	MHD_add_response_header(r, MHD_HTTP_HEADER_VARY,
-				MHD_HTTP_HEADER_ACCEPT_ENCODING);
-	ret = queue(c, r, MHD_HTTP_NOT_MODIFIED);
-	MHD_destroy_response(r);
-	return ret;
+	api_error(&c->res, 400, "bad-request",
+		  "%s %.200s takes no body (a Content-Length over 0 or"
+		  " Transfer-Encoding was sent)",
+		  method, url);
 }
 
-/* First call of a request: its headers are in. */
+/*
+ * The request's headers are in: route, credentials and the body's kind
+ * and length are decided now, so that a refused body is never read.
+ * Reads without a body are answered here too (on the final call).
+ */
 static enum MHD_Result on_headers(struct req_ctx *c, const char *url,
-				  const char *method)
+				  const char *method, int has_body)
 {
 	struct http_server *s = c->srv;
 	struct conn *db;
@@ -889,73 +198,55 @@ static enum MHD_Result on_headers(struct req_ctx *c, const char *url,
 				  "%s %s: only GET and HEAD are served here",
 				  method, url);
 			strcpy(c->res.allow, "GET, HEAD");
+		} else if (has_body) {
+			no_body(c, method, url);
 		} else {
-			struct MHD_Response *kept = static_file(s, c, url);
+			struct MHD_Response *kept = http_static_file(s, c, url);
 			if (kept)
-				return answer_kept(c, kept);
+				return http_answer_kept(c, kept);
 		}
-		return send_answer(c);
+		return http_send_answer(c);
 	}
 	c->api = 1;
 	begin_request(c, url + 7, method);
 	if (c->too_big == 2) {
 		api_error(&c->res, 400, "bad-request",
 			  "too many query arguments");
-		return send_answer(c);
+		return http_send_answer(c);
 	}
-	if (!(db = pool_get(s))) {
+	if (!(db = http_pool_get(s))) {
 		api_error(&c->res, 503, "unavailable",
 			  "the database cannot be opened");
-		return send_answer(c);
+		return http_send_answer(c);
 	}
 	c->req.app.db = db->db;
 	r = api_begin(&c->req, &c->res);
+	if (!r && has_body && !api_takes_body(&c->req)) {
+		no_body(c, method, url);
+		r = 1;
+	}
 	if (!r && !c->req.is_write) {
 		/* Reads are answered now, on this thread. */
-		struct MHD_Response *kept = run_read(s, db, c);
+		struct MHD_Response *kept = http_run_read(s, db, c);
 		if (kept) {
-			enum MHD_Result ret = answer_kept(c, kept);
+			enum MHD_Result ret = http_answer_kept(c, kept);
 			c->req.app.db = NULL;
-			pool_put(s, db);
+			http_pool_put(s, db);
 			return ret;
 		}
 		r = 1;
 	}
 	c->req.app.db = NULL;
-	pool_put(s, db);
+	http_pool_put(s, db);
 	if (r)
-		return send_answer(c);
-	if (content_length(c->conn) > (long long)s->max_body) {
+		return http_send_answer(c);
+	if (c->length > (long long)s->max_body) {
 		too_big(s, &c->res);
-		return send_answer(c);
+		return http_send_answer(c);
 	}
 	return MHD_YES;
 }
 
-/* The body is in: hand the write to the writer thread. */
-static enum MHD_Result queue_write(struct req_ctx *c)
-{
-	struct http_server *s = c->srv;
-
-	c->req.body = c->body.buf;
-	c->req.body_len = c->body.len;
-	pthread_mutex_lock(&s->lock);
-	if (s->stopping) {
-		pthread_mutex_unlock(&s->lock);
-		api_error(&c->res, 503, "unavailable", "the server is stopping");
-		return send_answer(c);
-	}
-	MHD_suspend_connection(c->conn);
-	c->next = NULL;
-	if (s->tail)
-		s->tail->next = c;
-	else
-		s->head = c;
-	s->tail = c;
-	pthread_cond_signal(&s->wake);
-	pthread_mutex_unlock(&s->lock);
-	return MHD_YES;
-}
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 				  const char *url, const char *method,
@@ -966,23 +257,34 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 	struct req_ctx *c = *con_cls;
 
 	if (!c) {
+		int has_body = 0;
 		c = xcalloc(1, sizeof(*c));
 		c->srv = s;
 		c->conn = conn;
+		c->length = -1;
 		strbuf_init(&c->body, 0);
 		api_response_init(&c->res);
 		*con_cls = c;
+		c->req.method = method;
+		c->req.path = url;
+		if (check_framing(c, &has_body) < 0) {
+			c->headers_done = c->close = 1;
+			return http_send_answer(c);
+		}
 		/*
 		 * An answer queued before the request is all in makes
-		 * libmicrohttpd close the connection afterwards: reads wait
-		 * for the final call and keep their connection alive. Other
-		 * methods are checked now (route, credentials, declared
+		 * libmicrohttpd close the connection afterwards: reads
+		 * without a body wait for the final call and keep their
+		 * connection alive. Everything else is checked now (route,
+		 * credentials, whether the route takes a body, the declared
 		 * length) so that a refused body is never read.
 		 */
-		if (!strcmp(method, "GET") || !strcmp(method, "HEAD"))
+		if (!has_body &&
+		    (!strcmp(method, "GET") || !strcmp(method, "HEAD")))
 			return MHD_YES;
 		c->headers_done = 1;
-		return on_headers(c, url, method);
+		c->close = has_body;
+		return on_headers(c, url, method, has_body);
 	}
 	if (*upload_size) {
 		if (!c->too_big && c->body.len + *upload_size > s->max_body) {
@@ -997,22 +299,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 	}
 	if (c->sent)
 		return MHD_NO; /* the daemon is stopping: it dropped the answer */
+	c->close = 0; /* the body is all in */
 	if (!c->headers_done) {
 		c->headers_done = 1;
-		if (c->too_big) {
-			/* a GET with a body over the limit */
-			too_big(s, &c->res);
-			return send_answer(c);
-		}
-		return on_headers(c, url, method);
+		return on_headers(c, url, method, 0);
 	}
 	if (c->answered)
-		return send_answer(c); /* the writer is done */
+		return http_send_answer(c); /* the writer is done */
 	if (c->too_big) {
 		too_big(s, &c->res);
-		return send_answer(c);
+		return http_send_answer(c);
 	}
-	return queue_write(c);
+	return http_queue_write(c);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn,
@@ -1020,6 +318,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn,
 {
 	struct req_ctx *c = *con_cls;
 
+	http_limit_next(conn);
 	if (!c)
 		return;
 	strbuf_release(&c->body);
@@ -1029,79 +328,19 @@ static void on_completed(void *cls, struct MHD_Connection *conn,
 	*con_cls = NULL;
 }
 
-static void *writer_main(void *arg)
-{
-	struct http_server *s = arg;
-	/* Its own connection: pooled ones never write (see the cache above). */
-	sqlite3 *db = NULL;
-
-	if (db_open(&db, s->app->cfg.db) < 0) {
-		log_warnx("http: writer: %s", err_msg());
-		db = NULL;
-	}
-	pthread_mutex_lock(&s->lock);
-	for (;;) {
-		struct req_ctx *c;
-
-		while (!s->head && !s->stopping)
-			pthread_cond_wait(&s->wake, &s->lock);
-		if (!s->head)
-			break; /* stopping, and nothing left to do */
-		c = s->head;
-		s->head = c->next;
-		if (!s->head)
-			s->tail = NULL;
-		pthread_mutex_unlock(&s->lock);
-
-		if (!db && db_open(&db, s->app->cfg.db) < 0)
-			db = NULL;
-		if (db) {
-			c->req.app.db = db;
-			err_clear();
-			api_run(&c->req, &c->res);
-			db_rollback(db); /* a module that failed halfway */
-			c->req.app.db = NULL;
-		} else {
-			api_error(&c->res, 503, "unavailable",
-				  "the database cannot be opened");
-		}
-		c->answered = 1;
-		MHD_resume_connection(c->conn);
-		pthread_mutex_lock(&s->lock);
-	}
-	pthread_mutex_unlock(&s->lock);
-	db_close(db);
-	return NULL;
-}
-
-/*
- * libmicrohttpd splits its connection limit between the pool's threads and
- * accepts unevenly, so one thread could refuse clients while the server is
- * far below http_connections. Each thread may take them all; the limit is
- * kept here for the whole server.
- */
 static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr,
 				 socklen_t addrlen)
 {
-	struct http_server *s = cls;
-
-	if (atomic_load(&s->conns) >= s->conns_max) {
-		log_warnx("http: %u connections: refusing one more",
-			  s->conns_max);
-		return MHD_NO;
-	}
-	return MHD_YES;
+	return http_limit_accept(cls, addr);
 }
 
 static void on_connection(void *cls, struct MHD_Connection *conn,
 			  void **socket_ctx, enum MHD_ConnectionNotificationCode toe)
 {
-	struct http_server *s = cls;
-
 	if (toe == MHD_CONNECTION_NOTIFY_STARTED)
-		atomic_fetch_add(&s->conns, 1);
+		http_limit_opened(cls, conn, socket_ctx);
 	else if (toe == MHD_CONNECTION_NOTIFY_CLOSED)
-		atomic_fetch_sub(&s->conns, 1);
+		http_limit_closed(cls, socket_ctx);
 }
 
 static void mhd_log(void *cls, const char *fmt, va_list ap)
@@ -1191,11 +430,15 @@ int http_start(struct app *app, struct http_server **out)
 		      strcmp(getenv("STABLEQ_HTTP_CACHE"), "0");
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->wake, NULL);
-	if (pthread_create(&s->writer, NULL, writer_main, s)) {
+	if (pthread_create(&s->writer, NULL, http_writer_main, s)) {
 		ret = err_set(ERR_IO, "http: cannot start the writer thread");
 		goto fail;
 	}
 	s->writer_started = 1;
+	if (http_limit_start(s) < 0) {
+		ret = err_set(ERR_IO, "http: cannot start the watch thread");
+		goto fail;
+	}
 
 	/* The answer cache's stamps: read off the WAL index if it can be. */
 	if (s->cache_on &&
@@ -1218,6 +461,10 @@ int http_start(struct app *app, struct http_server **out)
 	if (v6)
 		flags |= MHD_USE_IPv6;
 	s->conns_max = conns;
+	s->per_addr_max = per_ip;
+	s->request_timeout = app->cfg.http_request_timeout > 0
+				     ? (unsigned)app->cfg.http_request_timeout
+				     : 0;
 	s->mhd = MHD_start_daemon(
 		flags, 0, on_accept, s, on_request, s,
 		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s, MHD_OPTION_SOCK_ADDR,
@@ -1225,7 +472,6 @@ int http_start(struct app *app, struct http_server **out)
 		pool_threads(), MHD_OPTION_CONNECTION_LIMIT,
 		conns * pool_threads(), MHD_OPTION_NOTIFY_CONNECTION,
 		on_connection, s,
-		MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip,
 		MHD_OPTION_CONNECTION_TIMEOUT, timeout,
 		MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_END);
 	/*
@@ -1241,8 +487,9 @@ int http_start(struct app *app, struct http_server **out)
 		goto fail;
 	}
 	log_info("http: listening on %s (%u threads, %u connections, %u per"
-		 " address, %us timeout%s)",
+		 " address, %us idle timeout, %us for a request%s)",
 		 app->cfg.listen, pool_threads(), conns, per_ip, timeout,
+		 s->request_timeout,
 		 s->cache_on ? "" : ", no answer cache");
 	*out = s;
 	return 0;
@@ -1264,8 +511,9 @@ void http_stop(struct http_server *s)
 		pthread_join(s->writer, NULL);
 	if (s->mhd)
 		MHD_stop_daemon(s->mhd);
+	http_limit_stop(s); /* every client has gone with the daemon */
 	for (size_t i = 0; i < s->nidle; i++)
-		conn_close(s->idle[i]);
+		http_conn_close(s->idle[i]);
 	db_watch_close(s->watch);
 	db_close(s->watch_db);
 	for (size_t i = 0; i < STATIC_MAX; i++) {

@@ -60,6 +60,7 @@ static const struct key keys[] = {
 	{ "max_patch_bytes", K_LONG, S(max_patch_bytes), "8388608", NULL },
 	{ "http_connections", K_INT, S(http_connections), "512", NULL },
 	{ "http_timeout", K_INT, S(http_timeout), "15", NULL },
+	{ "http_request_timeout", K_INT, S(http_request_timeout), "30", NULL },
 	{ "poll_interval", K_INT, S(poll_interval), "5", NULL },
 };
 #undef S

@@ -41,6 +41,7 @@ struct config {
 	long max_patch_bytes;   /* one imported file or API body */
 	int http_connections;
 	int http_timeout;       /* seconds */
+	int http_request_timeout; /* seconds for a request's headers and body */
 	int poll_interval;      /* seconds between daemon passes */
 };
 

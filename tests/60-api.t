@@ -81,9 +81,9 @@ def bad(name, want, fn, like=None):
     return s, h, j
 
 
-def raw_exchange(data, read_timeout=5, send_more=None):
+def raw_exchange(data, read_timeout=5, send_more=None, port=None):
     """Sends bytes on a fresh connection; returns the status line's code and the answer."""
-    s = socket.create_connection(('127.0.0.1', w.port), timeout=read_timeout)
+    s = socket.create_connection(('127.0.0.1', port or w.port), timeout=read_timeout)
     try:
         s.sendall(data)
         if send_more:
@@ -113,6 +113,16 @@ def raw_exchange(data, read_timeout=5, send_more=None):
         return code, buf
     finally:
         s.close()
+
+
+def raw_answer(code, buf):
+    """raw_exchange()'s answer as request() gives it: (status, {}, body, JSON or None)."""
+    body = buf.partition(b'\r\n\r\n')[2]
+    try:
+        j = json.loads(body)
+    except ValueError:
+        j = None
+    return code, {}, body, j
 
 
 try:
@@ -269,13 +279,7 @@ try:
         head = ('POST /api/v1/patches HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n'
                 'Content-Type: application/mbox\r\nTransfer-Encoding: chunked\r\n\r\n' % tok).encode()
         chunk = b'%x\r\n%s\r\n' % (8192, b'y' * 8192)
-        code, buf = raw_exchange(head, 10, [chunk] * 10 + [b'0\r\n\r\n'])
-        body = buf.partition(b'\r\n\r\n')[2]
-        try:
-            j = json.loads(body)
-        except ValueError:
-            j = None
-        return code, {}, body, j
+        return raw_answer(*raw_exchange(head, 10, [chunk] * 10 + [b'0\r\n\r\n']))
     bad('POST /patches chunked, over max_patch_bytes', 413, chunked_big)
 
     def early_413():
@@ -308,6 +312,9 @@ try:
                        token=tok))
     bad('flag: trailing garbage', 400,
         lambda: w.post(flag, '{"reason": "a"} x', headers={'Content-Type': 'application/json'}, token=tok))
+    bad('flag: a form as application/x-www-form-urlencoded (read as JSON)', 400,
+        lambda: w.post(flag, 'reason=x', headers={'Content-Type': 'application/x-www-form-urlencoded'},
+                       token=tok), 'malformed JSON')
     bad('flag: as text/plain', 415,
         lambda: w.post(flag, '{"reason": "a"}', headers={'Content-Type': 'text/plain'}, token=tok))
     bad('flag: a JSON body over the limit', 413,
@@ -351,6 +358,12 @@ try:
     t.is_(h.get('allow'), 'GET, HEAD', '... Allow: GET, HEAD')
 
     bad('GET /patches?state=bogus', 400, lambda: w.get('/patches?state=bogus'), 'bogus')
+    def get_with_body(path, length, body=b''):
+        return lambda: raw_answer(*raw_exchange(
+            ('GET /api/v1%s HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n' % (path, length)).encode()
+            + body, 5))
+    bad('GET /patches with a body', 400, get_with_body('/patches', 5, b'hello'), 'takes no body')
+    bad('GET /patches announcing an 8 MB body', 400, get_with_body('/patches', 8 << 20), 'takes no body')
     bad('GET /patches?limit=0', 400, lambda: w.get('/patches?limit=0'), 'limit')
     bad('GET /patches?limit=abc', 400, lambda: w.get('/patches?limit=abc'))
     bad('GET /patches?limit=99999', 400, lambda: w.get('/patches?limit=99999'))
@@ -612,6 +625,13 @@ try:
         t.ok(s == 200 and j['total'] == 0, '... with a token -> 200')
         s, h, raw, j = w2.request('GET', '/')
         t.is_(s, 200, '... the dashboard\'s files are served (the data is not)')
+        # Authorized on the headers: an 8 MB body is not waited for.
+        t0 = time.time()
+        code, buf = raw_exchange(b'GET /api/v1/patches HTTP/1.1\r\nHost: x\r\n'
+                                 b'Content-Length: 8388608\r\n\r\n', 5, port=w2.port)
+        t.ok(code == 401 and time.time() - t0 < 1.0,
+             '... a read announcing an 8 MB body, without a token -> 401 at once (%.2f s)' % (time.time() - t0),
+             buf[:300])
     finally:
         w2.cleanup()
 except Exception as e:  # a crash of the test is a failure, with its story

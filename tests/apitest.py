@@ -87,12 +87,12 @@ def git(repo, *args):
 class World:
     """A temp dir with a small stable tree, a config and a database."""
 
-    def __init__(self, read_access='loopback', extra_conf=''):
+    def __init__(self, read_access='loopback', extra_conf='', port=None):
         self.dir = tempfile.mkdtemp(prefix='stableq-api.')
         self.tree = os.path.join(self.dir, 'linux')
         self.db = os.path.join(self.dir, 'stableq.db')
         self.conf = os.path.join(self.dir, 'stableq.conf')
-        self.port = free_port()
+        self.port = port or free_port()
         self.base = 'http://127.0.0.1:%d' % self.port
         self.proc = None
         self.log = os.path.join(self.dir, 'daemon.log')

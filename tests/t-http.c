@@ -4,11 +4,13 @@
 #include "db.h"
 #include "err.h"
 #include "http.h"
+#include "net.h"
 #include "strbuf.h"
 #include "tap.h"
 #include "token.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -17,24 +19,11 @@
 #include <strings.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
 static int port;
-
-static int free_port(void)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET };
-	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM, 0), p;
-
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	bind(fd, (struct sockaddr *)&a, sizeof(a));
-	getsockname(fd, (struct sockaddr *)&a, &len);
-	p = ntohs(a.sin_port);
-	close(fd);
-	return p;
-}
 
 struct answer {
 	int status;
@@ -306,6 +295,214 @@ static void header_of(const struct answer *a, const char *name, char *out, size_
 		}
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * Sends raw request bytes (a printf format) and reads to the end; how
+ * long the answer took in *secs. The answer's body holds everything after
+ * the first head, so a second answer on the connection shows there.
+ */
+__attribute__((format(printf, 3, 4)))
+static int exchange_f(struct answer *a, double *secs, const char *fmt, ...)
+{
+	struct strbuf r = STRBUF_INIT;
+	double t0 = now_s();
+	va_list ap;
+	int ret;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(&r, fmt, ap);
+	va_end(ap);
+	ret = exchange(r.buf, r.len, a);
+	if (secs)
+		*secs = now_s() - t0;
+	strbuf_release(&r);
+	return ret;
+}
+
+/*
+ * Bodies and framing, checked on the headers (issue 11, items 1 and 8):
+ * a body on a route that takes none is refused before it is read, as are
+ * ambiguous lengths; the connection is closed after such an answer, so a
+ * request smuggled behind it is never served.
+ */
+static void test_framing(const char *auth)
+{
+	struct answer a;
+	double dt;
+
+	is_int(exchange_f(&a, &dt, "GET /api/v1/health HTTP/1.1\r\nHost: t\r\n"
+			  "Content-Length: 999999\r\n\r\n"),
+	       400, "GET with an 8 MB body announced: 400 from the headers");
+	like(a.body.buf, "takes no body", "... the route takes no body");
+	ok(dt < 1.0, "... at once, before any body (%.2f s)", dt);
+	answer_release(&a);
+	is_int(exchange_f(&a, &dt, "HEAD /api/v1/patches HTTP/1.1\r\nHost: t\r\n"
+			  "Transfer-Encoding: chunked\r\n\r\n"),
+	       400, "HEAD with a chunked body: 400 from the headers");
+	ok(dt < 1.0, "... at once (%.2f s)", dt);
+	answer_release(&a);
+	is_int(exchange_f(&a, NULL, "GET /api/v1/health HTTP/1.1\r\nHost: t\r\n"
+			  "Connection: close\r\nContent-Length: 5\r\n\r\nhello"),
+	       400, "GET with a small body: 400 as well");
+	answer_release(&a);
+	is_int(exchange_f(&a, &dt, "GET /app.js HTTP/1.1\r\nHost: t\r\n"
+			  "Content-Length: 999999\r\n\r\n"),
+	       400, "a dashboard file with a body announced: 400");
+	ok(dt < 1.0, "... at once (%.2f s)", dt);
+	answer_release(&a);
+	is_int(exchange_f(&a, &dt, "GET /api/v1/nope HTTP/1.1\r\nHost: t\r\n"
+			  "Content-Length: 999999\r\n\r\n"),
+	       404, "an unknown route with a body: 404 (routed first)");
+	ok(dt < 1.0, "... at once (%.2f s)", dt);
+	answer_release(&a);
+	is_int(exchange_f(&a, &dt, "GET /api/v1/patches/1/flag HTTP/1.1\r\nHost: t\r\n"
+			  "Content-Length: 999999\r\n\r\n"),
+	       405, "a method the route does not take, with a body: 405");
+	answer_release(&a);
+	is_int(exchange_f(&a, &dt, "POST /api/v1/patches HTTP/1.1\r\nHost: t\r\n"
+			  "Content-Type: text/plain\r\nContent-Length: 999999\r\n\r\n"),
+	       401, "a write without a token, 1 MB announced: 401 before the body");
+	ok(dt < 1.0, "... at once (%.2f s)", dt);
+	answer_release(&a);
+
+	is_int(exchange_f(&a, &dt, "POST /api/v1/patches/1/flag HTTP/1.1\r\nHost: t\r\n%s"
+			  "Content-Type: application/json\r\n"
+			  "Content-Length: 2\r\nContent-Length: 40\r\n\r\n{}"
+			  "GET /api/v1/health HTTP/1.1\r\nHost: t\r\n\r\n", auth),
+	       400, "two different Content-Length headers: 400");
+	like(a.body.buf, "Content-Length", "... saying so");
+	ok(!strstr(a.body.buf, "HTTP/1.1"), "... and the request behind it is not served");
+	like(a.head.buf, "Connection: close", "... Connection: close");
+	ok(dt < 1.0, "... the connection is closed at once (%.2f s)", dt);
+	answer_release(&a);
+	is_int(exchange_f(&a, &dt, "POST /api/v1/patches/1/flag HTTP/1.1\r\nHost: t\r\n%s"
+			  "Content-Type: application/json\r\nContent-Length: 5\r\n"
+			  "Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n"
+			  "GET /api/v1/health HTTP/1.1\r\nHost: t\r\n\r\n", auth),
+	       400, "Content-Length with chunked: 400");
+	like(a.body.buf, "Transfer-Encoding", "... saying so");
+	ok(!strstr(a.body.buf, "HTTP/1.1"), "... and the request behind it is not served");
+	ok(dt < 1.0, "... the connection is closed at once (%.2f s)", dt);
+	answer_release(&a);
+	is_int(exchange_f(&a, &dt, "GET /api/v1/health HTTP/1.1\r\nHost: t\r\n"
+			  "Content-Length: 0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"
+			  "GET /api/v1/health HTTP/1.1\r\nHost: t\r\n\r\n"),
+	       400, "a GET with Content-Length and chunked: 400");
+	ok(!strstr(a.body.buf, "HTTP/1.1"), "... and the request behind it is not served");
+	answer_release(&a);
+	is_int(exchange_f(&a, &dt, "GET /api/v1/health HTTP/1.1\r\nHost: t\r\n"
+			  "Content-Length: 0\r\nContent-Length: 0\r\n\r\n"
+			  "GET /api/v1/health HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n"),
+	       200, "the same Content-Length twice (0): served");
+	like(a.body.buf, "HTTP/1.1 200", "... and so is the next request on the connection");
+	answer_release(&a);
+	is_int(exchange_f(&a, &dt, "GET /api/v1/health HTTP/1.1\r\nHost: t\r\n\r\n"
+			  "GET /api/v1/health HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n"),
+	       200, "two GETs on one connection: the first answered");
+	like(a.body.buf, "HTTP/1.1 200", "... and the second (keep-alive holds)");
+	answer_release(&a);
+}
+
+/* A connection from a given loopback address (127.0.0.X), -1 if refused. */
+static int connect_from(const char *ip)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET }, me = { .sin_family = AF_INET };
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	inet_pton(AF_INET, ip, &me.sin_addr);
+	sa.sin_port = htons((unsigned short)port);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(fd, (struct sockaddr *)&me, sizeof(me)) < 0 ||
+	    connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* 1 once the server has closed fd (EOF or reset), without waiting. */
+static int closed_by_server(int fd)
+{
+	char buf[512];
+	ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+
+	return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+}
+
+/*
+ * Slow clients (issue 11, item 2): eight connections from 127.0.0.2 and
+ * two from 127.0.0.3 send one header line every 0.3 s, so the idle
+ * timeout (2 s) never fires. One address holds at most three quarters of
+ * the connections (6 of 8); the two from 127.0.0.3 fill the server, yet a
+ * client from 127.0.0.1 is served: it takes the place of the one that has
+ * trickled the longest. Each is cut off when its request has not arrived
+ * within http_request_timeout (3 s). Bounded: it gives up after 6 s.
+ */
+static void test_slow_clients(void)
+{
+	enum { NSLOW = 10 };
+	const char *head = "GET /api/v1/health HTTP/1.1\r\nHost: t\r\n";
+	int fds[NSLOW], open_at_start = 0, tried = 0, all_closed = 0;
+	double t0 = now_s(), dt = 0, closed_at = -1;
+	struct answer a;
+
+	for (int i = 0; i < NSLOW; i++) {
+		fds[i] = connect_from(i < 8 ? "127.0.0.2" : "127.0.0.3");
+		if (fds[i] >= 0 && write(fds[i], head, strlen(head)) < 0) {
+		}
+		if (i == 7)
+			usleep(300000);
+	}
+	usleep(300000);
+	for (int i = 0; i < 8; i++)
+		open_at_start += fds[i] >= 0 && !closed_by_server(fds[i]);
+	ok(open_at_start == 6, "8 slow connections from one address: %d kept (6: three quarters)",
+	   open_at_start);
+	ok(fds[8] >= 0 && fds[9] >= 0 && !closed_by_server(fds[8]) && !closed_by_server(fds[9]),
+	   "2 more from another address: the server is full (8)");
+	while (now_s() - t0 < 6.0 && !all_closed) {
+		all_closed = 1;
+		for (int i = 0; i < NSLOW; i++) {
+			if (fds[i] < 0)
+				continue;
+			if (closed_by_server(fds[i])) {
+				close(fds[i]);
+				fds[i] = -1;
+				continue;
+			}
+			all_closed = 0;
+			if (send(fds[i], "X-Slow: 1\r\n", 11, MSG_NOSIGNAL) < 0) {
+			}
+		}
+		if (all_closed) {
+			closed_at = now_s() - t0;
+		} else if (!tried && now_s() - t0 > 1.3) {
+			double t1 = now_s();
+			int served = get("/api/v1/health", &a) == 200;
+			tried = 1;
+			dt = now_s() - t1;
+			answer_release(&a);
+			ok(served && dt < 1.0,
+			   "a client from 127.0.0.1 is served though they fill the server (%.2f s)", dt);
+		} else {
+			usleep(300000);
+		}
+	}
+	ok(all_closed && closed_at >= 2.5,
+	   "... each is cut off by http_request_timeout (3 s) though it keeps sending: %.1f s",
+	   closed_at);
+	for (int i = 0; i < NSLOW; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+}
+
 struct worker {
 	int ok, n;
 };
@@ -505,6 +702,7 @@ int main(void)
 		answer_release(&a);
 		strbuf_release(&r);
 	}
+	test_framing(auth);
 	/* Compression: both forms the same bytes, each with Vary. */
 	is_int(gzipped_same("/api/v1/openapi.json", "gzip"), 1,
 	       "GET /openapi.json with Accept-Encoding: gzip: gzipped, the same bytes");
@@ -557,6 +755,7 @@ int main(void)
 
 	/* Connection limits: 8 in all, 6 from one address (three quarters). */
 	app.cfg.http_connections = 8;
+	app.cfg.http_request_timeout = 3;
 	srv = NULL;
 	ok(http_start(&app, &srv) == 0, "http_start with http_connections = 8");
 	{
@@ -578,6 +777,7 @@ int main(void)
 		is_int(get("/api/v1/health", &a), 200, "once they are gone, requests are served");
 		answer_release(&a);
 	}
+	test_slow_clients();
 	http_stop(srv);
 
 	free(secret);
