@@ -31,4 +31,12 @@ int cmd_token(struct app *app, int argc, char **argv);
 int cmd_serve(struct app *app, int argc, char **argv);
 int cmd_config(struct app *app, int argc, char **argv);
 
+/*
+ * Logs what a finished daemon step found, one line ("candidate 12: fail:
+ * user-copy (first bad patch 5)", "bisection 3: patch 5, confirmed ...")
+ * for the steps that have one (candidate, bisect); arg is the step's last
+ * argument (the candidate's id). Nothing for the others.
+ */
+void engine_log_summary(sqlite3 *db, const char *step, const char *arg);
+
 #endif

@@ -4,6 +4,8 @@
 #include "cli.h"
 #include "db.h"
 #include "err.h"
+#include "log.h"
+#include "progress.h"
 #include "revert.h"
 #include "strbuf.h"
 
@@ -11,13 +13,67 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void progress(const char *line, void *ctx)
 {
 	struct app *app = ctx;
 
+	progress_interrupt();
 	fprintf(app->json ? stderr : stdout, "%s\n", line);
 	fflush(app->json ? stderr : stdout);
+}
+
+static int parse_id(const char *s, long long *id)
+{
+	char *end;
+
+	*id = s ? strtoll(s, &end, 10) : 0;
+	return s && *s && !*end && *id > 0 ? 0 : -1;
+}
+
+/* Long steps paint one updating line on a terminal. */
+static void on_terminal(void)
+{
+	if (isatty(2))
+		progress_terminal(2);
+}
+
+static char *bisection_of(sqlite3 *db, long long candidate_id)
+{
+	long long id = 0;
+
+	if (db_query_int(db, &id,
+			 "SELECT id FROM bisections WHERE candidate_id = ?"
+			 " ORDER BY id DESC LIMIT 1",
+			 "i", candidate_id) < 0)
+		return NULL;
+	return bisect_summary(db, id);
+}
+
+/* The daemon's steps whose findings its log states, by step name. */
+static const struct {
+	const char *step;
+	char *(*summary)(sqlite3 *db, long long id); /* id: the step's argument */
+} step_summaries[] = {
+	{"candidate", candidate_summary},
+	{"bisect", bisection_of},
+};
+
+void engine_log_summary(sqlite3 *db, const char *step, const char *arg)
+{
+	long long id;
+	char *line = NULL;
+
+	for (size_t i = 0; i < sizeof(step_summaries) / sizeof(step_summaries[0]);
+	     i++)
+		if (!strcmp(step, step_summaries[i].step) &&
+		    parse_id(arg, &id) == 0)
+			line = step_summaries[i].summary(db, id);
+	err_clear();
+	if (line)
+		log_info("%s", line);
+	free(line);
 }
 
 static int print_json(json_t *j)
@@ -29,14 +85,6 @@ static int print_json(json_t *j)
 	puts(s);
 	free(s);
 	return 0;
-}
-
-static int parse_id(const char *s, long long *id)
-{
-	char *end;
-
-	*id = s ? strtoll(s, &end, 10) : 0;
-	return s && *s && !*end && *id > 0 ? 0 : -1;
 }
 
 static int fail(const char *cmd)
@@ -97,6 +145,7 @@ int cmd_candidate(struct app *app, int argc, char **argv)
 			return 2;
 		}
 	}
+	on_terminal();
 	id = run ? run : candidate_create(app->db, NULL, 0, upto, "queue", 0,
 					  app->actor);
 	if (id < 0)
@@ -124,16 +173,20 @@ int cmd_bisect(struct app *app, int argc, char **argv)
 		fprintf(stderr, "stableq bisect: no failing candidate\n");
 		return 1;
 	}
+	on_terminal();
 	if (bisect_run(app, cid, &bid, progress, app) < 0)
 		return fail("bisect");
 	j = bisect_json(app->db, bid);
-	if (app->json)
+	if (app->json) {
 		print_json(j);
-	else
-		printf("bisection %lld: %s%s%s\n", bid,
-		       json_string_value(json_object_get(j, "state")),
-		       json_string_value(json_object_get(j, "detail")) ? ": " : "",
-		       json_string_value(json_object_get(j, "detail")) ?: "");
+	} else {
+		char *line = bisect_summary(app->db, bid);
+		printf("%s\n", line);
+		free(line);
+		if (json_string_value(json_object_get(j, "detail")))
+			printf("  %s\n",
+			       json_string_value(json_object_get(j, "detail")));
+	}
 	json_decref(j);
 	return 0;
 }
@@ -229,6 +282,7 @@ int cmd_revert(struct app *app, int argc, char **argv)
 		return 0;
 	if (!*reason)
 		reason = "reverted by a maintainer";
+	on_terminal();
 	if (revert_execute(app, id, reason, &rid) < 0)
 		return fail("revert");
 	printf("revert %lld: done\n", rid);

@@ -366,6 +366,7 @@ int cmd_serve(struct app *app, int argc, char **argv)
 							   : "exited with status",
 					 step.sp.status, step.sp.seconds);
 				step_done(&step);
+				engine_log_summary(app->db, step.name, step.argv[step.argc - 1]);
 				step_release(&step);
 				set_status("idle", 0);
 			} else {

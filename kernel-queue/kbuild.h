@@ -28,6 +28,13 @@ struct kbuild_opts {
 	int timeout_s;          /* the whole build; 0: 3600 */
 	const char *log_path;   /* appended; NULL: BUILD_DIR/stableq-build.log */
 	int no_ccache;          /* build with plain gcc */
+	/*
+	 * May be NULL: called about once a second while make compiles, with
+	 * the objects compiled so far (kbuild's "  CC"/"  AS" lines) and the
+	 * object count of the last complete build in build_dir (0: unknown).
+	 */
+	void (*progress)(void *ctx, long done, long total);
+	void *progress_ctx;
 };
 
 /* Owned by the result: kbuild_result_release() frees it. */

@@ -32,6 +32,8 @@ static const struct key keys[] = {
 	{ "tree_dir", K_STR, S(tree_dir), "var/linux", NULL },
 	{ "build_dir", K_STR, S(build_dir), "var/build", NULL },
 	{ "ccache_dir", K_STR, S(ccache_dir), "", NULL },
+	{ "build_cache_dir", K_STR, S(build_cache_dir), "", NULL },
+	{ "build_cache_mb", K_INT, S(build_cache_mb), "2048", NULL },
 	{ "queue_dir", K_STR, S(queue_dir), "kernel-queue/queue-6.1", NULL },
 	{ "kernel_config_dir", K_STR, S(kernel_config_dir), "config/kernel",
 	  NULL },
