@@ -32,11 +32,17 @@ const struct command commands[] = {
 
 /*
  * Who the CLI acts as, in flags, reverts and events: "user:NAME", the
- * local user (the password database, else $USER, else the uid).
+ * local user (the password database, else $USER, else the uid); the
+ * daemon's steps (STABLEQ_ACTOR=daemon, set by `stableq serve`) act as
+ * "daemon".
  */
 static const char *local_actor(void)
 {
 	static char actor[64];
+	const char *env = getenv("STABLEQ_ACTOR");
+
+	if (env && !strcmp(env, "daemon"))
+		return "daemon";
 	const struct passwd *pw = getpwuid(getuid());
 	const char *name = pw && pw->pw_name && *pw->pw_name ? pw->pw_name
 							     : getenv("USER");

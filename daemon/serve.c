@@ -329,6 +329,7 @@ int cmd_serve(struct app *app, int argc, char **argv)
 	}
 	log_init(app->verbose, !foreground);
 	app->actor = "daemon";
+	setenv("STABLEQ_ACTOR", "daemon", 1); /* its steps act as the daemon */
 	if (app_open_db(app) < 0) {
 		log_warnx("%s", err_msg());
 		return 1;
