@@ -214,6 +214,24 @@ static void progress_rows(void)
 	t = progress_text(12, 0, "objects");
 	is_str(t, "12 objects", "... and without one");
 	free(t);
+	/* a terminal gets one line rewritten in place */
+	int fds[2];
+	if (pipe(fds) == 0) {
+		struct strbuf out = STRBUF_INIT;
+		progress_terminal(fds[1]);
+		progress_set(NULL, "tree", 0, "tree: importing", 5, 10, "files");
+		progress_set(NULL, "tree", 0, "tree: importing", 10, 10, "files");
+		progress_clear(NULL, "tree", 0);
+		progress_terminal(-1);
+		close(fds[1]);
+		strbuf_read_fd(&out, fds[0], 4096);
+		close(fds[0]);
+		is_str(out.buf,
+		       "\rtree: importing: 5/10 files (50%)\033[K"
+		       "\rtree: importing: 10/10 files (100%)\033[K\r\033[K",
+		       "on a terminal: one line, rewritten, cleared at the end");
+		strbuf_release(&out);
+	}
 	db_close(db);
 	free(path);
 }
