@@ -112,13 +112,21 @@ static int show_candidate(struct app *app, long long id)
 			       (long long)json_integer_value(json_object_get(b, "id")),
 			       json_string_value(json_object_get(b, "result")),
 			       json_number_value(json_object_get(b, "seconds")));
+		/* what failed first; the passes as a count */
+		size_t passed = 0;
 		json_array_foreach(json_object_get(j, "tests"), i, t) {
 			const char *d = json_string_value(json_object_get(t, "detail"));
-			printf("  %-5s %s%s%s\n",
-			       json_string_value(json_object_get(t, "result")),
+			const char *r = json_string_value(json_object_get(t, "result"));
+			if (r && !strcmp(r, "pass")) {
+				passed++;
+				continue;
+			}
+			printf("  %-5s %s%s%s\n", r,
 			       json_string_value(json_object_get(t, "name")),
 			       d && *d ? ": " : "", d && *d ? d : "");
 		}
+		if (passed)
+			printf("  %zu passed\n", passed);
 		if (json_string_value(json_object_get(j, "detail")))
 			printf("  %s\n", json_string_value(json_object_get(j, "detail")));
 	}
