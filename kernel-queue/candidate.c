@@ -341,14 +341,17 @@ static void build_progress(void *vctx, long done, long total)
 }
 
 /* The cache key of a state: tree, configuration, compiler. "" if unknown. */
-static void state_key(const struct app *app, const char *tree, char key[65])
+static void state_key(const struct app *app, const char *tree, char key[65],
+		      char chash[65])
 {
-	char chash[65];
 	char *cc = NULL;
 
 	key[0] = '\0';
-	if (kbuild_config_hash(app->cfg.tree_dir, app->cfg.kernel_config_dir,
-			       chash) < 0 ||
+	/*
+	 * The fragments alone: the tinyconfig base is part of the tree, and
+	 * the worktree holds another state until checked out.
+	 */
+	if (kbuild_config_hash(NULL, app->cfg.kernel_config_dir, chash) < 0 ||
 	    buildcache_compiler_id(&cc) < 0 ||
 	    buildcache_key(tree, chash, cc, key) < 0) {
 		log_warnx("build cache: %s: building", err_msg());
@@ -371,7 +374,8 @@ static int build_state(struct app *app, struct repo *r, long long id,
 	struct test_def *tests = NULL;
 	size_t ntests = 0, nfiles;
 	const char **files = NULL;
-	char key[65] = "", *cdir = cache_dir(&app->cfg), *entry = NULL;
+	char key[65] = "", chash[65] = "";
+	char *cdir = cache_dir(&app->cfg), *entry = NULL;
 	char *blog = NULL;
 	double t0 = now_monotonic();
 	long long build_id;
@@ -379,7 +383,7 @@ static int build_state(struct app *app, struct repo *r, long long id,
 
 	nfiles = boot_files(app->cfg.tests_file, &files, &tests, &ntests);
 	if (app->cfg.build_cache_mb > 0 && nfiles)
-		state_key(app, tree, key);
+		state_key(app, tree, key, chash);
 	if (key[0] && buildcache_lookup(cdir, key, files, nfiles, &entry)) {
 		char *orig_log = NULL;
 		db_query_text(app->db, &orig_log,
@@ -390,10 +394,9 @@ static int build_state(struct app *app, struct repo *r, long long id,
 		ret = db_exec(app->db,
 			      "INSERT INTO builds (commit_sha, tree_sha,"
 			      " config_hash, result, seconds, log_path,"
-			      " cache_key, cached) VALUES (?, ?, (SELECT"
-			      " config_hash FROM builds WHERE cache_key = ?"
-			      " ORDER BY id DESC LIMIT 1), 'ok', ?, ?, ?, 1)",
-			      "tttftt", commit, tree, key,
+			      " cache_key, cached) VALUES (?, ?, ?, 'ok', ?, ?,"
+			      " ?, 1)",
+			      "tttftt", commit, tree, chash,
 			      now_monotonic() - t0, orig_log, key);
 		free(orig_log);
 		if (ret < 0)
