@@ -182,8 +182,15 @@ static const char sql_current_candidate[] =
 	" candidates c WHERE c.step NOT IN ('pending', 'done') ORDER BY c.id"
 	" DESC LIMIT 1";
 static const char sql_running_bisection[] =
-	"SELECT id, candidate_id, good, bad, builds_used, started_at FROM"
+	"SELECT id, candidate_id, good, bad, builds_used, boots_used,"
+	" steps_done, steps_total, started_at FROM"
 	" bisections WHERE state = 'running' ORDER BY id DESC LIMIT 1";
+
+/* Long work at hand; a row not rewritten for ten minutes is a dead step's. */
+static const char sql_progress[] =
+	"SELECT kind, subject_id, label, done, total, unit, updated_at FROM"
+	" progress WHERE updated_at >= strftime('%Y-%m-%dT%H:%M:%SZ', 'now',"
+	" '-10 minutes') ORDER BY kind, subject_id";
 
 /* The first row of rows, or null. */
 static json_t *first(json_t *rows)
@@ -234,6 +241,8 @@ void api_get_health(struct api_request *req, struct api_response *res,
 	json_object_set_new(o, "bisection",
 			    first(db_rows_json(db, sql_running_bisection,
 					       NULL)));
+	json_t *prog = db_rows_json(db, sql_progress, NULL);
+	json_object_set_new(o, "progress", prog ? prog : json_array());
 	api_json(res, 200, o);
 }
 

@@ -5,6 +5,8 @@
 #include "db.h"
 #include "err.h"
 #include "release.h"
+#include "log.h"
+#include "progress.h"
 #include "revert.h"
 #include "strbuf.h"
 
@@ -12,13 +14,30 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void progress(const char *line, void *ctx)
 {
 	struct app *app = ctx;
 
+	progress_interrupt();
 	fprintf(app->json ? stderr : stdout, "%s\n", line);
 	fflush(app->json ? stderr : stdout);
+}
+
+static int parse_id(const char *s, long long *id)
+{
+	char *end;
+
+	*id = s ? strtoll(s, &end, 10) : 0;
+	return s && *s && !*end && *id > 0 ? 0 : -1;
+}
+
+/* Long steps paint one updating line on a terminal. */
+static void on_terminal(void)
+{
+	if (isatty(2))
+		progress_terminal(2);
 }
 
 static int print_json(json_t *j)
@@ -30,14 +49,6 @@ static int print_json(json_t *j)
 	puts(s);
 	free(s);
 	return 0;
-}
-
-static int parse_id(const char *s, long long *id)
-{
-	char *end;
-
-	*id = s ? strtoll(s, &end, 10) : 0;
-	return s && *s && !*end && *id > 0 ? 0 : -1;
 }
 
 static int fail(const char *cmd)
@@ -65,13 +76,21 @@ static int show_candidate(struct app *app, long long id)
 			       (long long)json_integer_value(json_object_get(b, "id")),
 			       json_string_value(json_object_get(b, "result")),
 			       json_number_value(json_object_get(b, "seconds")));
+		/* what failed first; the passes as a count */
+		size_t passed = 0;
 		json_array_foreach(json_object_get(j, "tests"), i, t) {
 			const char *d = json_string_value(json_object_get(t, "detail"));
-			printf("  %-5s %s%s%s\n",
-			       json_string_value(json_object_get(t, "result")),
+			const char *r = json_string_value(json_object_get(t, "result"));
+			if (r && !strcmp(r, "pass")) {
+				passed++;
+				continue;
+			}
+			printf("  %-5s %s%s%s\n", r,
 			       json_string_value(json_object_get(t, "name")),
 			       d && *d ? ": " : "", d && *d ? d : "");
 		}
+		if (passed)
+			printf("  %zu passed\n", passed);
 		if (json_string_value(json_object_get(j, "detail")))
 			printf("  %s\n", json_string_value(json_object_get(j, "detail")));
 	}
@@ -98,6 +117,7 @@ int cmd_candidate(struct app *app, int argc, char **argv)
 			return 2;
 		}
 	}
+	on_terminal();
 	id = run ? run : candidate_create(app->db, NULL, 0, upto, "queue", 0,
 					  app->actor);
 	if (id < 0)
@@ -125,16 +145,20 @@ int cmd_bisect(struct app *app, int argc, char **argv)
 		fprintf(stderr, "stableq bisect: no failing candidate\n");
 		return 1;
 	}
+	on_terminal();
 	if (bisect_run(app, cid, &bid, progress, app) < 0)
 		return fail("bisect");
 	j = bisect_json(app->db, bid);
-	if (app->json)
+	if (app->json) {
 		print_json(j);
-	else
-		printf("bisection %lld: %s%s%s\n", bid,
-		       json_string_value(json_object_get(j, "state")),
-		       json_string_value(json_object_get(j, "detail")) ? ": " : "",
-		       json_string_value(json_object_get(j, "detail")) ?: "");
+	} else {
+		char *line = bisect_summary(app->db, bid);
+		printf("%s\n", line);
+		free(line);
+		if (json_string_value(json_object_get(j, "detail")))
+			printf("  %s\n",
+			       json_string_value(json_object_get(j, "detail")));
+	}
 	json_decref(j);
 	return 0;
 }
@@ -271,6 +295,7 @@ int cmd_revert(struct app *app, int argc, char **argv)
 		return 0;
 	if (!*reason)
 		reason = "reverted by a maintainer";
+	on_terminal();
 	if (revert_run(app, id, reason, !has(argc, argv, "--no-confirm"), &rid,
 		       &cid) < 0)
 		return fail("revert");

@@ -1,6 +1,8 @@
 /* cmd-tree.c: `stableq tree init|status|checkout`. */
 #include "cli.h"
+#include "db.h"
 #include "err.h"
+#include "progress.h"
 #include "repo.h"
 #include "spawn.h"
 #include "strbuf.h"
@@ -11,6 +13,7 @@
 #include <unistd.h>
 
 struct progress {
+	sqlite3 *db; /* NULL: no progress row for the dashboard */
 	int tty;
 	const char *phase; /* borrowed: the repo module's string literals */
 	size_t last_step, last_done;
@@ -31,6 +34,12 @@ static void show_progress(void *vctx, const char *phase, size_t done,
 	int new_phase = !p->phase || strcmp(p->phase, phase);
 	struct strbuf line = STRBUF_INIT;
 
+	if (p->db) {
+		char *label = xstrfmt("tree: %s", phase);
+		progress_set(p->db, "tree", 0, label, (long long)done,
+			     (long long)total, "files");
+		free(label);
+	}
 	if (p->tty && !new_phase && now - p->last < 0.1 && done != total)
 		return;
 	if (!p->tty && !new_phase && step == p->last_step &&
@@ -68,11 +77,18 @@ static int tree_init(struct app *app)
 	char *version = NULL;
 	int ret;
 
+	/* the dashboard shows the import when there is a store to tell */
+	if (access(app->cfg.db, F_OK) == 0 && app_open_db(app) == 0)
+		p.db = app->db;
+	err_clear();
+
 	ret = repo_init_from_tarball(app->cfg.linux_source, app->cfg.tree_dir,
 				     app->cfg.branch, &version, show_progress,
 				     &p);
 	if (p.tty && p.phase)
 		fputc('\n', stderr);
+	if (p.db)
+		progress_clear(p.db, "tree", 0);
 	if (ret < 0) {
 		fprintf(stderr, "stableq tree init: %s\n", err_msg());
 		return 1;

@@ -9,20 +9,21 @@
 #include "revert.h"
 
 const struct job jobs[] = {
-	/* name            due()                  argv                                          s     builds once interrupted */
+	/* name            due()                  argv                                          s     builds once interrupted, summary */
 	{ "tree init",     repo_init_due,         { "tree", "init" },                           3600, 0, 0, NULL },
 	{ "import",        intake_queue_due,      { "import", "{queue_dir}" },                  600,  0, 1, NULL },
 	{ "check",         check_due,             { "check" },                                  3600, 0, 0, NULL },
 	{ "revert resume", revert_resume_due,     { "revert", "--resume" },                     3600, 0, 0, NULL },
-	{ "confirm",       revert_confirm_due,    { "revert", "--confirm", "{id}" },            0,    1, 0, NULL },
-	{ "candidate",     candidate_pending_due, { "candidate", "--run", "{id}" },             0,    1, 0, candidate_interrupted },
-	{ "bisect",        bisect_due,            { "bisect", "{id}" },                         0,    8, 0, bisect_interrupted },
+	{ "confirm",       revert_confirm_due,    { "revert", "--confirm", "{id}" },            0,    1, 0, NULL, NULL },
+	{ "candidate",     candidate_pending_due, { "candidate", "--run", "{id}" },             0,    1, 0, candidate_interrupted, candidate_summary },
+	{ "bisect",        bisect_due,            { "bisect", "{id}" },                         0,    8, 0, bisect_interrupted, bisect_summary_of },
 	{ "revert",        revert_due,            { "revert", "{id}", "--reason",
 						    "found broken; revert first" },             0,    1, 0, NULL },
 	{ "revert plan",   revert_plan_due,       { "revert", "{id}", "--plan", "--reason",
 						    "found broken; waiting for a maintainer"
 						    " (auto_revert = plan)" },                  60,   0, 0, NULL },
-	{ "queue changed", candidate_queue_due,   { "candidate" },                              0,    1, 0, NULL },
+	{ "queue changed", candidate_queue_due,   { "candidate" },                              0,    1, 0, NULL,
+	  candidate_newest_summary },
 	{ "mail",          outbox_due,            { "mail", "send" },                           300,  0, 0, NULL },
 	{ NULL },
 };

@@ -16,7 +16,9 @@
  * `seconds` plus `builds` times the time one candidate may take (build,
  * four boots, slack). once: at most once a start of the daemon.
  * interrupted (may be NULL): records that a stop ended the step early, so
- * the store says what to run again.
+ * the store says what to run again. summary (may be NULL): after the step,
+ * what it found ("candidate 12: fail: user-copy (first bad patch 5)"), for
+ * the daemon's log.
  */
 struct job {
 	const char *name;
@@ -26,6 +28,8 @@ struct job {
 	int builds;
 	int once;
 	int (*interrupted)(struct app *app, long long id);
+	/* may be NULL: what the step found, one line for the log */
+	char *(*summary)(sqlite3 *db, long long id);
 };
 
 /* The table, in priority order, ended by a NULL name. */

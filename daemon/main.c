@@ -7,6 +7,7 @@
 #include "spawn.h"
 
 #include <signal.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,31 @@ static void on_stop(int sig)
 	raise(sig);
 }
 
+/*
+ * Who the CLI acts as, in flags, reverts and events: "user:NAME", the
+ * local user (the password database, else $USER, else the uid); the
+ * daemon's steps (STABLEQ_ACTOR=daemon, set by `stableq serve`) act as
+ * "daemon".
+ */
+static const char *local_actor(void)
+{
+	static char actor[64];
+	const char *env = getenv("STABLEQ_ACTOR");
+
+	if (env && !strcmp(env, "daemon"))
+		return "daemon";
+	const struct passwd *pw = getpwuid(getuid());
+	const char *name = pw && pw->pw_name && *pw->pw_name ? pw->pw_name
+							     : getenv("USER");
+
+	if (name && *name && strlen(name) < sizeof(actor) - 6 &&
+	    !strpbrk(name, " \t\r\n"))
+		snprintf(actor, sizeof(actor), "user:%s", name);
+	else
+		snprintf(actor, sizeof(actor), "user:%ld", (long)getuid());
+	return actor;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: stableq [-c FILE] [--db FILE] [-v] COMMAND [ARGS]\n\n"
@@ -54,7 +80,7 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-	struct app app = { .actor = getenv("STABLEQ_ACTOR") ?: "cli" };
+	struct app app = { .actor = local_actor() };
 	const char *conf = NULL, *dbpath = NULL;
 	const struct command *cmd = NULL;
 	char **args = calloc((size_t)argc + 1, sizeof(*args));

@@ -131,7 +131,6 @@ static int deadline_of(const struct config *c, const struct job *j)
 static int step_start(struct app *app, struct step *s, const struct job *j,
 		      long long id)
 {
-	static const char *const env[] = { "STABLEQ_ACTOR=daemon", NULL };
 	struct spawn init = SPAWN_INIT;
 	char *logdir = xstrfmt("%s/log", app->cfg.var_dir);
 
@@ -163,7 +162,6 @@ static int step_start(struct app *app, struct step *s, const struct job *j,
 	free(logdir);
 	s->sp = init;
 	s->sp.argv = (const char *const *)s->argv;
-	s->sp.env = env;
 	s->sp.log_path = s->log_path;
 	s->sp.timeout_ms = deadline_of(&app->cfg, j) * 1000;
 	if (spawn_start(&s->sp) < 0) {
@@ -177,6 +175,17 @@ static int step_start(struct app *app, struct step *s, const struct job *j,
 	free(cmd);
 	set_status(s->name, s->sp.pid);
 	return 0;
+}
+
+/* What the step found, in the log: one line, from the job's module. */
+static void step_summary(struct app *app, const struct step *s)
+{
+	char *line = s->job->summary ? s->job->summary(app->db, s->id) : NULL;
+
+	err_clear();
+	if (line)
+		log_info("%s", line);
+	free(line);
 }
 
 /* The first due job of the table that is not backing off, started. */
@@ -295,6 +304,7 @@ int cmd_serve(struct app *app, int argc, char **argv)
 	}
 	log_init(app->verbose, !foreground);
 	app->actor = "daemon";
+	setenv("STABLEQ_ACTOR", "daemon", 1); /* its steps act as the daemon */
 	if (app_open_db(app) < 0) {
 		log_warnx("%s", err_msg());
 		return 1;
@@ -334,6 +344,7 @@ int cmd_serve(struct app *app, int argc, char **argv)
 							   : "exited with status",
 					 step.sp.status, step.sp.seconds);
 				step_done(&step);
+				step_summary(app, &step);
 				step_release(&step);
 				set_status("idle", 0);
 			} else {

@@ -4,6 +4,7 @@
 #include "db.h"
 #include "err.h"
 #include "log.h"
+#include "progress.h"
 #include "queue.h"
 #include "revert.h"
 #include "strbuf.h"
@@ -25,7 +26,32 @@ struct bis {
 	void (*progress)(const char *, void *);
 	void *ctx;
 	long long last_candidate;
+	long steps_done, steps_total; /* for progress: step k of about m */
 };
+
+/* ceil(log2(n)): the search steps left over n + 1 possible answers. */
+static long search_steps(long n)
+{
+	long k = 0;
+
+	while ((1L << k) < n)
+		k++;
+	return k;
+}
+
+static void step_progress(struct bis *b)
+{
+	char *label = xstrfmt("bisection %lld", b->id);
+
+	progress_set(b->app->db, "bisection", b->id, label, b->steps_done,
+		     b->steps_total, "steps");
+	db_exec(b->app->db,
+		"UPDATE bisections SET steps_done = ?, steps_total = ? WHERE"
+		" id = ?",
+		"iii", (long long)b->steps_done, (long long)b->steps_total,
+		b->id);
+	free(label);
+}
 
 static void say(struct bis *b, const char *line)
 {
@@ -121,6 +147,8 @@ static int evaluate(struct bis *b, size_t prefix, int runs, const char *kind,
 	snprintf(line, sizeof(line), "%s: prefix %zu/%zu (candidate %lld, %d run%s)",
 		 kind, prefix, b->n, cid, runs, runs == 1 ? "" : "s");
 	say(b, line);
+	b->steps_done++;
+	step_progress(b);
 	if ((ret = candidate_run(b->app, cid, runs, b->progress, b->ctx)) < 0)
 		return ret;
 	b->last_candidate = cid;
@@ -130,9 +158,13 @@ static int evaluate(struct bis *b, size_t prefix, int runs, const char *kind,
 		" candidate_id, result, kind) VALUES (?, ?, ?, ?, ?)",
 		"iiitt", b->id, (long long)prefix, cid, outcome_name[*out],
 		kind);
+	/* a state the cache held cost a boot, not a build */
 	db_exec(b->app->db,
-		"UPDATE bisections SET builds_used = builds_used + 1 WHERE id = ?",
-		"i", b->id);
+		"UPDATE bisections SET builds_used = builds_used + (SELECT"
+		" COUNT(*) FROM candidates c JOIN builds d ON d.id = c.build_id"
+		" WHERE c.id = ? AND d.cached = 0), boots_used = boots_used +"
+		" (SELECT boots FROM candidates WHERE id = ?) WHERE id = ?",
+		"iii", cid, cid, b->id);
 	snprintf(line, sizeof(line), "prefix %zu is %s: %s", prefix,
 		 outcome_name[*out], why.buf);
 	say(b, line);
@@ -174,7 +206,7 @@ int bisect_run(struct app *app, long long candidate_id, long long *bisection_id,
 	char *verdict = candidate_verdict(app->db, candidate_id);
 	char *ids_text = NULL;
 	json_t *ids = NULL, *v;
-	size_t lo, hi, i;
+	size_t i;
 	enum outcome o;
 	int ret, confirm = app->cfg.bisect_confirm > 0 ? app->cfg.bisect_confirm : 1;
 
@@ -236,7 +268,7 @@ int bisect_run(struct app *app, long long candidate_id, long long *bisection_id,
 	char *steer_text = json_dumps(b.steer, JSON_COMPACT);
 	ret = db_exec(app->db,
 		      "INSERT INTO bisections (candidate_id, failing_tests, good,"
-		      " bad) VALUES (?, ?, 0, ?)",
+		      " bad) VALUES (?, ?, -1, ?)",
 		      "iti", candidate_id,
 		      b.by_build ? "[\"build\"]" : b.by_hang ? "[\"hang\"]"
 							   : steer_text,
@@ -248,12 +280,18 @@ int bisect_run(struct app *app, long long candidate_id, long long *bisection_id,
 	event_add(app->db, app->actor, "bisection", b.id, "started",
 		  "candidate %lld, %zu patches", candidate_id, b.n);
 
-	/* prefix 0 (the branch alone) is taken as good, prefix n as bad */
-	lo = 0;
-	hi = b.n;
+	/*
+	 * The first bad prefix is one of 0..n (0: the branch alone fails), n
+	 * known bad: ceil(log2(n + 1)) search steps tell which, and every
+	 * state the confirmation boots was built by the search or by the
+	 * failing candidate, so the build cache makes it reboots only.
+	 */
+	long lo = -1, hi = (long)b.n;
+	b.steps_total = search_steps(hi - lo) + 2;
+	step_progress(&b);
 	while (hi - lo > 1) {
-		size_t mid = lo + (hi - lo) / 2;
-		if ((ret = evaluate(&b, mid, 1, "search", &o)) < 0)
+		long mid = lo + (hi - lo) / 2;
+		if ((ret = evaluate(&b, (size_t)mid, 1, "search", &o)) < 0)
 			goto out;
 		if (o == FLAKY) {
 			end(&b, "flaky", 0, "a steering test gave mixed results");
@@ -268,9 +306,14 @@ int bisect_run(struct app *app, long long candidate_id, long long *bisection_id,
 			"UPDATE bisections SET good = ?, bad = ? WHERE id = ?",
 			"iii", (long long)lo, (long long)hi, b.id);
 	}
+	if (hi == 0) {
+		ret = end(&b, "failed", 0,
+			  "the branch alone fails: no queued patch is to blame");
+		goto out;
+	}
 	/* confirm: prefix hi fails, prefix hi-1 passes, each `confirm` boots */
 	long long bad_cid;
-	if ((ret = evaluate(&b, hi, confirm, "confirm", &o)) < 0)
+	if ((ret = evaluate(&b, (size_t)hi, confirm, "confirm", &o)) < 0)
 		goto out;
 	bad_cid = b.last_candidate;
 	if (o != BAD) {
@@ -316,8 +359,12 @@ int bisect_run(struct app *app, long long candidate_id, long long *bisection_id,
 		     "i", bad_cid);
 	char *detail = xstrfmt("patch %lld is the first bad patch (prefix %zu"
 			       " of %zu), confirmed %d times each way",
-			       culprit, hi, b.n, confirm);
+			       culprit, (size_t)hi, b.n, confirm);
 	end(&b, "found", culprit, detail);
+	/* the flag and its events say who raised it: this bisection */
+	const char *caller = app->actor;
+	char *actor = xstrfmt("bisection:%lld", b.id);
+	app->actor = actor;
 	event_add(app->db, app->actor, "bisection", b.id, "found", "%s", detail);
 	char *reason = xstrfmt("bisection %lld: %s%s", b.id,
 			       b.by_build ? "the build fails from this patch on"
@@ -335,14 +382,58 @@ int bisect_run(struct app *app, long long candidate_id, long long *bisection_id,
 	enum patch_state cs;
 	if (patch_get_state(app->db, culprit, &cs) == 0 && cs != PS_BROKEN)
 		ret = revert_flag(app, culprit, reason, &ev);
+	app->actor = caller;
+	free(actor);
 	say(&b, detail);
 	free(detail);
 	free(reason);
 	free(excerpt);
 out:
+	if (b.id) {
+		progress_clear(app->db, "bisection", b.id);
+		char *line = bisect_summary(app->db, b.id);
+		log_info("%s", line);
+		free(line);
+	}
 	json_decref(b.steer);
 	free(b.patches);
 	return ret < 0 ? ret : 0;
+}
+
+char *bisect_summary(sqlite3 *db, long long id)
+{
+	struct strbuf sb = STRBUF_INIT;
+	sqlite3_stmt *st = db_prepare(
+		db,
+		"SELECT state, culprit_patch_id, detail, builds_used,"
+		" boots_used, steps_done, steps_total FROM bisections WHERE id"
+		" = ?",
+		"i", id);
+
+	strbuf_addf(&sb, "bisection %lld: ", id);
+	if (!st || sqlite3_step(st) != SQLITE_ROW) {
+		strbuf_addstr(&sb, "no such bisection");
+		goto out;
+	}
+	const char *state = db_col_text(st, 0), *detail = db_col_text(st, 2);
+	long long builds = sqlite3_column_int64(st, 3);
+	long long boots = sqlite3_column_int64(st, 4);
+
+	if (!strcmp(state, "found"))
+		strbuf_addf(&sb, "patch %lld, confirmed",
+			    (long long)sqlite3_column_int64(st, 1));
+	else if (!strcmp(state, "running"))
+		strbuf_addf(&sb, "step %lld of about %lld",
+			    (long long)sqlite3_column_int64(st, 5),
+			    (long long)sqlite3_column_int64(st, 6));
+	else
+		strbuf_addf(&sb, "%s%s%s", state, detail ? ": " : "",
+			    detail ? detail : "");
+	strbuf_addf(&sb, " (%lld build%s, %lld boot%s)", builds,
+		    builds == 1 ? "" : "s", boots, boots == 1 ? "" : "s");
+out:
+	sqlite3_finalize(st);
+	return strbuf_detach(&sb, NULL);
 }
 
 json_t *bisect_json(sqlite3 *db, long long id)
@@ -381,4 +472,16 @@ int bisect_interrupted(struct app *app, long long candidate_id)
 		       " finished_at = strftime('%Y-%m-%dT%H:%M:%SZ','now')"
 		       " WHERE candidate_id = ? AND state = 'running'",
 		       "i", candidate_id);
+}
+
+char *bisect_summary_of(sqlite3 *db, long long candidate_id)
+{
+	long long id = 0;
+
+	if (db_query_int(db, &id,
+			 "SELECT id FROM bisections WHERE candidate_id = ?"
+			 " ORDER BY id DESC LIMIT 1",
+			 "i", candidate_id) < 0)
+		return NULL;
+	return bisect_summary(db, id);
 }

@@ -9,9 +9,13 @@
 /*
  * Binary search over the prefixes of the failing candidate's patch list,
  * steered by the tests that failed in it (or by the build, if it failed to
- * build), in at most ceil(log2(N+1)) candidate builds; then confirms the
- * culprit: its prefix fails and the one before passes, each booted
- * cfg.bisect_confirm times. A test with mixed results on one build is
+ * build), in at most ceil(log2(N+1)) candidate builds (the branch alone
+ * is one of the N+1 answers, not assumed good); then confirms the culprit:
+ * its prefix fails and the one before passes, each booted
+ * cfg.bisect_confirm times. Every state the confirmation boots was built
+ * before (by the search or the failing candidate): with the build cache
+ * it costs boots, no build. builds_used counts real builds, boots_used
+ * boots. The flag is raised by "bisection:ID". A test with mixed results on one build is
  * recorded flaky and stops steering. On success the culprit is flagged
  * broken with the evidence. Every step is stored. *bisection_id is set as
  * soon as the row exists.
@@ -19,6 +23,14 @@
 int bisect_run(struct app *app, long long candidate_id, long long *bisection_id,
 	       void (*progress)(const char *line, void *ctx), void *ctx);
 json_t *bisect_json(sqlite3 *db, long long id);
+/*
+ * What a bisection found, in one line for logs: "bisection 3: patch 5,
+ * confirmed (4 builds, 9 boots)", "bisection 4: step 2 of about 7 (...)",
+ * "bisection 5: failed: ...". Caller frees.
+ */
+char *bisect_summary(sqlite3 *db, long long id);
+/* The summary of the newest bisection of a candidate; NULL if none. */
+char *bisect_summary_of(sqlite3 *db, long long candidate_id);
 
 /*
  * Jobs of the daemon's: the newest queue or confirm candidate failed and

@@ -1,13 +1,17 @@
 /* candidate.c: apply a queue prefix with libgit2, build it, boot it, store the verdict. */
 #include "candidate.h"
+#include "buildcache.h"
 #include "db.h"
 #include "err.h"
 #include "kbuild.h"
 #include "log.h"
+#include "progress.h"
 #include "queue.h"
 #include "repo.h"
 #include "runner.h"
+#include "spawn.h"
 #include "strbuf.h"
+#include "testset.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -138,8 +142,9 @@ static int finish(sqlite3 *db, long long id, const char *verdict,
 	if (ret >= 0)
 		event_add(db, "candidate", "candidate", id, "verdict", "%s%s%s",
 			  verdict, detail ? ": " : "", detail ? detail : "");
-	log_info("candidate %lld: %s%s%s", id, verdict, detail ? ": " : "",
-		 detail ? detail : "");
+	char *line = candidate_summary(db, id);
+	log_info("%s", line);
+	free(line);
 	return ret < 0 ? ret : 0;
 }
 
@@ -277,6 +282,215 @@ static const char *aggregate(sqlite3 *db, long long id, struct strbuf *detail,
 	return fails ? "fail" : "pass";
 }
 
+/* What a candidate boots: a build cache entry or the build directory. */
+struct built {
+	int ok;
+	char *dir;    /* the runner's build_dir */
+	char *kernel; /* the bzImage in it */
+	char *error;  /* when !ok */
+};
+
+static void built_release(struct built *b)
+{
+	free(b->dir);
+	free(b->kernel);
+	free(b->error);
+}
+
+#define BZIMAGE "arch/x86/boot/bzImage"
+
+/* The files a boot takes from a build: the image and the tests' modules. */
+static size_t boot_files(const char *tests_file, const char ***files,
+			 struct test_def **tests, size_t *ntests)
+{
+	size_t n = 0;
+
+	*files = NULL;
+	if (testset_load(tests_file, tests, ntests) < 0) {
+		err_clear(); /* the boot says what is wrong with it */
+		return 0;
+	}
+	for (size_t i = 0; i < *ntests; i++)
+		n += (*tests)[i].nmodules;
+	*files = xcalloc(n + 1, sizeof(**files));
+	n = 0;
+	(*files)[n++] = BZIMAGE;
+	for (size_t i = 0; i < *ntests; i++)
+		for (size_t m = 0; m < (*tests)[i].nmodules; m++)
+			(*files)[n++] = (*tests)[i].modules[m];
+	return n;
+}
+
+static char *cache_dir(const struct config *c)
+{
+	return *c->build_cache_dir ? xstrdup(c->build_cache_dir)
+				   : xstrfmt("%s/build-cache", c->var_dir);
+}
+
+struct build_progress {
+	sqlite3 *db;
+	long long id;
+	char *label;
+};
+
+static void build_progress(void *vctx, long done, long total)
+{
+	struct build_progress *p = vctx;
+
+	progress_set(p->db, "build", p->id, p->label, done, total, "objects");
+}
+
+/* The cache key of a state: tree, configuration, compiler. "" if unknown. */
+static void state_key(const struct app *app, const char *tree, char key[65],
+		      char chash[65])
+{
+	char *cc = NULL;
+
+	key[0] = '\0';
+	/*
+	 * The fragments alone: the tinyconfig base is part of the tree, and
+	 * the worktree holds another state until checked out.
+	 */
+	if (kbuild_config_hash(NULL, app->cfg.kernel_config_dir, chash) < 0 ||
+	    buildcache_compiler_id(&cc) < 0 ||
+	    buildcache_key(tree, chash, cc, key) < 0) {
+		log_warnx("build cache: %s: building", err_msg());
+		key[0] = '\0';
+		err_clear();
+	}
+	free(cc);
+}
+
+/*
+ * A state already in the build cache boots from there, with a builds row
+ * marked cached (its log is the one of the build that made it); any other
+ * is checked out, built, and stored in the cache.
+ */
+static int build_state(struct app *app, struct repo *r, long long id,
+		       const char *commit, const char *tree, struct built *out,
+		       void (*progress)(const char *, void *), void *ctx)
+{
+	struct kbuild_result kb = { 0 };
+	struct test_def *tests = NULL;
+	size_t ntests = 0, nfiles;
+	const char **files = NULL;
+	char key[65] = "", chash[65] = "";
+	char *cdir = cache_dir(&app->cfg), *entry = NULL;
+	char *blog = NULL;
+	double t0 = now_monotonic();
+	long long build_id;
+	int ret;
+
+	nfiles = boot_files(app->cfg.tests_file, &files, &tests, &ntests);
+	if (app->cfg.build_cache_mb > 0 && nfiles)
+		state_key(app, tree, key, chash);
+	if (key[0] && buildcache_lookup(cdir, key, files, nfiles, &entry)) {
+		char *orig_log = NULL;
+		db_query_text(app->db, &orig_log,
+			      "SELECT log_path FROM builds WHERE cache_key = ?"
+			      " AND cached = 0 ORDER BY id DESC LIMIT 1",
+			      "t", key);
+		err_clear();
+		ret = db_exec(app->db,
+			      "INSERT INTO builds (commit_sha, tree_sha,"
+			      " config_hash, result, seconds, log_path,"
+			      " cache_key, cached) VALUES (?, ?, ?, 'ok', ?, ?,"
+			      " ?, 1)",
+			      "tttftt", commit, tree, chash,
+			      now_monotonic() - t0, orig_log, key);
+		free(orig_log);
+		if (ret < 0)
+			goto out;
+		build_id = db_last_id(app->db);
+		db_exec(app->db, "UPDATE candidates SET build_id = ? WHERE id = ?",
+			"ii", build_id, id);
+		say(progress, ctx,
+		    "candidate %lld: state %.12s is in the build cache (build"
+		    " %lld): no build",
+		    id, key, build_id);
+		out->ok = 1;
+		out->dir = entry;
+		out->kernel = xstrfmt("%s/" BZIMAGE, entry);
+		entry = NULL;
+		ret = 0;
+		goto out;
+	}
+
+	if ((ret = repo_checkout(r, commit)) < 0)
+		goto out;
+	struct build_progress bp = {
+		.db = app->db,
+		.id = id,
+		.label = xstrfmt("candidate %lld: building", id),
+	};
+	struct kbuild_opts ko = {
+		.src_dir = app->cfg.tree_dir,
+		.build_dir = app->cfg.build_dir,
+		.config_dir = app->cfg.kernel_config_dir,
+		.ccache_dir = app->cfg.ccache_dir,
+		.icecc = app->cfg.icecc,
+		.jobs = app->cfg.make_jobs,
+		.timeout_s = app->cfg.build_timeout,
+		.progress = build_progress,
+		.progress_ctx = &bp,
+	};
+	{
+		long long next = 0;
+		db_query_int(app->db, &next,
+			     "SELECT COALESCE(MAX(id), 0) + 1 FROM builds", NULL);
+		blog = xstrfmt("%s/log/build-%lld.log", app->cfg.var_dir, next);
+	}
+	ko.log_path = blog;
+	say(progress, ctx, "candidate %lld: building %.12s (log %s)", id, commit,
+	    blog);
+	ret = kbuild_run(&ko, &kb);
+	progress_clear(app->db, "build", id);
+	free(bp.label);
+	if (ret < 0 && !kb.config_hash[0])
+		goto out;
+	db_exec(app->db,
+		"INSERT INTO builds (commit_sha, tree_sha, config_hash, result,"
+		" seconds, log_path, error_excerpt, cache_key) VALUES (?, ?, ?,"
+		" ?, ?, ?, ?, NULLIF(?, ''))",
+		"tttt" "fttt", commit, tree, kb.config_hash,
+		kb.ok ? "ok" : "failed", kb.seconds, blog,
+		kb.ok ? NULL : (kb.error ? kb.error : err_msg()), key);
+	build_id = db_last_id(app->db);
+	db_exec(app->db, "UPDATE candidates SET build_id = ? WHERE id = ?",
+		"ii", build_id, id);
+	say(progress, ctx, "candidate %lld: build %lld %s in %.1f s", id,
+	    build_id, kb.ok ? "ok" : "FAILED", kb.seconds);
+	ret = 0;
+	out->ok = kb.ok;
+	if (!kb.ok) {
+		out->error = xstrdup(kb.error ? kb.error : err_msg());
+		goto out;
+	}
+	if (key[0] &&
+	    buildcache_store(cdir, key, app->cfg.build_dir, files, nfiles,
+			     (unsigned long long)app->cfg.build_cache_mb << 20,
+			     &entry) < 0) {
+		log_warnx("candidate %lld: build cache: %s", id, err_msg());
+		err_clear();
+	}
+	if (entry) {
+		out->dir = entry;
+		out->kernel = xstrfmt("%s/" BZIMAGE, entry);
+		entry = NULL;
+	} else {
+		out->dir = xstrdup(app->cfg.build_dir);
+		out->kernel = xstrdup(kb.bzimage);
+	}
+out:
+	kbuild_result_release(&kb);
+	testset_free(tests, ntests);
+	free(files);
+	free(cdir);
+	free(entry);
+	free(blog);
+	return ret;
+}
+
 int candidate_run(struct app *app, long long id, int runs,
 		  void (*progress)(const char *line, void *ctx), void *ctx)
 {
@@ -285,8 +499,7 @@ int candidate_run(struct app *app, long long id, int runs,
 	char commit[REPO_HEX_SIZE], tree[REPO_HEX_SIZE];
 	char *ids_text = NULL, *logdir;
 	json_t *ids = NULL;
-	struct kbuild_result kb = { 0 };
-	long long build_id = 0;
+	struct built bs = { 0 };
 	int ret, lockfd = -1, hung = 0;
 
 	if (runs < 1)
@@ -326,51 +539,13 @@ int candidate_run(struct app *app, long long id, int runs,
 	}
 	db_exec(app->db, "UPDATE candidates SET commit_sha = ? WHERE id = ?",
 		"ti", commit, id);
-	if ((ret = repo_checkout(r, commit)) < 0)
-		goto out;
-
-	/* build */
+	/* build, or take the state from the build cache */
 	set_step(app->db, id, "build");
-	struct kbuild_opts ko = {
-		.src_dir = app->cfg.tree_dir,
-		.build_dir = app->cfg.build_dir,
-		.config_dir = app->cfg.kernel_config_dir,
-		.ccache_dir = app->cfg.ccache_dir,
-		.icecc = app->cfg.icecc,
-		.jobs = app->cfg.make_jobs,
-		.timeout_s = app->cfg.build_timeout,
-		.log_path = NULL,
-	};
-	char *blog = NULL;
-	{
-		long long next = 0;
-		db_query_int(app->db, &next,
-			     "SELECT COALESCE(MAX(id), 0) + 1 FROM builds", NULL);
-		blog = xstrfmt("%s/log/build-%lld.log", app->cfg.var_dir, next);
-	}
-	ko.log_path = blog;
-	say(progress, ctx, "candidate %lld: building %.12s (log %s)", id, commit,
-	    blog);
-	ret = kbuild_run(&ko, &kb);
-	if (ret < 0 && !kb.config_hash[0]) {
-		free(blog);
+	if ((ret = build_state(app, r, id, commit, tree, &bs, progress, ctx)) <
+	    0)
 		goto out;
-	}
-	db_exec(app->db,
-		"INSERT INTO builds (commit_sha, tree_sha, config_hash, result,"
-		" seconds, log_path, error_excerpt) VALUES (?, ?, ?, ?, ?, ?, ?)",
-		"tttt" "ftt", commit, tree, kb.config_hash,
-		kb.ok ? "ok" : "failed", kb.seconds, blog,
-		kb.ok ? NULL : (kb.error ? kb.error : err_msg()));
-	free(blog);
-	build_id = db_last_id(app->db);
-	db_exec(app->db, "UPDATE candidates SET build_id = ? WHERE id = ?",
-		"ii", build_id, id);
-	say(progress, ctx, "candidate %lld: build %lld %s in %.1f s", id,
-	    build_id, kb.ok ? "ok" : "FAILED", kb.seconds);
-	if (!kb.ok) {
-		ret = finish(app->db, id, "build-failed",
-			     kb.error ? kb.error : err_msg());
+	if (!bs.ok) {
+		ret = finish(app->db, id, "build-failed", bs.error);
 		goto out;
 	}
 
@@ -381,8 +556,8 @@ int candidate_run(struct app *app, long long id, int runs,
 		char *clog = xstrfmt("%s/log/console-%lld-%d.log",
 				     app->cfg.var_dir, id, run);
 		struct runner_opts ro = {
-			.build_dir = app->cfg.build_dir,
-			.kernel = kb.bzimage,
+			.build_dir = bs.dir,
+			.kernel = bs.kernel,
 			.tests_file = app->cfg.tests_file,
 			.accel = app->cfg.qemu_accel,
 			.memory_mb = app->cfg.qemu_memory,
@@ -395,6 +570,9 @@ int candidate_run(struct app *app, long long id, int runs,
 		    run, runs);
 		ret = runner_boot(&ro, &rr);
 		free(work);
+		db_exec(app->db,
+			"UPDATE candidates SET boots = boots + 1 WHERE id = ?",
+			"i", id);
 		/* the candidate's log is the console of its last boot */
 		db_exec(app->db,
 			"UPDATE candidates SET log_path = ? WHERE id = ?", "ti",
@@ -430,7 +608,7 @@ out:
 		err_set(ret, "%s", msg);
 		free(msg);
 	}
-	kbuild_result_release(&kb);
+	built_release(&bs);
 	if (lockfd >= 0)
 		close(lockfd);
 	json_decref(ids);
@@ -440,12 +618,87 @@ out:
 	return ret < 0 ? ret : 0;
 }
 
+char *candidate_summary(sqlite3 *db, long long id)
+{
+	struct strbuf sb = STRBUF_INIT;
+	sqlite3_stmt *st = db_prepare(
+		db,
+		"SELECT c.verdict, c.step, c.detail,"
+		" json_array_length(c.patch_ids), c.boots, b.id, b.cached,"
+		" (SELECT COUNT(DISTINCT name) FROM test_results WHERE"
+		" candidate_id = c.id AND result = 'pass'),"
+		" (SELECT culprit_patch_id FROM bisections WHERE candidate_id ="
+		" c.id AND state = 'found' ORDER BY id DESC LIMIT 1)"
+		" FROM candidates c LEFT JOIN builds b ON b.id = c.build_id"
+		" WHERE c.id = ?",
+		"i", id);
+
+	strbuf_addf(&sb, "candidate %lld: ", id);
+	if (!st || sqlite3_step(st) != SQLITE_ROW) {
+		strbuf_addstr(&sb, "no such candidate");
+		goto out;
+	}
+	const char *verdict = db_col_text(st, 0), *detail = db_col_text(st, 2);
+	long long npatches = sqlite3_column_int64(st, 3);
+	long long boots = sqlite3_column_int64(st, 4);
+	long long build = sqlite3_column_int64(st, 5);
+	int cached = sqlite3_column_int(st, 6);
+	long long passed = sqlite3_column_int64(st, 7);
+	long long culprit = sqlite3_column_int64(st, 8);
+
+	if (!verdict) {
+		strbuf_addstr(&sb, strcmp(db_col_text(st, 1), "done")
+					   ? db_col_text(st, 1)
+					   : "could not run");
+		if (detail && !strcmp(db_col_text(st, 1), "done"))
+			strbuf_addf(&sb, ": %.*s", (int)strcspn(detail, "\n"),
+				    detail);
+		goto out;
+	}
+	strbuf_addstr(&sb, verdict);
+	if (!strcmp(verdict, "fail") || !strcmp(verdict, "hang")) {
+		/* the failing tests, first failure first */
+		sqlite3_stmt *f = db_prepare(
+			db,
+			"SELECT name, MAX(result = 'flaky') FROM test_results"
+			" WHERE candidate_id = ? AND result IN ('fail','flaky')"
+			" GROUP BY name ORDER BY MIN(id)",
+			"i", id);
+		int n = 0;
+		while (f && sqlite3_step(f) == SQLITE_ROW) {
+			if (n < 4)
+				strbuf_addf(&sb, "%s%s%s", n ? ", " : ": ",
+					    db_col_text(f, 0),
+					    sqlite3_column_int(f, 1) ? " (flaky)"
+								     : "");
+			n++;
+		}
+		sqlite3_finalize(f);
+		if (n > 4)
+			strbuf_addf(&sb, " and %d more", n - 4);
+		if (culprit)
+			strbuf_addf(&sb, " (first bad patch %lld)", culprit);
+	} else if (!strcmp(verdict, "pass")) {
+		strbuf_addf(&sb, " (%lld patch%s, %lld test%s passed", npatches,
+			    npatches == 1 ? "" : "es", passed,
+			    passed == 1 ? "" : "s");
+		if (build && cached)
+			strbuf_addf(&sb, ", build %lld from the cache", build);
+		strbuf_addf(&sb, ", %lld boot%s)", boots, boots == 1 ? "" : "s");
+	} else if (detail) {
+		strbuf_addf(&sb, ": %.*s", (int)strcspn(detail, "\n"), detail);
+	}
+out:
+	sqlite3_finalize(st);
+	return strbuf_detach(&sb, NULL);
+}
+
 json_t *candidate_json(sqlite3 *db, long long id)
 {
 	json_t *o = db_object_json(db, "candidate", id,
 				   "SELECT id, purpose, step, verdict, detail,"
 				   " patch_ids, upto_patch_id, commit_sha,"
-				   " build_id, bisection_id, log_path,"
+				   " build_id, bisection_id, log_path, boots,"
 				   " started_at, finished_at FROM candidates"
 				   " WHERE id = ?",
 				   "tests",
@@ -461,11 +714,22 @@ json_t *candidate_json(sqlite3 *db, long long id)
 	json_object_set_new(o, "patch_ids", arr ? arr : json_array());
 	b = db_row_json(db,
 			"SELECT id, commit_sha, tree_sha, config_hash, result,"
-			" seconds, log_path, error_excerpt, created_at FROM"
+			" seconds, log_path, error_excerpt, cache_key, cached,"
+			" created_at FROM"
 			" builds WHERE id = (SELECT build_id FROM candidates"
 			" WHERE id = ?)",
 			"i", id);
 	json_object_set_new(o, "build", b ? b : json_null());
+	char *line = candidate_summary(db, id);
+	json_object_set_new(o, "summary", json_string(line));
+	free(line);
+	json_object_set_new(o, "progress",
+			    db_row_json(db,
+					"SELECT label, done, total, unit,"
+					" updated_at FROM progress WHERE kind ="
+					" 'build' AND subject_id = ?",
+					"i", id) ?: json_null());
+	err_clear();
 	return o;
 }
 
@@ -499,4 +763,14 @@ int candidate_interrupted(struct app *app, long long id)
 				     "interrupted",
 				     "stopped while it ran; it runs again");
 	return ret < 0 ? ret : 0;
+}
+
+char *candidate_newest_summary(sqlite3 *db, long long id)
+{
+	if (db_query_int(db, &id,
+			 "SELECT MAX(id) FROM candidates WHERE purpose IN"
+			 " ('queue','confirm') AND verdict IS NOT NULL",
+			 NULL) < 0 || !id)
+		return NULL;
+	return candidate_summary(db, id);
 }

@@ -28,6 +28,14 @@ int candidate_run(struct app *app, long long id, int runs,
 		  void (*progress)(const char *line, void *ctx), void *ctx);
 /* The stored verdict ("pass", ...) or NULL while it runs; caller frees. */
 char *candidate_verdict(sqlite3 *db, long long id);
+/*
+ * What a candidate found, in one line for logs: "candidate 12: fail:
+ * user-copy (first bad patch 5)", "candidate 13: pass (7 patches, 96 tests
+ * passed, build 9 from the cache, 1 boot)". Caller frees.
+ */
+char *candidate_summary(sqlite3 *db, long long id);
+/* The summary of the newest queue or confirm candidate (id is ignored). */
+char *candidate_newest_summary(sqlite3 *db, long long id);
 /* {id, purpose, step, verdict, detail, patch_ids, commit, build{}, tests[]} */
 json_t *candidate_json(sqlite3 *db, long long id);
 /* Oldest pending candidate, 0 if none. */

@@ -21,6 +21,7 @@
 /* Bump when the configuration procedure changes: every build reconfigures. */
 #define HASH_SCHEME "stableq-kbuild-config 1\n"
 #define HASH_FILE ".stableq-config-hash"
+#define OBJECTS_FILE ".stableq-objects" /* objects of the last full build */
 #define MAX_FRAGMENT (1u << 20)
 #define EXCERPT_ERRORS 8
 #define EXCERPT_MAX 4096
@@ -530,7 +531,75 @@ struct ctx {
 	const char *const *env;
 	double deadline;
 	char *cc;
+	int count_objects;     /* this step reports progress */
+	long objects, total;   /* compiled so far; of the last full build */
+	unsigned long scan_off; /* the log read up to here */
 };
+
+/* Counts the objects kbuild reported in the log since the last call. */
+static void scan_objects(struct ctx *c)
+{
+	struct strbuf sb = STRBUF_INIT;
+	int fd = open(c->r->log_path, O_RDONLY | O_CLOEXEC);
+	char *p, *nl;
+
+	if (fd < 0)
+		return;
+	if (lseek(fd, (off_t)c->scan_off, SEEK_SET) == (off_t)c->scan_off)
+		strbuf_read_fd(&sb, fd, 16u << 20);
+	close(fd);
+	/* whole lines only: a half-written one is read again next time */
+	for (p = sb.buf; (nl = memchr(p, '\n', sb.len - (size_t)(p - sb.buf)));
+	     p = nl + 1)
+		if (!strncmp(p, "  CC ", 5) || !strncmp(p, "  AS ", 5))
+			c->objects++;
+	c->scan_off += (unsigned long)(p - sb.buf);
+	strbuf_release(&sb);
+	c->o->progress(c->o->progress_ctx, c->objects, c->total);
+}
+
+static long nobjects;
+
+static int count_object(const char *path, const struct stat *st, int type,
+			struct FTW *ftw)
+{
+	size_t l = strlen(path + ftw->base);
+
+	(void)st;
+	if (type == FTW_F && l > 2 && !strcmp(path + ftw->base + l - 2, ".o"))
+		nobjects++;
+	return FTW_CONTINUE;
+}
+
+/* Remembers how many objects a full build of build_dir has. */
+static void save_object_count(const char *build)
+{
+	char *path = xstrfmt("%s/%s", build, OBJECTS_FILE);
+	char *line;
+
+	nobjects = 0;
+	if (nftw(build, count_object, 32, FTW_PHYS | FTW_ACTIONRETVAL) == 0) {
+		line = xstrfmt("%ld\n", nobjects);
+		write_file_atomic(path, line, strlen(line));
+		free(line);
+	}
+	free(path);
+	err_clear();
+}
+
+static long saved_object_count(const char *build)
+{
+	char *path = xstrfmt("%s/%s", build, OBJECTS_FILE);
+	struct strbuf sb = STRBUF_INIT;
+	long n = 0;
+
+	if (strbuf_read_file(&sb, path, 64) == 0)
+		n = atol(sb.buf);
+	err_clear();
+	strbuf_release(&sb);
+	free(path);
+	return n > 0 ? n : 0;
+}
 
 /* One step through spawn, output to the log. 0 ok; ERR_* with a message. */
 static int step(struct ctx *c, const char *what, const char *const *argv)
@@ -563,7 +632,13 @@ static int step(struct ctx *c, const char *what, const char *const *argv)
 	 */
 	if ((ret = spawn_start(&s)) < 0)
 		goto out;
+	double next_scan = now_monotonic() + 1;
 	while ((ret = spawn_poll(&s, 0)) == 0) {
+		if (c->count_objects && c->o->progress &&
+		    now_monotonic() >= next_scan) {
+			scan_objects(c);
+			next_scan = now_monotonic() + 1;
+		}
 		if (now_monotonic() > c->deadline) {
 			spawn_kill(&s, TERM_GRACE_MS);
 			if (s.pid > 0)
@@ -779,7 +854,17 @@ int kbuild_run(const struct kbuild_opts *o, struct kbuild_result *r)
 	{
 		const char *a[] = {"make",    odir,	 jobs, c.cc,
 				   "bzImage", "modules", NULL};
-		if ((ret = step(&c, "make bzImage modules", a)) < 0)
+		struct stat lst;
+		c.count_objects = 1;
+		c.total = saved_object_count(build);
+		c.scan_off = stat(r->log_path, &lst) == 0
+				     ? (unsigned long)lst.st_size
+				     : 0;
+		ret = step(&c, "make bzImage modules", a);
+		c.count_objects = 0;
+		if (o->progress)
+			scan_objects(&c);
+		if (ret < 0)
 			goto failed;
 	}
 	r->bzimage = xstrfmt("%s/arch/x86/boot/bzImage", build);
@@ -790,6 +875,8 @@ int kbuild_run(const struct kbuild_opts *o, struct kbuild_result *r)
 		goto failed;
 	}
 	r->ok = 1;
+	if (o->progress)
+		save_object_count(build);
 	ret = 0;
 	goto out;
 failed:

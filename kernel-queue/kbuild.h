@@ -32,6 +32,13 @@ struct kbuild_opts {
 				 * address: compile on the icecream farm
 				 * (CCACHE_PREFIX=icecc, make -j from the
 				 * farm's slots unless jobs is set; icecc.h) */
+	/*
+	 * May be NULL: called about once a second while make compiles, with
+	 * the objects compiled so far (kbuild's "  CC"/"  AS" lines) and the
+	 * object count of the last complete build in build_dir (0: unknown).
+	 */
+	void (*progress)(void *ctx, long done, long total);
+	void *progress_ctx;
 };
 
 /* Owned by the result: kbuild_result_release() frees it. */

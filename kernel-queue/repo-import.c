@@ -51,31 +51,6 @@ struct import {
 	pthread_mutex_t lock;
 };
 
-static int rm_cb(const char *path, const struct stat *st, int flag,
-		 struct FTW *ftw)
-{
-	(void)st;
-	(void)ftw;
-	if (flag == FTW_DP)
-		return rmdir(path) < 0 ? -1 : 0;
-	return unlink(path) < 0 ? -1 : 0;
-}
-
-/* rm -rf path; 0 when gone. */
-static int rm_rf(const char *path)
-{
-	struct stat st;
-
-	if (lstat(path, &st) < 0)
-		return errno == ENOENT ? 0
-				       : err_set(ERR_IO, "%s: %s", path,
-						 strerror(errno));
-	if (nftw(path, rm_cb, 32, FTW_DEPTH | FTW_PHYS) < 0)
-		return err_set(ERR_IO, "%s: cannot remove: %s", path,
-			       strerror(errno));
-	return 0;
-}
-
 static size_t node_add(struct import *im, const char *name)
 {
 	if (im->n == im->alloc) {

@@ -9,7 +9,8 @@
 struct app {
 	struct config cfg;
 	sqlite3 *db;          /* owned; opened by app_open_db() */
-	const char *actor;    /* "cli", "daemon", "token:NAME" (borrowed) */
+	const char *actor;    /* "user:NAME" (the CLI), "daemon", "token:NAME",
+			       * "bisection:ID" (borrowed) */
 	const char *self;     /* path of the stableq binary, for child steps */
 	int json;             /* --json */
 	int verbose;

@@ -35,6 +35,8 @@ static const struct key keys[] = {
 	{ "icecc", K_STR, S(icecc), "", NULL },
 	{ "queue_dir", K_STR, S(queue_dir), "var/queue-6.1", NULL },
 	{ "queue_seed", K_STR, S(queue_seed), "kernel-queue/queue-6.1", NULL },
+	{ "build_cache_dir", K_STR, S(build_cache_dir), "", NULL },
+	{ "build_cache_mb", K_INT, S(build_cache_mb), "2048", NULL },
 	{ "kernel_config_dir", K_STR, S(kernel_config_dir), "config/kernel",
 	  NULL },
 	{ "tests_file", K_STR, S(tests_file), "config/tests.conf", NULL },

@@ -17,6 +17,7 @@ struct config {
 	char *build_dir;        /* O= of kernel builds */
 	char *ccache_dir;
 	char *icecc;            /* "": local builds; "on" or HOST[:PORT]: icecream farm */
+	char *build_cache_dir;  /* built states; "": VAR_DIR/build-cache */
 	char *queue_dir;        /* the quilt directory stableq processes */
 	char *queue_seed;       /* copied into a missing queue_dir at start */
 	char *kernel_config_dir;
@@ -36,6 +37,7 @@ struct config {
 	int boot_timeout;       /* seconds */
 	int qemu_memory;        /* MiB */
 	int bisect_confirm;     /* repeats of each confirmation */
+	int build_cache_mb;     /* the build cache's bound; 0: no cache */
 	int mail_max_attempts;
 	int mail_backoff;       /* seconds, doubled per attempt */
 	long max_patch_bytes;   /* one imported file or API body */

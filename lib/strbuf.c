@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -313,4 +314,28 @@ int mkdir_p(const char *dir)
 out:
 	free(p);
 	return ret;
+}
+
+static int rm_cb(const char *path, const struct stat *st, int flag,
+		 struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (flag == FTW_DP)
+		return rmdir(path) < 0 ? -1 : 0;
+	return unlink(path) < 0 ? -1 : 0;
+}
+
+int rm_rf(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0
+				       : err_set(ERR_IO, "%s: %s", path,
+						 strerror(errno));
+	if (nftw(path, rm_cb, 32, FTW_DEPTH | FTW_PHYS) < 0)
+		return err_set(ERR_IO, "%s: cannot remove: %s", path,
+			       strerror(errno));
+	return 0;
 }

@@ -55,6 +55,8 @@ int write_file_atomic(const char *path, const void *data, size_t len);
 
 /* Creates dir and its parents (mkdir -p); 0 or negative (err_set). */
 int mkdir_p(const char *dir);
+/* rm -rf path (never follows symlinks); 0 when gone, or negative (err_set). */
+int rm_rf(const char *path);
 
 /* Allocating helpers that abort on failure. */
 void *xmalloc(size_t n);

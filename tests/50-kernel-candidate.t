@@ -49,13 +49,18 @@ cp "$Q/series" "$T/q/series"
 SQ import "$T/q" > "$T/import2.log" 2>&1
 ok $? "import of the whole queue: the fix joins"
 is "$(sqlite3 "$T/stableq.db" "SELECT state FROM patches WHERE id = 2")" queued "the fix is queued"
-SQ candidate --json > "$T/c2.json" 2> "$T/c2.log"
+# on a terminal (script(1) gives it one), the build is one updating line
+script -qec "cd '$TOP' && '$STABLEQ' -c '$T/stableq.conf' candidate --json > '$T/c2.json'" "$T/c2.tty" > /dev/null 2>&1
 ok $? "the candidate with test + fix passes (exit 0)"
+tr '\r' '\n' < "$T/c2.tty" > "$T/c2.log"
+like "$(grep -a 'candidate [0-9]*: building: ' "$T/c2.log" | tail -n 1)" " objects" "on a terminal the build shows the objects compiled of the total, on one line rewritten in place"
+like "$(grep -a 'stableq: candidate [0-9]*: pass (' "$T/c2.log")" "tests passed" "... and ends saying what the candidate found"
 is "$(py "import json; print(json.load(open('$T/c2.json'))['verdict'])")" pass "verdict: pass"
 is "$(py "import json; print([t['result'] for t in json.load(open('$T/c2.json'))['tests'] if t['name']=='user-copy'][0])")" pass "the user-copy test passes with the fix"
 # a guest that does not finish by its deadline is killed: verdict hang
 sed 's/^tests_file/boot_timeout = 1\ntests_file/' "$T/stableq.conf" > "$T/hang.conf"
 (cd "$TOP" && "$STABLEQ" -c "$T/hang.conf" candidate --json > "$T/c3.json" 2> "$T/c3.log")
 is "$(py "import json; print(json.load(open('$T/c3.json'))['verdict'])")" hang "a guest killed at a 1 s deadline: verdict hang"
+is "$(py "import json; print(json.load(open('$T/c3.json'))['build']['cached'])")" 1 "... booted from the build cache: the same state is not built again"
 diag "$(grep -h 'build [0-9]* ok\|booting\|results in' "$T/c1.log" "$T/c2.log")"
 done_testing

@@ -58,6 +58,14 @@ search=$(db a "SELECT COUNT(*) FROM bisection_steps WHERE kind = 'search'")
 ok $([ "$search" -le 4 ] && echo 0 || echo 1) "search builds: $search <= ceil(log2(8+1)) = 4"
 is "$(db a "SELECT COUNT(*) FROM bisection_steps WHERE kind = 'confirm'")" 2 "two confirmation steps (culprit fails, the one before passes)"
 is "$(db a "SELECT COUNT(*) FROM test_results t JOIN bisection_steps s ON s.candidate_id = t.candidate_id WHERE s.kind = 'confirm' AND t.name = 'boot'")" 4 "each confirmation booted twice"
+bid=$(db a "SELECT MAX(id) FROM bisections")
+is "$(db a "SELECT COUNT(*) FROM bisection_steps s JOIN candidates c ON c.id = s.candidate_id JOIN builds b ON b.id = c.build_id WHERE s.kind = 'confirm' AND b.cached = 0")" 0 "the confirmation built nothing: both states came from the build cache"
+builds=$(db a "SELECT builds_used FROM bisections WHERE id = $bid")
+ok $([ "$builds" -le 4 ] && echo 0 || echo 1) "builds in all: $builds <= ceil(log2(8+1)) = 4"
+is "$builds" "$(db a "SELECT COUNT(*) FROM bisection_steps s JOIN candidates c ON c.id = s.candidate_id JOIN builds b ON b.id = c.build_id WHERE s.bisection_id = $bid AND b.cached = 0")" "... as many as the steps that compiled"
+is "$(db a "SELECT boots_used FROM bisections WHERE id = $bid")" "$(db a "SELECT SUM(c.boots) FROM bisection_steps s JOIN candidates c ON c.id = s.candidate_id WHERE s.bisection_id = $bid")" "boots are counted apart from builds"
+like "$(grep "bisection $bid: patch $(db a "$culprit_q"), confirmed" "$T/a-bisect.log")" "confirmed" "the bisection says what it found in one line"
+is "$(db a "SELECT actor FROM flags WHERE patch_id = $(db a "$culprit_q")")" "bisection:$bid" "the flag says who raised it: the bisection"
 is "$(db a "SELECT state FROM patches WHERE id = $culprit")" broken "the culprit is flagged broken"
 like "$(db a "SELECT evidence FROM flags WHERE patch_id = $culprit")" "cmdline" "... with the failing test as evidence"
 SQ revert "$culprit" --dry-run > "$T/a-plan.txt" 2>&1
@@ -70,6 +78,8 @@ is "$(db a "SELECT COUNT(*) FROM patches WHERE state = 'queued'")" 6 "six patche
 is "$(grep -c '^# .*dropped by stableq' "$T/q-a/series")" 2 "both are left out of the queue directory's series"
 is "$(grep -vc '^#' "$T/q-a/series")" 6 "... which names the six that stay"
 is "$(db a "SELECT verdict FROM candidates WHERE id = (SELECT confirm_candidate_id FROM reverts)")" pass "the queue passes again"
+SQ candidate --json > "$T/a-rerun.json" 2> "$T/a-rerun.log"
+is "$(py "import json; j = json.load(open('$T/a-rerun.json')); print(j['verdict'], j['build']['cached'], j['boots'])")" "pass 1 1" "a re-run of the same state costs one boot and no build"
 SQ import "$TOP/tests/fixtures/bisect-queue/fixup-of-culprit.patch" > /dev/null 2>&1
 is "$(db a "SELECT state FROM patches WHERE filename IS NULL AND subject LIKE '%hyphen%'")" held "the culprit's fix-up is held, not queued: revert first"
 m=$(db a "SELECT headers_and_body FROM mail WHERE patch_id = $culprit AND kind = 'dropped'")
@@ -88,6 +98,7 @@ is "$(git -C "$TREE" rev-list --count "$tag..t55-b")" 8 "all eight released onto
 culprit=$(db b "$culprit_q")
 dep=$(db b "$dep_q")
 SQ flag "$culprit" --reason "bisection found it on the queue" > /dev/null 2>&1
+is "$(db b "SELECT actor FROM flags WHERE patch_id = $culprit")" "user:$(id -un)" "a flag from the command line names the local user"
 SQ revert "$culprit" --reason "breaks the cmdline KUnit suite" > "$T/b-revert.log" 2>&1
 ok $? "revert of the released culprit and its dependent; the branch passes again" || diag "$(tail -5 "$T/b-revert.log")"
 is "$(db b "SELECT group_concat(state) FROM (SELECT state FROM patches WHERE id IN ($culprit, $dep) ORDER BY id)")" "reverted,reverted" "both reverted"

@@ -11,6 +11,7 @@ by itself, and it is usable at 1280 and 375 px. Screenshots go to var/.
 """
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -92,11 +93,52 @@ try:
     t.ok(q("SELECT COUNT(*) FROM bisections")[0][0] >= 1, '... and bisected it')
     t.is_(q("SELECT state FROM patches WHERE id = ?", target), [('checked',)],
           'the patch to flag on the page waits for a human (checked)')
+    with open(w.log, errors='replace') as f:
+        log = f.read()
+    t.ok(re.search(r'candidate \d+: (pass|fail|build-failed|apply-failed|hang|could not run)', log),
+         "the daemon's log says what a candidate found, in one line", log[-2000:])
+    t.ok(re.search(r'bisection \d+: (patch \d+, confirmed|failed|flaky)', log),
+         "... and what a bisection found", log[-2000:])
+    actors = q("SELECT DISTINCT actor FROM events WHERE kind = 'checked' AND subject_kind = 'patch'"
+               " AND subject_id IN (%s)" % ','.join(str(i) for i in ids))
+    t.is_(actors, [('daemon',)], "the daemon's steps act as the daemon, not as the user it runs as")
+
+    # A candidate with the target patch that failed two tests among 92
+    # passing ones (87 of them KUnit cases in three suites), and a build in
+    # progress: what a maintainer must see first, and how far work is.
+    import sqlite3
+    con = sqlite3.connect(w.db, timeout=30)
+    with con:
+        cur = con.execute("INSERT INTO candidates (purpose, patch_ids, step, verdict, detail, boots)"
+                          " VALUES ('bisect', ?, 'done', 'fail', 'user-copy failed; kunit failed', 1)",
+                          ('[%d]' % target,))
+        fail_cid = cur.lastrowid
+        rows = [('boot', 'pass', None, None), ('dmesg-clean', 'pass', None, None),
+                ('kunit', 'fail', 'not ok: kunit.cmdline.cmdline_test_tail_int', None)]
+        rows += [('kunit.list.list_test_%d' % i, 'pass', None, None) for i in range(40)]
+        rows += [('kunit.cmdline.cmdline_test_%d' % i, 'pass', None, None) for i in range(7)]
+        rows += [('kunit.cmdline.cmdline_test_tail_int', 'fail', 'expected 1, got 0',
+                  '    # cmdline_test_tail_int: EXPECTATION FAILED at lib/cmdline_kunit.c:74')]
+        rows += [('kunit.hash.hash_test_%d' % i, 'pass', None, None) for i in range(40)]
+        rows += [('user-copy', 'fail', 'stale value 0x5a5a after a faulting get_user',
+                  'test_user_copy: legitimate get_user (u64) failed: stale value 0x5a5a'),
+                 ('module-reload', 'pass', None, None), ('badptr', 'pass', None, None),
+                 ('proc-sanity', 'pass', None, None)]
+        con.executemany("INSERT INTO test_results (candidate_id, run, name, result, detail, log_excerpt)"
+                        " VALUES (?, 1, ?, ?, ?, ?)", [(fail_cid,) + r for r in rows])
+        con.execute("INSERT INTO progress (kind, subject_id, label, done, total, unit, pid)"
+                    " VALUES ('build', ?, ?, 120, 654, 'objects', ?)",
+                    (fail_cid, 'candidate %d: building' % fail_cid, os.getpid()))
+    con.close()
+    s, h, raw, j = w.get('/health')
+    t.ok(s == 200 and any(p['kind'] == 'build' and p['done'] == 120 and p['total'] == 654 for p in j['progress']),
+         '/health lists the build in progress', j and j.get('progress'))
 
     shots = os.path.join(TOP, 'var')
     os.makedirs(shots, exist_ok=True)
     extra = w.mail(25, 'lib: fix line 25 while the page is open', '', w.diff('lib.c', 'line 25\n', 'line twenty-five\n'))
-    env = dict(os.environ, EXTRA_PATCH=extra, NODE_PATH=os.path.join(TOP, 'node_modules'))
+    env = dict(os.environ, EXTRA_PATCH=extra, NODE_PATH=os.path.join(TOP, 'node_modules'),
+               FAIL_CANDIDATE=str(fail_cid))
     p = subprocess.run(['node', os.path.join(TOP, 'tests', 'dashboard.mjs'), w.base, tok, str(target), shots],
                        cwd=TOP, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=240)
     results = []
@@ -117,7 +159,8 @@ try:
                    for f in j['flags']), '... with the reason typed in the page, by token:maint')
     t.ok(j and any(e['actor'] == 'token:maint' and 'broken' in (e['detail'] or '') for e in j['events']),
          '... and the event log names the token')
-    for name in ('queue-1280', 'patch-1280', 'patch-flagged-1280', 'bisection-1280', 'queue-375', 'patch-375'):
+    for name in ('queue-1280', 'patch-1280', 'patch-flagged-1280', 'bisection-1280', 'queue-375', 'patch-375',
+                 'patch-failed-1280', 'candidate-failed-1280'):
         path = os.path.join(shots, 'dashboard-%s.png' % name)
         t.ok(os.path.exists(path) and os.path.getsize(path) > 10000, 'screenshot var/dashboard-%s.png' % name)
 except Exception:

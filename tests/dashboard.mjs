@@ -59,6 +59,8 @@ try {
 	const badChips = await page.locator('table.patches .chip.bad, table.patches .chip.warn').count();
 	say(chips > 0 && goodChips > 0 && badChips > 0, `verdicts are coloured per check (${goodChips} good, ${badChips} bad or unsure of ${chips})`);
 	say(await page.locator('.progress').count() === 1, 'the work in progress line is shown');
+	const bar = await page.locator('.progress .pbar[data-kind=build]').innerText().catch(e => String(e));
+	say(bar.includes('building: 120/654 objects (18%)'), 'a build in progress shows its objects done of total', bar);
 	await page.screenshot({ path: join(shots, 'dashboard-queue-1280.png'), fullPage: true });
 
 	// filtering by state
@@ -102,6 +104,50 @@ try {
 	const flags = await page.locator('section:has(h2:text("Flags"))').innerText();
 	say(flags.includes('Flagged from the dashboard') && flags.includes('token:'), 'the flag and who set it are shown', flags);
 	await page.screenshot({ path: join(shots, 'dashboard-patch-flagged-1280.png'), fullPage: true });
+
+	// ---- what failed leads the patch and candidate pages ----
+	const failCand = process.env.FAIL_CANDIDATE;
+	await page.goto(base + '/#/patch/' + patchId, { timeout: T });
+	await page.waitForSelector('.failure', { timeout: T });
+	const leads = await page.evaluate(() => {
+		const f = document.querySelector('.failure');
+		const v = document.querySelector('table.verdicts');
+		return !!(f && v && (f.compareDocumentPosition(v) & Node.DOCUMENT_POSITION_FOLLOWING));
+	});
+	say(leads, 'the patch page leads with what failed: the failing tests come before the verdicts');
+	const blk = page.locator('.cand', { has: page.locator(`a[href="#/candidate/${failCand}"]`) });
+	const failNames = await blk.locator('.failure').evaluateAll(els => els.map(e => e.dataset.test));
+	say(JSON.stringify(failNames) === JSON.stringify(['kunit', 'kunit.cmdline.cmdline_test_tail_int', 'user-copy']),
+		'the failing tests are listed, in the order they failed', JSON.stringify(failNames));
+	const uc = await blk.locator('.failure[data-test="user-copy"] pre').innerText().catch(e => String(e));
+	say(uc.includes('stale value 0x5a5a') && await blk.locator('.failure[data-test="user-copy"] pre').isVisible(),
+		'... each with its log excerpt, shown', uc);
+	const suiteHead = await blk.locator('.suite.failed[data-suite="kunit.cmdline"] .suite-head').innerText().catch(e => String(e));
+	say(suiteHead.includes('kunit.cmdline') && suiteHead.includes('1 of 8 cases failed'),
+		'a failing KUnit case is shown under its suite', suiteHead);
+	const passedSummary = await blk.locator('details.passed > summary').innerText().catch(e => String(e));
+	say(passedSummary.trim() === '92 passed', 'the passing tests are folded into a count', passedSummary);
+	say(!(await blk.locator('details.passed table').isVisible()), '... and no passing test is listed until asked');
+	const topFail = await blk.locator('.failure').first().boundingBox();
+	const topSummary = await blk.locator('details.passed > summary').boundingBox();
+	say(topFail && topSummary && topFail.y < topSummary.y, 'failures come before the count of passes');
+	await page.screenshot({ path: join(shots, 'dashboard-patch-failed-1280.png'), fullPage: true });
+	await blk.locator('details.passed > summary').click();
+	const passRows = await blk.locator('details.passed tbody tr').count();
+	const listRow = await blk.locator('details.passed tr[data-suite="kunit.list"]').innerText().catch(e => String(e));
+	say(passRows === 8 && listRow.includes('40 cases'),
+		`opened, the passes are grouped: KUnit cases by suite (${passRows} rows)`, listRow.slice(0, 200));
+
+	await page.goto(base + '/#/candidate/' + failCand, { timeout: T });
+	await page.waitForSelector('.failure', { timeout: T });
+	const summ = await page.locator('.summary').innerText().catch(e => String(e));
+	say(summ.startsWith(`candidate ${failCand}: fail: kunit, kunit.cmdline.cmdline_test_tail_int, user-copy`),
+		'the candidate page says what it found in one line', summ);
+	const cFirst = await page.locator('.cand > *:not(.line)').first().getAttribute('class');
+	say(cFirst === 'results' && await page.locator('.results > .failures').count() === 1 &&
+		(await page.locator('.results > *').first().getAttribute('class')) === 'failures',
+		'the candidate page leads with its failures', cFirst);
+	await page.screenshot({ path: join(shots, 'dashboard-candidate-failed-1280.png'), fullPage: true });
 
 	// ---- the other pages ----
 	for (const [hash, sel, name] of [

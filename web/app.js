@@ -218,6 +218,11 @@ views.queue = async (args) => {
 	];
 };
 
+/* What a bisection knows: the longest prefix known to pass (-1: none yet), the shortest known to fail. */
+function range(b) {
+	return `good ≤ ${b.good === null || b.good < 0 ? '?' : b.good}, bad ≥ ${b.bad === null ? '?' : b.bad}`;
+}
+
 /* The work in progress: the daemon's step, the candidate and the bisection. */
 function progress(health) {
 	const c = health.candidate, b = health.bisection;
@@ -228,8 +233,9 @@ function progress(health) {
 		c ? h('span', {}, ' · ', h('a', { href: '#/candidate/' + c.id }, 'candidate #' + c.id),
 			' (' + c.purpose + ', ' + c.patches + ' patches) at step ', h('b', {}, c.step)) : null,
 		b ? h('span', {}, ' · ', h('a', { href: '#/bisection/' + b.id }, 'bisection #' + b.id),
-			` good ≤ ${b.good}, bad ≥ ${b.bad === null ? '?' : b.bad}, ${b.builds_used} builds`) : null,
-		health.pending_candidates ? h('span', {}, ' · ' + health.pending_candidates + ' pending') : null);
+			' ' + range(b) + `, ${b.builds_used} builds`) : null,
+		health.pending_candidates ? h('span', {}, ' · ' + health.pending_candidates + ' pending') : null,
+		(health.progress || []).length ? h('div', { class: 'bars' }, health.progress.map(progressBar)) : null);
 }
 
 views.patch = async (args) => {
@@ -238,6 +244,21 @@ views.patch = async (args) => {
 	out.push(h('h1', {}, h('span', { class: 'muted' }, '#' + p.id + ' '), p.subject));
 	out.push(h('div', { class: 'line' }, stateBadge(p.state),
 		p.state_reason ? h('span', { class: 'why' }, ' ' + p.state_reason) : null));
+
+	/* what failed leads the page: the flags with their evidence, the failing candidates */
+	const cands = p.candidates || [];
+	const lead = cands.some(failed) || (p.flags || []).length;
+	const flagsSection = (p.flags || []).length ? section('Flags', table(['By', 'Reason', 'Evidence', 'When'], p.flags.map(f => row([
+		['By', f.actor], ['Reason', f.reason],
+		['Evidence', [f.evidence ? pre(f.evidence) : null,
+			f.build_id ? h('a', { href: API + '/builds/' + f.build_id + '/log' }, 'build log') : null,
+			f.bisection_id ? h('a', { href: '#/bisection/' + f.bisection_id }, ' bisection #' + f.bisection_id) : null]],
+		['When', ago(f.created_at)]])))) : null;
+	const buildsSection = section('Builds and tests', cands.length ?
+		[...cands.filter(failed), ...cands.filter(c => !failed(c))].map(candidateBlock) :
+		h('p', { class: 'muted' }, 'No candidate has included this patch yet.'));
+	if (lead)
+		out.push(flagsSection, buildsSection);
 
 	const meta = [
 		['Author', [p.author_name, p.author_email ? '<' + p.author_email + '>' : ''].filter(Boolean).join(' ')],
@@ -267,16 +288,8 @@ views.patch = async (args) => {
 				table(['Check', 'Result', 'Reason', 'When'], p.verdict_history.map(v => row([
 					['Check', v.check], ['Result', badge(v.result)], ['Reason', v.detail], ['When', when(v.at)]])))) : null));
 
-	if ((p.flags || []).length)
-		out.push(section('Flags', table(['By', 'Reason', 'Evidence', 'When'], p.flags.map(f => row([
-			['By', f.actor], ['Reason', f.reason],
-			['Evidence', [f.evidence ? pre(f.evidence) : null,
-				f.build_id ? h('a', { href: API + '/builds/' + f.build_id + '/log' }, 'build log') : null,
-				f.bisection_id ? h('a', { href: '#/bisection/' + f.bisection_id }, ' bisection #' + f.bisection_id) : null]],
-			['When', ago(f.created_at)]])))));
-
-	out.push(section('Builds and tests', (p.candidates || []).length ?
-		p.candidates.map(candidateBlock) : h('p', { class: 'muted' }, 'No candidate has included this patch yet.')));
+	if (!lead)
+		out.push(flagsSection, buildsSection);
 
 	if ((p.reverts || []).length)
 		out.push(section('Reverts', table(['Revert', 'Action', 'Why', 'State', 'Commit'], p.reverts.map(r => row([
@@ -298,6 +311,101 @@ views.patch = async (args) => {
 	return out;
 };
 
+/* A test's result over the runs of one candidate: mixed runs are flaky. */
+function byName(tests) {
+	const m = new Map();
+	for (const t of tests || []) {
+		let e = m.get(t.name);
+		if (!e)
+			m.set(t.name, e = { name: t.name, results: [], detail: '', log_excerpt: '' });
+		e.results.push(t.result);
+		if (t.result !== 'pass') {
+			e.detail = e.detail || t.detail || '';
+			e.log_excerpt = e.log_excerpt || t.log_excerpt || '';
+		}
+	}
+	for (const e of m.values()) {
+		const r = new Set(e.results);
+		e.result = r.has('flaky') || (r.has('fail') && r.has('pass')) ? 'flaky' :
+			r.has('fail') ? 'fail' : r.has('pass') ? 'pass' : 'skip';
+	}
+	return [...m.values()];
+}
+
+/* KUnit cases ("kunit.cmdline.case") belong to their suite ("kunit.cmdline"). */
+function suiteOf(name) {
+	const m = /^(kunit\.[^.]+)(\.|$)/.exec(name);
+	return m ? m[1] : null;
+}
+
+/* [[group, [tests]]] in first-seen order; tests outside a suite are their own group. */
+function grouped(tests) {
+	const g = new Map();
+	for (const t of tests) {
+		const k = suiteOf(t.name) || t.name;
+		if (!g.has(k))
+			g.set(k, []);
+		g.get(k).push(t);
+	}
+	return [...g.entries()];
+}
+
+function caseName(t, suite) {
+	return suite && t.name.startsWith(suite + '.') ? t.name.slice(suite.length + 1) : t.name;
+}
+
+/*
+ * What failed first, with the log excerpt; what passed folded into a count
+ * ("96 passed"), KUnit cases grouped by suite.
+ */
+function testResults(tests) {
+	const all = byName(tests);
+	const bad = all.filter(t => t.result === 'fail' || t.result === 'flaky');
+	const good = all.filter(t => t.result === 'pass');
+	const skipped = all.filter(t => t.result === 'skip');
+	const failures = grouped(bad).map(([group, ts]) => {
+		const suite = suiteOf(group) && ts.some(t => t.name !== group) ? group : null;
+		const one = t => h('div', { class: 'failure', 'data-test': t.name },
+			h('div', { class: 'line' }, badge(t.result), ' ', h('b', { class: 'tname' }, suite ? caseName(t, suite) : t.name),
+				t.results.length > 1 ? h('span', { class: 'muted' }, ' (' + t.results.join(', ') + ')') : null,
+				t.detail ? h('span', { class: 'why' }, ' ' + t.detail) : null),
+			t.log_excerpt ? pre(t.log_excerpt) : null);
+		if (!suite)
+			return ts.map(one);
+		const total = all.filter(t => suiteOf(t.name) === suite && t.name !== suite).length;
+		return h('div', { class: 'suite failed', 'data-suite': suite },
+			h('div', { class: 'suite-head' }, h('b', {}, suite), ' ',
+				h('span', { class: 'muted' }, ts.filter(t => t.name !== suite).length + ' of ' + total + ' cases failed')),
+			ts.map(one));
+	});
+	const passedGroups = grouped(good).map(([group, ts]) => {
+		const suite = suiteOf(group) && ts.some(t => t.name !== group) ? group : null;
+		return row([
+			['Test', suite ? h('span', {}, h('b', {}, suite), ' ', h('span', { class: 'muted' }, ts.length + ' cases')) : group],
+			['Passed', suite ? ts.map(t => caseName(t, suite)).join(', ') : '✓'],
+		], { class: suite ? 'suite' : '', 'data-suite': suite || null });
+	});
+	return h('div', { class: 'results' },
+		bad.length ? h('div', { class: 'failures' }, failures) : null,
+		good.length ? h('details', { class: 'passed' },
+			h('summary', {}, h('span', { class: 'count-pass' }, good.length + ' passed'),
+				skipped.length ? ', ' + skipped.length + ' skipped' : ''),
+			table(['Test', 'Passed'], passedGroups, 'tests passed-tests')) :
+			(skipped.length && !bad.length ? h('p', { class: 'muted' }, skipped.length + ' skipped') : null));
+}
+
+/* A running step's progress: "candidate 12: building 120/654 objects (18%)". */
+function progressBar(p) {
+	if (!p)
+		return null;
+	const pct = p.total ? Math.min(100, Math.floor(p.done * 100 / p.total)) : null;
+	const what = p.kind === 'bisection' && p.total ? `step ${p.done} of about ${p.total}` :
+		p.total ? `${Math.min(p.done, p.total)}/${p.total} ${p.unit} (${pct}%)` : `${p.done} ${p.unit}`;
+	return h('div', { class: 'pbar', 'data-kind': p.kind || '' },
+		h('span', { class: 'plabel' }, p.label + ': ' + what),
+		pct !== null ? h('progress', { class: 'ptrack', max: p.total, value: Math.min(p.done, p.total) }) : null);
+}
+
 function candidateBlock(c) {
 	const b = c.build;
 	return h('div', { class: 'cand' },
@@ -305,15 +413,19 @@ function candidateBlock(c) {
 			h('a', { href: '#/candidate/' + c.id }, 'candidate #' + c.id), ' ',
 			h('span', { class: 'muted' }, c.purpose + ', ' + (c.patch_ids || []).length + ' patches, step ' + c.step + ' '),
 			c.verdict ? badge(c.verdict) : badge('running'),
-			c.detail ? h('span', { class: 'why' }, ' ' + c.detail) : null),
-		b ? h('div', { class: 'line' }, 'build #' + b.id + ' ', badge(b.result),
-			b.seconds ? ' ' + Number(b.seconds).toFixed(0) + ' s ' : ' ',
-			b.log_path ? h('a', { href: API + '/builds/' + b.id + '/log' }, 'log') : null) : null,
+			c.detail && c.verdict !== 'fail' ? h('span', { class: 'why' }, ' ' + c.detail) : null),
+		c.progress && !c.verdict ? progressBar({ kind: 'build', ...c.progress }) : null,
 		b && b.error_excerpt ? pre(b.error_excerpt) : null,
-		(c.tests || []).length ? table(['Test', 'Run', 'Result', 'Detail'], c.tests.map(t => [
-			row([['Test', t.name], ['Run', t.run], ['Result', badge(t.result)], ['Detail', t.detail || '']]),
-			t.log_excerpt && t.result !== 'pass' ? h('tr', { class: 'excerpt' }, h('td', { colspan: 4 }, pre(t.log_excerpt))) : null,
-		]), 'tests') : null);
+		(c.tests || []).length ? testResults(c.tests) : null,
+		b ? h('div', { class: 'line sub' }, 'build #' + b.id + ' ', badge(b.result),
+			b.cached ? ' from the build cache, no compile ' : (b.seconds ? ' ' + Number(b.seconds).toFixed(0) + ' s ' : ' '),
+			c.boots ? '· ' + c.boots + ' boot' + (c.boots === 1 ? '' : 's') + ' ' : '',
+			b.log_path ? h('a', { href: API + '/builds/' + b.id + '/log' }, 'log') : null) : null);
+}
+
+/* A candidate with a failing test, a failed build or a hang. */
+function failed(c) {
+	return ['fail', 'hang', 'build-failed'].includes(c.verdict);
 }
 
 /* The forms that change a patch: each needs a token. */
@@ -385,6 +497,7 @@ views.candidates = async () => {
 views.candidate = async (args) => {
 	const c = await get('/candidates/' + args.id);
 	return [h('h1', {}, 'Candidate #' + c.id),
+		c.summary ? h('p', { class: 'summary' }, c.summary) : null,
 		section('Result', candidateBlock(c)),
 		section('Patches', h('p', {}, (c.patch_ids || []).map(id => [patchLink(id), ' ']))),
 	];
@@ -392,12 +505,12 @@ views.candidate = async (args) => {
 
 views.bisections = async () => {
 	const { bisections } = await get('/bisections?limit=100');
-	return [h('h1', {}, 'Bisections'), bisections.length ? table(['#', 'Candidate', 'State', 'Range', 'Culprit', 'Builds', 'Started'],
+	return [h('h1', {}, 'Bisections'), bisections.length ? table(['#', 'Candidate', 'State', 'Range', 'Culprit', 'Builds', 'Boots', 'Started'],
 		bisections.map(b => row([
 			['#', h('a', { href: '#/bisection/' + b.id }, '#' + b.id)], ['Candidate', h('a', { href: '#/candidate/' + b.candidate_id }, '#' + b.candidate_id)],
-			['State', badge(b.state)], ['Range', `good ≤ ${b.good}, bad ≥ ${b.bad === null ? '?' : b.bad}`],
+			['State', badge(b.state)], ['Range', range(b)],
 			['Culprit', b.culprit_patch_id ? patchLink(b.culprit_patch_id, '#' + b.culprit_patch_id + ' ' + (b.culprit_subject || '')) : ''],
-			['Builds', b.builds_used], ['Started', ago(b.started_at)]]))) : h('p', { class: 'empty' }, 'No bisection yet.')];
+			['Builds', b.builds_used], ['Boots', b.boots_used], ['Started', ago(b.started_at)]]))) : h('p', { class: 'empty' }, 'No bisection yet.')];
 };
 
 views.bisection = async (args) => {
@@ -423,8 +536,10 @@ views.bisection = async (args) => {
 	return [h('h1', {}, 'Bisection #' + b.id),
 		h('div', { class: 'line' }, badge(b.state), ' of ', h('a', { href: '#/candidate/' + b.candidate_id }, 'candidate #' + b.candidate_id),
 			b.culprit_patch_id ? [' · culprit ', patchLink(b.culprit_patch_id, '#' + b.culprit_patch_id + ' ' + (b.culprit_subject || ''))] : null,
-			' · ' + (b.builds_used || 0) + ' builds', b.detail ? h('span', { class: 'why' }, ' ' + b.detail) : null),
-		section('Prefixes', bar, h('p', { class: 'muted' }, `good ≤ ${b.good}, bad ≥ ${b.bad === null ? '?' : b.bad}`)),
+			' · ' + (b.builds_used || 0) + ' builds, ' + (b.boots_used || 0) + ' boots',
+			b.state === 'running' && b.steps_total ? ' · step ' + b.steps_done + ' of about ' + b.steps_total : '',
+			b.detail ? h('span', { class: 'why' }, ' ' + b.detail) : null),
+		section('Prefixes', bar, h('p', { class: 'muted' }, range(b))),
 		section('Steps', steps.length ? table(['#', 'Kind', 'Prefix', 'Result', 'Candidate', 'When'], steps.map((s, i) => row([
 			['#', i + 1], ['Kind', s.kind], ['Prefix', s.prefix_len], ['Result', badge(s.result)],
 			['Candidate', s.candidate_id ? h('a', { href: '#/candidate/' + s.candidate_id }, '#' + s.candidate_id) : ''],
@@ -550,7 +665,8 @@ async function poll() {
 		const busy = hl.step && hl.step !== 'idle';
 		st.className = 'status ' + (busy ? 'busy' : 'idle');
 		st.textContent = busy ? '● ' + hl.step : '○ idle';
-		const key = hl.last_event_id + '/' + hl.step + '/' + (hl.candidate ? hl.candidate.step : '');
+		const key = hl.last_event_id + '/' + hl.step + '/' + (hl.candidate ? hl.candidate.step : '') + '/' +
+			(hl.progress || []).map(p => p.kind + p.subject_id + ':' + p.done).join(',');
 		if (key !== lastKey && lastKey && !userBusy())
 			render(false);
 		lastKey = key;
