@@ -2,6 +2,7 @@
 #include "bisect.h"
 #include "candidate.h"
 #include "cli.h"
+#include "coverage.h"
 #include "db.h"
 #include "err.h"
 #include "revert.h"
@@ -45,6 +46,24 @@ static int fail(const char *cmd)
 	return 1;
 }
 
+/* One line per patch of the candidate's build coverage, files below it. */
+static void print_coverage(json_t *cov)
+{
+	size_t i, k;
+	json_t *p, *f;
+
+	json_array_foreach(json_object_get(cov, "patches"), i, p) {
+		printf("  coverage: patch %lld: %s\n",
+		       (long long)json_integer_value(json_object_get(p, "patch_id")),
+		       json_string_value(json_object_get(p, "status")));
+		json_array_foreach(json_object_get(p, "files"), k, f) {
+			char *line = coverage_file_text(f);
+			printf("    %s\n", line);
+			free(line);
+		}
+	}
+}
+
 static int show_candidate(struct app *app, long long id)
 {
 	json_t *j = candidate_json(app->db, id);
@@ -58,7 +77,7 @@ static int show_candidate(struct app *app, long long id)
 	} else {
 		json_t *b = json_object_get(j, "build");
 		printf("candidate %lld: %s\n", id,
-		       json_string_value(json_object_get(j, "verdict")) ?: "(running)");
+		       json_string_value(json_object_get(j, "summary")) ?: "(running)");
 		if (json_is_object(b))
 			printf("  build %lld: %s in %.1f s\n",
 			       (long long)json_integer_value(json_object_get(b, "id")),
@@ -73,6 +92,7 @@ static int show_candidate(struct app *app, long long id)
 		}
 		if (json_string_value(json_object_get(j, "detail")))
 			printf("  %s\n", json_string_value(json_object_get(j, "detail")));
+		print_coverage(json_object_get(j, "coverage"));
 	}
 	const char *v = json_string_value(json_object_get(j, "verdict"));
 	int rc = v && !strcmp(v, "pass") ? 0 : 3;

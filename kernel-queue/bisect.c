@@ -164,6 +164,14 @@ static char *excerpt_of(sqlite3 *db, long long cid, const char *test)
 			      "SELECT b.error_excerpt FROM candidates c JOIN"
 			      " builds b ON b.id = c.build_id WHERE c.id = ?",
 			      "i", cid);
+	/* the guest kernel built but a touched object did not (coverage):
+	 * the candidate's detail names the object and its first error */
+	if (!e)
+		db_query_text(db, &e,
+			      "SELECT detail || COALESCE(char(10) || 'build"
+			      " coverage: ' || coverage, '') FROM candidates"
+			      " WHERE id = ? AND verdict = 'build-failed'",
+			      "i", cid);
 	return e;
 }
 

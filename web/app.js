@@ -84,7 +84,7 @@ const GOOD = ['present', 'clean', 'ok', 'none', 'pass', 'overridden', 'found',
 	'done', 'confirmed', 'sent', 'good'];
 const BAD = ['absent', 'conflict', 'held', 'fail', 'build-failed', 'apply-failed',
 	'hang', 'failed', 'invalid', 'bad', 'broken'];
-const WARN = ['unknown', 'missing', 'already-applied', 'flaky', 'queued-mail',
+const WARN = ['added', 'not-built', 'unknown', 'missing', 'already-applied', 'flaky', 'queued-mail',
 	'running', 'planned', 'applying', 'sending', 'pending'];
 
 function tone(result) {
@@ -275,6 +275,12 @@ views.patch = async (args) => {
 				f.bisection_id ? h('a', { href: '#/bisection/' + f.bisection_id }, ' bisection #' + f.bisection_id) : null]],
 			['When', ago(f.created_at)]])))));
 
+	if (p.coverage)
+		out.push(section('Build coverage', h('div', { class: 'line' }, badge(p.coverage.status,
+			p.coverage.status === 'booted' || p.coverage.status === 'compiled' ? 'good' : null),
+			' in ', h('a', { href: '#/candidate/' + p.coverage.candidate_id }, 'candidate #' + p.coverage.candidate_id)),
+			coverageFiles(p.coverage.files)));
+
 	out.push(section('Builds and tests', (p.candidates || []).length ?
 		p.candidates.map(candidateBlock) : h('p', { class: 'muted' }, 'No candidate has included this patch yet.')));
 
@@ -298,6 +304,29 @@ views.patch = async (args) => {
 	return out;
 };
 
+/* Build coverage: one row per touched file (what built it, or why nothing did). */
+function coverageFiles(files) {
+	return table(['File', 'Coverage', 'Built by', 'Objects', 'Why / new warnings'], (files || []).map(f => row([
+		['File', h('code', { class: 'file' }, f.path)],
+		['Coverage', badge(f.status, f.status === 'booted' || f.status === 'compiled' ? 'good' : null)],
+		['Built by', f.config || ''],
+		['Objects', (f.objects || []).map(o => h('code', { class: 'file' }, o))],
+		['Why / new warnings', [f.detail || '', f.warnings ? pre(f.warnings, 'warnings') : null]],
+	])), 'coverage');
+}
+
+function coverageBlock(cov) {
+	if (!cov)
+		return null;
+	return h('div', { class: 'coverage' },
+		h('p', { class: 'line cov-summary' }, cov.summary),
+		table(['Patch', 'Coverage', 'Files'], (cov.patches || []).map(p => row([
+			['Patch', patchLink(p.patch_id)],
+			['Coverage', badge(p.status, p.status === 'booted' || p.status === 'compiled' ? 'good' : null)],
+			['Files', coverageFiles(p.files)],
+		])), 'coverage-patches'));
+}
+
 function candidateBlock(c) {
 	const b = c.build;
 	return h('div', { class: 'cand' },
@@ -306,6 +335,7 @@ function candidateBlock(c) {
 			h('span', { class: 'muted' }, c.purpose + ', ' + (c.patch_ids || []).length + ' patches, step ' + c.step + ' '),
 			c.verdict ? badge(c.verdict) : badge('running'),
 			c.detail ? h('span', { class: 'why' }, ' ' + c.detail) : null),
+		c.summary ? h('div', { class: 'line summary' }, c.summary) : null,
 		b ? h('div', { class: 'line' }, 'build #' + b.id + ' ', badge(b.result),
 			b.seconds ? ' ' + Number(b.seconds).toFixed(0) + ' s ' : ' ',
 			b.log_path ? h('a', { href: API + '/builds/' + b.id + '/log' }, 'log') : null) : null,
@@ -386,6 +416,7 @@ views.candidate = async (args) => {
 	const c = await get('/candidates/' + args.id);
 	return [h('h1', {}, 'Candidate #' + c.id),
 		section('Result', candidateBlock(c)),
+		c.coverage ? section('Build coverage', coverageBlock(c.coverage)) : null,
 		section('Patches', h('p', {}, (c.patch_ids || []).map(id => [patchLink(id), ' ']))),
 	];
 };
