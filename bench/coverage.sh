@@ -95,6 +95,12 @@ hand_env() {
 		KBUILD_BUILD_TIMESTAMP="Sun Jan  1 00:00:00 UTC 2023" KBUILD_BUILD_USER=stableq \
 		KBUILD_BUILD_HOST=stableq KBUILD_BUILD_VERSION=1 LOCALVERSION= "$@"
 }
+commit=$(sqlite3 "$T/db" "SELECT commit_sha FROM candidates ORDER BY id DESC LIMIT 1")
+# under the candidates' lock, on the candidate's tree (another candidate may
+# have run in between)
+exec 9> "$TOP/var/build/.stableq-candidate.lock"
+flock 9
+git -C "$TREE" checkout -q -f --detach "$commit"
 s=$(date +%s.%N)
 (cd "$TREE" &&
 	hand_env KCONFIG_ALLCONFIG="$TOP/config/coverage.config" make O="$H/out" CC="ccache gcc" -j"$(nproc)" allmodconfig &&
@@ -102,6 +108,7 @@ s=$(date +%s.%N)
 	while read -r f; do hand_env make O="$H/out" CC="ccache gcc" -j"$(nproc)" "${f%.c}.o" || exit 1; done < "$T/files") \
 	> "$T/hand.log" 2>&1 || { echo "bench/coverage: the hand-run make failed" >&2; tail "$T/hand.log" >&2; exit 1; }
 e=$(date +%s.%N)
+flock -u 9
 hand=$(echo "$e - $s" | bc)
 
 # warm: the same queue again

@@ -308,28 +308,39 @@ static void guest_add_lines(struct guest *g, const struct strbuf *sb,
 }
 
 /*
- * vmlinux.a lists every object linked into vmlinux (a thin archive:
- * `ar t`); modules.order the modules, and each module's .mod its objects.
+ * vmlinux.a lists every object linked into vmlinux, lib/lib.a and
+ * arch/x86/lib/lib.a the library objects linked with it (thin archives:
+ * `ar t`, run in the build directory so members are named from there);
+ * modules.order the modules, and each module's .mod its objects.
  */
 static int guest_load(struct guest *g, const char *build)
 {
-	struct spawn s = SPAWN_INIT;
-	char *a = xstrfmt("%s/vmlinux.a", build);
-	const char *argv[] = { "ar", "t", a, NULL };
+	static const char *const archives[] = { "vmlinux.a", "lib/lib.a",
+						"arch/x86/lib/lib.a" };
 	struct strbuf order = STRBUF_INIT, mod = STRBUF_INIT;
 	char *op = xstrfmt("%s/modules.order", build);
 	int ret = 0;
 
 	memset(g, 0, sizeof(*g));
-	if (access(a, R_OK) == 0) {
+	for (size_t i = 0; i < sizeof(archives) / sizeof(archives[0]); i++) {
+		struct spawn s = SPAWN_INIT;
+		const char *argv[] = { "ar", "t", archives[i], NULL };
+		char *a = xstrfmt("%s/%s", build, archives[i]);
+		int there = access(a, R_OK) == 0;
+		free(a);
+		if (!there)
+			continue;
 		s.argv = argv;
+		s.cwd = build;
 		s.capture = 1;
 		s.capture_max = 16u << 20;
 		s.timeout_ms = 60000;
-		if ((ret = spawn_run(&s)) < 0)
-			goto out;
-		if (s.status == 0)
+		ret = spawn_run(&s);
+		if (ret == 0 && s.status == 0)
 			guest_add_lines(g, &s.out, ".o");
+		spawn_release(&s);
+		if (ret < 0)
+			goto out;
 	}
 	if (strbuf_read_file(&order, op, 16u << 20) == 0) {
 		for (char *p = order.buf; p && *p;) {
@@ -356,10 +367,8 @@ static int guest_load(struct guest *g, const char *build)
 	if (g->n)
 		qsort(g->objs, g->n, sizeof(*g->objs), cmp_str);
 out:
-	spawn_release(&s);
 	strbuf_release(&order);
 	strbuf_release(&mod);
-	free(a);
 	free(op);
 	return ret;
 }
@@ -733,6 +742,15 @@ static int mk_init(struct cov *c, int a, struct mk *m)
 	return ret < 0 ? ret : 0;
 }
 
+/* Where make writes a target: objects under O=, a .dtb under its dts tree. */
+static char *out_path(const struct mk *m, const struct obj *o)
+{
+	if (ends_with(o->target, ".dtb"))
+		return xstrfmt("%s/arch/%s/boot/dts/%s", m->dir,
+			       arches[o->arch].dir, o->target);
+	return xstrfmt("%s/%s", m->dir, o->target);
+}
+
 /* make [-k] TARGET...: 0 ok, 1 failed, negative could not run */
 static int mk_run(struct cov *c, struct mk *m, const char *const *targets,
 		  size_t n, int keep_going)
@@ -930,7 +948,7 @@ static void collect(struct cov *c, int a, struct mk *m, int before,
 			continue;
 		enum ostate st;
 		char *warn = NULL, *err = NULL;
-		char *out = xstrfmt("%s/%s", m->dir, o->target);
+		char *out = out_path(m, o);
 		char *dp = xstrfmt("%s.diag", out);
 		char *norule = xstrfmt("No rule to make target '%s'", o->target);
 		strbuf_reset(&diag);
@@ -998,7 +1016,7 @@ static int build_objects(struct cov *c, int a, struct mk *m, int before)
 		t[n++] = o->target;
 		/* compiled again (a ccache hit when nothing changed), so its
 		 * diagnostics are this tree's */
-		char *p = xstrfmt("%s/%s", m->dir, o->target);
+		char *p = out_path(m, o);
 		char *d = xstrfmt("%s.diag", p);
 		unlink(p);
 		unlink(d);
@@ -1171,7 +1189,7 @@ static void judge(struct cov *c)
 
 		if (e->status)
 			continue;
-		if (e->config_step && c->prepare_failed[e->arch]) {
+		if (c->prepare_failed[e->arch]) {
 			entry_set(e, "failed", label, "%s",
 				  c->prepare_err[e->arch]);
 			continue;
@@ -1517,10 +1535,16 @@ json_t *coverage_candidate_json(sqlite3 *db, long long cid)
 				   json_integer_value(
 					   json_object_get(p, "patch_id"))));
 	}
-	o = json_pack("{s:s, s:i, s:i, s:i, s:o}", "summary", summary,
+	char *logp = NULL;
+	db_query_text(db, &logp,
+		      "SELECT coverage_log FROM candidates WHERE id = ?", "i",
+		      cid);
+	err_clear();
+	o = json_pack("{s:s, s:i, s:i, s:i, s:o, s:s?}", "summary", summary,
 		      "with_code", code, "compiled", comp, "booted", boot,
-		      "patches", patches);
+		      "patches", patches, "log_path", logp);
 	free(summary);
+	free(logp);
 	return o;
 }
 

@@ -14,7 +14,8 @@
  * stored per patch and file (table coverage):
  *
  *   .c, .S     in the booted kernel when the guest build linked its object
- *              (vmlinux.a or a module of modules.order); else its object is
+ *              (vmlinux.a, lib/lib.a, arch/x86/lib/lib.a or a module of
+ *              modules.order); else its object is
  *              compiled under a broad config (allmodconfig with
  *              cfg.coverage_config as KCONFIG_ALLCONFIG) in a build
  *              directory of its own, cfg.coverage_build_dir/ARCH.

@@ -1,9 +1,9 @@
 #!/bin/bash
-# 52-coverage.t: build coverage on the real tree. Beside the shipped queue
-# (a test module and a header the guest kernel builds), four patches the
-# guest config never compiles: a harmless driver change, a driver change
-# that adds a compiler warning, an arch/arm64 change, and a driver change
-# that no longer compiles. The candidate is build-failed naming the object
+# 52-coverage.t: build coverage on the real tree. A comment in lib/ctype.c
+# (linked into the guest kernel), then four patches the guest config never
+# compiles: a harmless driver change with its header, a driver change that
+# adds a compiler warning, an arch/arm64 change, and a driver change that no
+# longer compiles. The candidate is build-failed naming the object
 # and the error, bisection finds the breaking patch, the warning is a
 # 'warnings' verdict, arm64 is recorded as not built (no cross compiler) or
 # built (when gcc-aarch64-linux-gnu is installed), and once the breaking
@@ -45,12 +45,11 @@ SQ() { (cd "$TOP" && "$STABLEQ" -c "$T/stableq.conf" "$@"); }
 db() { sqlite3 "$T/stableq.db" "$1"; }
 jq_() { py "import json,sys; j=json.load(open('$1')); print($2)"; }
 
-# mkpatch N FILE SUBJECT SED: a stable-style mail changing FILE of the tag
+# mkpatch N SUBJECT FILE SED [FILE SED]: a stable-style mail changing FILEs
+# of the tag
 mkpatch() {
-	local n=$1 file=$2 subject=$3 expr=$4 d="$T/mk$1"
-	mkdir -p "$d/a/$(dirname "$file")" "$d/b/$(dirname "$file")"
-	git -C "$TREE" show "$tag:$file" > "$d/a/$file"
-	sed "$expr" "$d/a/$file" > "$d/b/$file"
+	local n=$1 subject=$2 d="$T/mk$1" file expr
+	shift 2
 	{
 		printf 'From: Cov Example <cov%s@fixture.stableq.invalid>\n' "$n"
 		printf 'Date: Thu, 4 Dec 2025 11:00:0%s +0000\n' "$n"
@@ -60,25 +59,33 @@ mkpatch() {
 		printf '[ stableq test fixture: build coverage ]\n\n'
 		printf 'Cc: <stable@vger.kernel.org> # 6.1.x\n'
 		printf 'Signed-off-by: Cov Example <cov%s@fixture.stableq.invalid>\n---\n' "$n"
-		(cd "$d" && git diff --no-index --no-prefix "a/$file" "b/$file" |
-			sed "s|^diff --git a/a/|diff --git a/|; s| b/b/| b/|; s|^--- a/a/|--- a/|; s|^+++ b/b/|+++ b/|")
+		while [ $# -ge 2 ]; do
+			file=$1 expr=$2
+			shift 2
+			mkdir -p "$d/a/$(dirname "$file")" "$d/b/$(dirname "$file")"
+			git -C "$TREE" show "$tag:$file" > "$d/a/$file"
+			sed "$expr" "$d/a/$file" > "$d/b/$file"
+			(cd "$d" && git diff --no-index --no-prefix "a/$file" "b/$file" |
+				sed "s|^diff --git a/a/|diff --git a/|; s| b/b/| b/|; s|^--- a/a/|--- a/|; s|^+++ b/b/|+++ b/|")
+		done
 	} > "$T/q/$(printf '%04d' "$n")-cov.patch"
 }
 mkdir -p "$T/q"
-cp "$TOP"/kernel-queue/queue-6.1/*.patch "$T/q/"
-cp "$TOP/kernel-queue/queue-6.1/series" "$T/q/series"
-mkpatch 1 drivers/misc/dummy-irq.c "misc: dummy-irq: say why IRQ_NONE" '30i\	/* not ours: another handler may want it */'
-mkpatch 2 drivers/misc/ds1682.c "misc: ds1682: keep a spare variable" '56a\	int stableq_unused;'
-mkpatch 3 arch/arm64/kernel/cpuinfo.c "arm64: cpuinfo: comment the VPIPT case" '40i\		/* VMID-tagged PIPT */'
-mkpatch 4 drivers/misc/isl29003.c "misc: isl29003: shift by the field" '69s/>> shift;/>> stableq_undeclared;/'
+: > "$T/q/series"
+mkpatch 1 "lib/ctype: say where the table comes from" lib/ctype.c '12i\/* ISO 8859-1 */'
+mkpatch 2 "misc: dummy-irq: say why IRQ_NONE" drivers/misc/dummy-irq.c '30i\	/* not ours: another handler may want it */' \
+	drivers/misc/hpilo.h '10i\/* the HP iLO driver */'
+mkpatch 4 "misc: ds1682: keep a spare variable" drivers/misc/ds1682.c '56a\	int stableq_unused;'
+mkpatch 5 "arm64: cpuinfo: comment the VPIPT case" arch/arm64/kernel/cpuinfo.c '40i\		/* VMID-tagged PIPT */'
+mkpatch 3 "misc: isl29003: shift by the field" drivers/misc/isl29003.c '69s/>> shift;/>> stableq_undeclared;/'
 ls "$T/q" | grep -- '-cov.patch' >> "$T/q/series"
-grep -q 'stableq_undeclared' "$T/q/0004-cov.patch"
+grep -q 'stableq_undeclared' "$T/q/0003-cov.patch"
 ok $? "the fixture patches are made from the tree (the breaking one shifts by an undeclared name)"
 SQ import "$T/q" > "$T/import.log" 2>&1
-is "$(db "SELECT COUNT(*) FROM patches WHERE state = 'queued'")" 6 "six patches queued (the shipped two, four fixtures)"
+is "$(db "SELECT COUNT(*) FROM patches WHERE state = 'queued'")" 5 "five patches queued"
 pid_of() { db "SELECT id FROM patches WHERE subject LIKE '$1%'"; }
 A=$(pid_of 'misc: dummy-irq'); W=$(pid_of 'misc: ds1682'); ARM=$(pid_of 'arm64: cpuinfo'); BAD=$(pid_of 'misc: isl29003')
-TESTP=$(pid_of 'lib/test_user_copy' ); HDR=$(db "SELECT patch_id FROM patch_files WHERE path = 'arch/x86/include/asm/uaccess.h'")
+LIB=$(pid_of 'lib/ctype')
 
 # ---- the whole queue: one object no longer compiles ----
 SQ candidate --json > "$T/c1.json" 2> "$T/c1.log"
@@ -92,6 +99,7 @@ like "$d1" "patch $BAD" "... and the patch"
 is "$(jq_ "$T/c1.json" "j['build']['result']")" ok "the guest kernel itself built"
 cov() { jq_ "$1" "[p for p in j['coverage']['patches'] if p['patch_id']==$2][0]$3"; }
 is "$(cov "$T/c1.json" "$A" "['status']")" compiled "the harmless driver patch: compiled"
+is "$(cov "$T/c1.json" "$A" "['files'][0]['path']")" drivers/misc/dummy-irq.c "... its .c file"
 is "$(cov "$T/c1.json" "$A" "['files'][0]['config']")" "x86_64 allmodconfig" "... under x86_64 allmodconfig"
 is "$(cov "$T/c1.json" "$A" "['files'][0]['objects'][0]")" drivers/misc/dummy-irq.o "... as its object"
 is "$(cov "$T/c1.json" "$BAD" "['status']")" failed "the breaking patch: failed"
@@ -101,10 +109,14 @@ else
 	is "$(cov "$T/c1.json" "$ARM" "['status']")" not-built "the arm64 patch is recorded as not built here"
 	like "$(cov "$T/c1.json" "$ARM" "['files'][0]['detail']")" "gcc-aarch64-linux-gnu is not installed" "... with why (the Debian package)"
 fi
-is "$(cov "$T/c1.json" "$TESTP" "['status']")" booted "the test module's patch: in the booted kernel (a module the guest loads)"
-is "$(cov "$T/c1.json" "$HDR" "['files'][0]['kind']")" header "the uaccess.h patch is a header"
-like "$(cov "$T/c1.json" "$HDR" "['files'][0]['status']")" booted "... in the booted kernel through a guest object that includes it"
-like "$(cov "$T/c1.json" "$W" "['files'][0]['warnings']")" "unused variable 'stableq_unused'" "the warning patch's new warning is recorded"
+is "$(cov "$T/c1.json" "$LIB" "['status']")" booted "the lib/ctype.c patch: in the booted kernel (lib.a of the guest build)"
+is "$(cov "$T/c1.json" "$LIB" "['files'][0]['config']")" guest "... built by the guest config"
+is "$(cov "$T/c1.json" "$A" "['files'][1]['path']")" drivers/misc/hpilo.h "the header of the harmless patch"
+is "$(cov "$T/c1.json" "$A" "['files'][1]['kind']")" header "... is a header"
+is "$(cov "$T/c1.json" "$A" "['files'][1]['objects']")" "['drivers/misc/hpilo.o']" "... compiled through the .c file that includes it"
+is "$(cov "$T/c1.json" "$A" "['files'][1]['status']")" compiled "... which compiles"
+like "$(cov "$T/c1.json" "$W" "['files'][0]['warnings']")" "stableq_unused" "the warning patch's new warning is recorded"
+like "$(cov "$T/c1.json" "$W" "['files'][0]['warnings']")" "unused variable" "... an unused variable warning"
 is "$(cov "$T/c1.json" "$A" "['files'][0]['warnings']")" None "the harmless patch has no new warning"
 is "$(db "SELECT result FROM verdicts WHERE patch_id = $W AND check_name = 'warnings' ORDER BY id DESC LIMIT 1")" added "a 'warnings' verdict flags it"
 SQ show "$W" > "$T/show-w.txt"
@@ -130,10 +142,10 @@ ok $? "the breaking patch is dropped"
 SQ candidate --json > "$T/c2.json" 2> "$T/c2.log"
 ok $? "the candidate without it passes"
 s2=$(jq_ "$T/c2.json" "j['summary']")
-compiled=4
-command -v aarch64-linux-gnu-gcc > /dev/null && compiled=5
+compiled=3
+command -v aarch64-linux-gnu-gcc > /dev/null && compiled=4
 like "$s2" "pass: " "the summary starts with the verdict"
-like "$s2" " tests; $compiled of 5 patches compiled, 2 in the booted kernel" "the summary: $s2"
+like "$s2" " tests; $compiled of 4 patches compiled, 1 in the booted kernel" "the summary: $s2"
 SQ candidate "$(db "SELECT MAX(id) FROM candidates")" > "$T/c2.txt" 2>&1
 like "$(cat "$T/c2.txt")" "$s2" "stableq candidate ID prints the summary"
 like "$(cat "$T/c2.txt")" "drivers/misc/dummy-irq.c: compiled (x86_64 allmodconfig" "... and each patch's files"
@@ -147,7 +159,7 @@ C2=$(db "SELECT MAX(id) FROM candidates")
 DPID=$!
 for i in $(seq 1 100); do curl -sf "127.0.0.1:$PORT/api/v1/health" > /dev/null && break; sleep 0.2; done
 curl -sf "127.0.0.1:$PORT/api/v1/candidates/$C2" > "$T/api-c2.json"
-is "$(jq_ "$T/api-c2.json" "j['coverage']['summary']")" "$compiled of 5 patches compiled, 2 in the booted kernel" "GET /candidates/ID: coverage.summary"
+is "$(jq_ "$T/api-c2.json" "j['coverage']['summary']")" "$compiled of 4 patches compiled, 1 in the booted kernel" "GET /candidates/ID: coverage.summary"
 is "$(jq_ "$T/api-c2.json" "j['summary']")" "$s2" "GET /candidates/ID: summary"
 curl -sf "127.0.0.1:$PORT/api/v1/patches/$W" > "$T/api-w.json"
 is "$(jq_ "$T/api-w.json" "j['coverage']['status']")" compiled "GET /patches/ID: coverage.status"
