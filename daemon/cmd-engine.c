@@ -103,20 +103,26 @@ static int show_candidate(struct app *app, long long id)
 /* stableq candidate [--upto ID] [--run ID] [--json]: exit 0 pass, 3 otherwise. */
 int cmd_candidate(struct app *app, int argc, char **argv)
 {
-	long long upto = 0, run = 0, id;
+	long long upto = 0, run = 0, shown = 0, id;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--upto") && i + 1 < argc &&
 		    !parse_id(argv[i + 1], &upto))
 			i++;
+		else if (!strcmp(argv[i], "--show") && i + 1 < argc &&
+			 !parse_id(argv[i + 1], &shown))
+			i++;
 		else if (!strcmp(argv[i], "--run") && i + 1 < argc &&
 			 !parse_id(argv[i + 1], &run))
 			i++;
 		else {
-			fprintf(stderr, "usage: stableq candidate [--upto ID] [--json]\n");
+			fprintf(stderr, "usage: stableq candidate [--upto ID] [--json]\n"
+					"       stableq candidate --show ID [--json]\n");
 			return 2;
 		}
 	}
+	if (shown) /* a stored candidate: its verdict, tests and coverage */
+		return show_candidate(app, shown);
 	id = run ? run : candidate_create(app->db, NULL, 0, upto, "queue", 0,
 					  app->actor);
 	if (id < 0)

@@ -334,8 +334,21 @@ int bisect_run(struct app *app, long long candidate_id, long long *bisection_id,
 					     " patch on: ",
 			       failing.buf);
 	strbuf_release(&failing);
+	/* a touched object that does not compile while the guest kernel
+	 * built (coverage): the evidence names the object and its error */
+	char *object = NULL;
+	if (b.by_build)
+		db_query_text(app->db, &object,
+			      "SELECT 'build: ' || substr(c.detail, instr(c.detail,"
+			      " ': ') + 2, 300) FROM candidates c JOIN builds b ON"
+			      " b.id = c.build_id WHERE c.id = ? AND b.result ="
+			      " 'ok' AND c.detail LIKE 'patch %: %'",
+			      "i", bad_cid);
 	struct evidence ev = {
-		.test = b.by_build ? "build" : b.by_hang ? "hang" : test,
+		.test = object	    ? object
+			: b.by_build ? "build"
+			: b.by_hang  ? "hang"
+				     : test,
 		.log_excerpt = excerpt,
 		.build_id = build_id,
 		.bisection_id = b.id,
@@ -347,6 +360,7 @@ int bisect_run(struct app *app, long long candidate_id, long long *bisection_id,
 	free(detail);
 	free(reason);
 	free(excerpt);
+	free(object);
 out:
 	json_decref(b.steer);
 	free(b.patches);

@@ -492,9 +492,12 @@ static json_t *candidate_summary(sqlite3 *db, long long id)
 		      "i", id);
 	err_clear();
 	{
-		char *t = xstrfmt("%s: %lld test%s%s%s", verdict, tests,
-				  tests == 1 ? "" : "s", cov ? "; " : "",
-				  cov ? cov : "");
+		/* no test ran (the build failed): no "0 tests" */
+		char *t = tests ? xstrfmt("%s: %lld test%s%s%s", verdict, tests,
+					  tests == 1 ? "" : "s",
+					  cov ? "; " : "", cov ? cov : "")
+				: xstrfmt("%s%s%s", verdict, cov ? "; " : "",
+					  cov ? cov : "");
 		s = json_string(t);
 		free(t);
 	}

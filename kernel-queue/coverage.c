@@ -824,6 +824,43 @@ out:
 	return ret;
 }
 
+/*
+ * The compiler names sources as ccache hands them over: relative to the
+ * build directory ("../../linux/drivers/x.c", CCACHE_BASEDIR) or absolute.
+ * Both become "drivers/x.c", as in the tree. Caller frees.
+ */
+static char *tree_paths(const char *text, const char *src, const char *build)
+{
+	struct strbuf rel = STRBUF_INIT, out = STRBUF_INIT;
+	size_t i = 0, last = 0;
+	char *abs = xstrfmt("%s/", src);
+
+	/* "../" for each component of build below the common parent, then
+	 * src below it */
+	while (src[i] && src[i] == build[i]) {
+		if (src[i] == '/')
+			last = i;
+		i++;
+	}
+	if (!src[i] && build[i] == '/')
+		last = i;
+	for (const char *p = build + last; *p; p++)
+		if (*p == '/')
+			strbuf_addstr(&rel, "../");
+	strbuf_addf(&rel, "%s/", src[last] ? src + last + 1 : "");
+	for (const char *p = text; p && *p;) {
+		if (!strncmp(p, abs, strlen(abs)))
+			p += strlen(abs);
+		else if (rel.len > 1 && !strncmp(p, rel.buf, rel.len))
+			p += rel.len;
+		else
+			strbuf_addch(&out, *p++);
+	}
+	strbuf_release(&rel);
+	free(abs);
+	return strbuf_detach(&out, NULL);
+}
+
 /* The lines of a diagnostics text that say "warning:", made comparable. */
 static char *warning_lines(const char *diag)
 {
@@ -954,6 +991,12 @@ static void collect(struct cov *c, int a, struct mk *m, int before,
 		strbuf_reset(&diag);
 		int have_diag = strbuf_read_file(&diag, dp, MAX_DIAG) == 0;
 		err_clear();
+		if (have_diag) {
+			char *t = tree_paths(diag.buf, c->src, m->dir);
+			strbuf_reset(&diag);
+			strbuf_addstr(&diag, t);
+			free(t);
+		}
 		if (access(out, F_OK) == 0) {
 			st = O_OK;
 			warn = have_diag ? warning_lines(diag.buf) : NULL;
@@ -1593,7 +1636,7 @@ char *coverage_file_text(const json_t *f)
 	if (S("detail"))
 		strbuf_addf(&sb, ": %s", S("detail"));
 	if (S("warnings"))
-		strbuf_addf(&sb, "\n  new warnings: %s", S("warnings"));
+		strbuf_addf(&sb, "\n      new warnings: %s", S("warnings"));
 #undef S
 	return strbuf_detach(&sb, NULL);
 }

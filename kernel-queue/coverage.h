@@ -84,7 +84,8 @@ json_t *coverage_candidate_json(sqlite3 *db, long long candidate_id);
 json_t *coverage_patch_json(sqlite3 *db, long long patch_id);
 
 /* One file of those: "drivers/x.c: compiled (x86_64 allmodconfig:
- * drivers/x.o)", then its detail and new warnings. Caller frees. */
+ * drivers/x.o)", then its detail; new warnings on lines of their own,
+ * indented for a listing indented by 4. Caller frees. */
 char *coverage_file_text(const json_t *file);
 
 #endif

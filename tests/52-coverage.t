@@ -146,8 +146,8 @@ compiled=3
 command -v aarch64-linux-gnu-gcc > /dev/null && compiled=4
 like "$s2" "pass: " "the summary starts with the verdict"
 like "$s2" " tests; $compiled of 4 patches compiled, 1 in the booted kernel" "the summary: $s2"
-SQ candidate "$(db "SELECT MAX(id) FROM candidates")" > "$T/c2.txt" 2>&1
-like "$(cat "$T/c2.txt")" "$s2" "stableq candidate ID prints the summary"
+SQ candidate --show "$(db "SELECT MAX(id) FROM candidates")" > "$T/c2.txt" 2>&1
+like "$(cat "$T/c2.txt")" "$s2" "stableq candidate --show ID prints the summary"
 like "$(cat "$T/c2.txt")" "drivers/misc/dummy-irq.c: compiled (x86_64 allmodconfig" "... and each patch's files"
 n=$(grep -c 'make allmodconfig' "$T"/var/log/coverage-*.log | awk -F: '{s += $2} END {print s}')
 ok $([ "$n" -le 1 ] && echo 0 || echo 1) "allmodconfig ran at most once in this test ($n)"
