@@ -1,5 +1,6 @@
 /* api-patches.c: /patches: the queue, one patch with its history, import, flag, revert, override. */
 #include "api-int.h"
+#include "coverage.h"
 #include "db.h"
 #include "err.h"
 #include "intake.h"
@@ -110,6 +111,7 @@ void api_get_patch(struct api_request *req, struct api_response *res,
 		return;
 	}
 	json_object_set_new(p, "candidates", patch_candidates(db, req->id));
+	json_object_set_new(p, "coverage", coverage_patch_json(db, req->id));
 	json_object_set_new(p, "reverts",
 			    db_rows_json(db, sql_patch_reverts, "i", req->id));
 	json_object_set_new(p, "mail",

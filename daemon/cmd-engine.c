@@ -2,6 +2,7 @@
 #include "bisect.h"
 #include "candidate.h"
 #include "cli.h"
+#include "coverage.h"
 #include "db.h"
 #include "err.h"
 #include "release.h"
@@ -57,6 +58,24 @@ static int fail(const char *cmd)
 	return 1;
 }
 
+/* One line per patch of the candidate's build coverage, files below it. */
+static void print_coverage(json_t *cov)
+{
+	size_t i, k;
+	json_t *p, *f;
+
+	json_array_foreach(json_object_get(cov, "patches"), i, p) {
+		printf("  coverage: patch %lld: %s\n",
+		       (long long)json_integer_value(json_object_get(p, "patch_id")),
+		       json_string_value(json_object_get(p, "status")));
+		json_array_foreach(json_object_get(p, "files"), k, f) {
+			char *line = coverage_file_text(f);
+			printf("    %s\n", line);
+			free(line);
+		}
+	}
+}
+
 static int show_candidate(struct app *app, long long id)
 {
 	json_t *j = candidate_json(app->db, id);
@@ -70,7 +89,7 @@ static int show_candidate(struct app *app, long long id)
 	} else {
 		json_t *b = json_object_get(j, "build");
 		printf("candidate %lld: %s\n", id,
-		       json_string_value(json_object_get(j, "verdict")) ?: "(running)");
+		       json_string_value(json_object_get(j, "summary")) ?: "(running)");
 		if (json_is_object(b))
 			printf("  build %lld: %s in %.1f s\n",
 			       (long long)json_integer_value(json_object_get(b, "id")),
@@ -93,6 +112,7 @@ static int show_candidate(struct app *app, long long id)
 			printf("  %zu passed\n", passed);
 		if (json_string_value(json_object_get(j, "detail")))
 			printf("  %s\n", json_string_value(json_object_get(j, "detail")));
+		print_coverage(json_object_get(j, "coverage"));
 	}
 	const char *v = json_string_value(json_object_get(j, "verdict"));
 	int rc = v && !strcmp(v, "pass") ? 0 : 3;
@@ -103,20 +123,26 @@ static int show_candidate(struct app *app, long long id)
 /* stableq candidate [--upto ID] [--run ID] [--json]: exit 0 pass, 3 otherwise. */
 int cmd_candidate(struct app *app, int argc, char **argv)
 {
-	long long upto = 0, run = 0, id;
+	long long upto = 0, run = 0, shown = 0, id;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--upto") && i + 1 < argc &&
 		    !parse_id(argv[i + 1], &upto))
 			i++;
+		else if (!strcmp(argv[i], "--show") && i + 1 < argc &&
+			 !parse_id(argv[i + 1], &shown))
+			i++;
 		else if (!strcmp(argv[i], "--run") && i + 1 < argc &&
 			 !parse_id(argv[i + 1], &run))
 			i++;
 		else {
-			fprintf(stderr, "usage: stableq candidate [--upto ID] [--json]\n");
+			fprintf(stderr, "usage: stableq candidate [--upto ID] [--json]\n"
+					"       stableq candidate --show ID [--json]\n");
 			return 2;
 		}
 	}
+	if (shown) /* a stored candidate: its verdict, tests and coverage */
+		return show_candidate(app, shown);
 	on_terminal();
 	id = run ? run : candidate_create(app->db, NULL, 0, upto, "queue", 0,
 					  app->actor);

@@ -1,6 +1,7 @@
 /* cmd-queue.c: `stableq import`, `queue` and `show`: intake and reading the store. */
 #include "check.h"
 #include "cli.h"
+#include "coverage.h"
 #include "err.h"
 #include "intake.h"
 #include "queue.h"
@@ -165,6 +166,7 @@ int cmd_show(struct app *app, int argc, char **argv)
 		fprintf(stderr, "stableq show: %s\n", err_msg());
 		return 1;
 	}
+	json_object_set_new(p, "coverage", coverage_patch_json(app->db, id));
 	if (app->json) {
 		int r = print_json(p);
 		json_decref(p);
@@ -194,6 +196,19 @@ int cmd_show(struct app *app, int argc, char **argv)
 		printf("  %-10s  %s: %s\n", check,
 		       json_string_value(json_object_get(v, "result")),
 		       json_string_value(json_object_get(v, "detail")));
+	v = json_object_get(p, "coverage");
+	if (json_is_object(v)) {
+		json_t *f;
+		printf("  coverage:   %s (candidate %lld)\n",
+		       json_string_value(json_object_get(v, "status")),
+		       (long long)json_integer_value(
+			       json_object_get(v, "candidate_id")));
+		json_array_foreach(json_object_get(v, "files"), i, f) {
+			char *line = coverage_file_text(f);
+			printf("    %s\n", line);
+			free(line);
+		}
+	}
 	arr = json_object_get(p, "events");
 	json_array_foreach(arr, i, v)
 		printf("  event %s %s %s: %s\n",

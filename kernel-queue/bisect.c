@@ -196,6 +196,14 @@ static char *excerpt_of(sqlite3 *db, long long cid, const char *test)
 			      "SELECT b.error_excerpt FROM candidates c JOIN"
 			      " builds b ON b.id = c.build_id WHERE c.id = ?",
 			      "i", cid);
+	/* the guest kernel built but a touched object did not (coverage):
+	 * the candidate's detail names the object and its first error */
+	if (!e)
+		db_query_text(db, &e,
+			      "SELECT detail || COALESCE(char(10) || 'build"
+			      " coverage: ' || coverage, '') FROM candidates"
+			      " WHERE id = ? AND verdict = 'build-failed'",
+			      "i", cid);
 	return e;
 }
 
@@ -373,8 +381,21 @@ int bisect_run(struct app *app, long long candidate_id, long long *bisection_id,
 					     " patch on: ",
 			       failing.buf);
 	strbuf_release(&failing);
+	/* a touched object that does not compile while the guest kernel
+	 * built (coverage): the evidence names the object and its error */
+	char *object = NULL;
+	if (b.by_build)
+		db_query_text(app->db, &object,
+			      "SELECT 'build: ' || substr(c.detail, instr(c.detail,"
+			      " ': ') + 2, 300) FROM candidates c JOIN builds b ON"
+			      " b.id = c.build_id WHERE c.id = ? AND b.result ="
+			      " 'ok' AND c.detail LIKE 'patch %: %'",
+			      "i", bad_cid);
 	struct evidence ev = {
-		.test = b.by_build ? "build" : b.by_hang ? "hang" : test,
+		.test = object	    ? object
+			: b.by_build ? "build"
+			: b.by_hang  ? "hang"
+				     : test,
 		.log_excerpt = excerpt,
 		.build_id = build_id,
 		.bisection_id = b.id,
@@ -388,6 +409,7 @@ int bisect_run(struct app *app, long long candidate_id, long long *bisection_id,
 	free(detail);
 	free(reason);
 	free(excerpt);
+	free(object);
 out:
 	if (b.id) {
 		progress_clear(app->db, "bisection", b.id);

@@ -1,6 +1,7 @@
 /* candidate.c: apply a queue prefix with libgit2, build it, boot it, store the verdict. */
 #include "candidate.h"
 #include "buildcache.h"
+#include "coverage.h"
 #include "db.h"
 #include "err.h"
 #include "kbuild.h"
@@ -491,6 +492,42 @@ out:
 	return ret;
 }
 
+/*
+ * Build coverage of the patches' files beyond the guest kernel: a touched
+ * object that no longer compiles makes the candidate build-failed (1). When
+ * coverage itself cannot run (a broken toolchain), the candidate goes on
+ * and says so in its coverage line.
+ */
+static int run_coverage(struct app *app, struct repo *r, long long id,
+			const char *commit,
+			void (*progress)(const char *line, void *ctx), void *ctx)
+{
+	struct coverage_result cr = { 0 };
+	char tip[REPO_HEX_SIZE];
+	int ret;
+
+	set_step(app->db, id, "coverage");
+	/* a state from the build cache was not checked out: coverage
+	 * compiles from the worktree (only changed files are written) */
+	if ((ret = repo_checkout(r, commit)) < 0 ||
+	    (ret = repo_branch_tip(r, app->cfg.branch, tip)) < 0)
+		return ret;
+	ret = coverage_run(app, r, id, tip, commit, &cr, progress, ctx);
+	if (ret < 0) {
+		char *msg = xstrfmt("not measured: %s", err_msg());
+		log_warnx("candidate %lld: coverage %s", id, msg);
+		db_exec(app->db, "UPDATE candidates SET coverage = ? WHERE id = ?",
+			"ti", msg, id);
+		free(msg);
+		ret = 0;
+	} else if (cr.failed) {
+		ret = finish(app->db, id, "build-failed", cr.error);
+		ret = ret < 0 ? ret : 1;
+	}
+	coverage_result_release(&cr);
+	return ret;
+}
+
 int candidate_run(struct app *app, long long id, int runs,
 		  void (*progress)(const char *line, void *ctx), void *ctx)
 {
@@ -548,6 +585,8 @@ int candidate_run(struct app *app, long long id, int runs,
 		ret = finish(app->db, id, "build-failed", bs.error);
 		goto out;
 	}
+	if ((ret = run_coverage(app, r, id, commit, progress, ctx)) != 0)
+		goto out; /* build-failed (1) or could not run */
 
 	/* boot and test, runs times on the same build */
 	set_step(app->db, id, "boot");
@@ -693,6 +732,37 @@ out:
 	return strbuf_detach(&sb, NULL);
 }
 
+/* "pass: 7 tests; 58 of 62 patches compiled, 4 in the booted kernel" */
+static json_t *verdict_summary(sqlite3 *db, long long id)
+{
+	char *verdict = candidate_verdict(db, id), *cov = NULL;
+	long long tests = 0;
+	json_t *s;
+
+	if (!verdict)
+		return json_null();
+	db_query_int(db, &tests,
+		     "SELECT COUNT(DISTINCT name) FROM test_results WHERE"
+		     " candidate_id = ?",
+		     "i", id);
+	db_query_text(db, &cov, "SELECT coverage FROM candidates WHERE id = ?",
+		      "i", id);
+	err_clear();
+	{
+		/* no test ran (the build failed): no "0 tests" */
+		char *t = tests ? xstrfmt("%s: %lld test%s%s%s", verdict, tests,
+					  tests == 1 ? "" : "s",
+					  cov ? "; " : "", cov ? cov : "")
+				: xstrfmt("%s%s%s", verdict, cov ? "; " : "",
+					  cov ? cov : "");
+		s = json_string(t);
+		free(t);
+	}
+	free(verdict);
+	free(cov);
+	return s ? s : json_null();
+}
+
 json_t *candidate_json(sqlite3 *db, long long id)
 {
 	json_t *o = db_object_json(db, "candidate", id,
@@ -720,9 +790,8 @@ json_t *candidate_json(sqlite3 *db, long long id)
 			" WHERE id = ?)",
 			"i", id);
 	json_object_set_new(o, "build", b ? b : json_null());
-	char *line = candidate_summary(db, id);
-	json_object_set_new(o, "summary", json_string(line));
-	free(line);
+	json_object_set_new(o, "coverage", coverage_candidate_json(db, id));
+	json_object_set_new(o, "summary", verdict_summary(db, id));
 	json_object_set_new(o, "progress",
 			    db_row_json(db,
 					"SELECT label, done, total, unit,"

@@ -107,6 +107,11 @@ static int in_path(const char *prog)
 	return found;
 }
 
+int kbuild_have_tool(const char *prog)
+{
+	return in_path(prog);
+}
+
 static int check_tools(int need_ccache)
 {
 	struct strbuf miss = STRBUF_INIT, pkgs = STRBUF_INIT;
@@ -525,6 +530,27 @@ static char *common_parent(const char *a, const char *b)
 	return last ? xstrndup(a, last) : xstrdup("/");
 }
 
+/* The environment of every make: ccache and reproducible outputs. */
+static int build_env(const char **env, const struct kbuild_opts *o,
+		     const char *ccdir, const char *base, char **env_dir,
+		     char **env_base)
+{
+	int n = 0;
+
+	*env_dir = xstrfmt("CCACHE_DIR=%s", ccdir);
+	*env_base = xstrfmt("CCACHE_BASEDIR=%s", base);
+	env[n++] = *env_dir;
+	env[n++] = *env_base;
+	env[n++] = "CCACHE_NOHASHDIR=true";
+	env[n++] = "CCACHE_MAXSIZE=5G";
+	/* on a farm, ccache hands its misses to icecc */
+	if (icecc_enabled(o->icecc))
+		env[n++] = "CCACHE_PREFIX=icecc";
+	for (size_t i = 0; i < sizeof(repro_env) / sizeof(repro_env[0]); i++)
+		env[n++] = repro_env[i];
+	return n;
+}
+
 struct ctx {
 	const struct kbuild_opts *o;
 	struct kbuild_result *r;
@@ -822,17 +848,7 @@ int kbuild_run(const struct kbuild_opts *o, struct kbuild_result *r)
 	if (!o->no_ccache && (ret = mkdir_p(ccdir)) < 0)
 		goto out;
 	base = common_parent(src, build);
-	env_dir = xstrfmt("CCACHE_DIR=%s", ccdir);
-	env_base = xstrfmt("CCACHE_BASEDIR=%s", base);
-	env[n++] = env_dir;
-	env[n++] = env_base;
-	env[n++] = "CCACHE_NOHASHDIR=true";
-	env[n++] = "CCACHE_MAXSIZE=5G";
-	/* on a farm, ccache hands its misses to icecc */
-	if (icecc_enabled(o->icecc))
-		env[n++] = "CCACHE_PREFIX=icecc";
-	for (size_t i = 0; i < sizeof(repro_env) / sizeof(repro_env[0]); i++)
-		env[n++] = repro_env[i];
+	n = build_env(env, o, ccdir, base, &env_dir, &env_base);
 	env[n] = NULL;
 	c.env = env;
 	c.deadline = t0 + (o->timeout_s > 0 ? o->timeout_s : 3600);
@@ -907,5 +923,47 @@ out:
 	if (lockfd >= 0)
 		close(lockfd); /* releases the lock */
 	free(lockpath);
+	return ret;
+}
+
+int kbuild_make(const struct kbuild_opts *o, const char *const *argv,
+		const char *const *extra_env, double deadline, int *timed_out)
+{
+	struct kbuild_result r = { 0 };
+	struct ctx c = { .o = o, .r = &r, .deadline = deadline };
+	const char *env[32];
+	char *ccdir = NULL, *base = NULL, *env_dir = NULL, *env_base = NULL;
+	char *src = realpath(o->src_dir, NULL), *build = NULL;
+	int n, ret;
+
+	*timed_out = 0;
+	if (!src || mkdir_p(o->build_dir) < 0 ||
+	    !(build = realpath(o->build_dir, NULL))) {
+		ret = err_set(ERR_NOTFOUND, "kbuild: %s: %s",
+			      src ? o->build_dir : o->src_dir, strerror(errno));
+		goto out;
+	}
+	ccdir = o->ccache_dir && *o->ccache_dir ? xstrdup(o->ccache_dir)
+						: kbuild_default_ccache_dir();
+	if ((ret = mkdir_p(ccdir)) < 0)
+		goto out;
+	base = common_parent(src, build);
+	n = build_env(env, o, ccdir, base, &env_dir, &env_base);
+	for (size_t i = 0; extra_env && extra_env[i] && n < 31; i++)
+		env[n++] = extra_env[i];
+	env[n] = NULL;
+	c.env = env;
+	r.log_path = (char *)o->log_path;
+	ret = step(&c, argv[0], argv);
+	*timed_out = r.timed_out;
+	if (ret < 0 && !r.timed_out && strstr(err_msg(), "failed (status"))
+		ret = 1; /* it ran and failed: the caller reads the log */
+out:
+	free(src);
+	free(build);
+	free(ccdir);
+	free(base);
+	free(env_dir);
+	free(env_base);
 	return ret;
 }

@@ -95,6 +95,21 @@ int kbuild_verify_config(const char *config_dir, const char *dot_config,
  */
 char *kbuild_error_excerpt(const char *log, unsigned long offset);
 
+/*
+ * Runs one command (argv, usually make) in o->src_dir with the environment
+ * kbuild_run() gives make (ccache under o->ccache_dir, CCACHE_BASEDIR the
+ * common parent of src_dir and build_dir, reproducible build variables),
+ * plus extra_env; output appended to o->log_path (needed). At deadline
+ * (now_monotonic() seconds) it gets SIGTERM, then SIGKILL: *timed_out.
+ * 0 when it exited 0, 1 when it ran and failed, negative when it could
+ * not run or was killed (err_msg()). For build coverage's object builds.
+ */
+int kbuild_make(const struct kbuild_opts *o, const char *const *argv,
+		const char *const *extra_env, double deadline, int *timed_out);
+
+/* 1 when prog is an executable in $PATH (a cross compiler, ...) */
+int kbuild_have_tool(const char *prog);
+
 /* $XDG_CACHE_HOME/stableq/ccache, else ~/.cache/stableq/ccache; caller frees */
 char *kbuild_default_ccache_dir(void);
 

@@ -32,6 +32,8 @@ struct config {
 	char *read_access;      /* loopback | open | token */
 	char *web_root;         /* optional: serve web/ from disk */
 	char *public_url;       /* links in KCIDB and LAVA exports; "": http://LISTEN */
+	char *coverage_build_dir; /* build coverage: one O= per arch below it */
+	char *coverage_config;  /* KCONFIG_ALLCONFIG of its allmodconfig */
 	int make_jobs;
 	int build_timeout;      /* seconds */
 	int boot_timeout;       /* seconds */

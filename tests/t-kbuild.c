@@ -325,6 +325,45 @@ static void test_run_refusals(void)
 	free(cfg);
 }
 
+/* kbuild_make: the environment kbuild_run gives make, 0 / 1 / deadline */
+static void test_make(void)
+{
+	char *src = at("src"), *build = at("build"), *ccache = at("cc");
+	char *log = at("make.log");
+	struct kbuild_opts o = { .src_dir = src, .build_dir = build,
+				 .ccache_dir = ccache, .log_path = log };
+	const char *good[] = { "sh", "-c",
+			       "echo \"dir=$CCACHE_DIR base=$CCACHE_BASEDIR"
+			       " user=$KBUILD_BUILD_USER extra=$EXTRA\"; pwd",
+			       NULL };
+	const char *bad[] = { "sh", "-c", "echo broken >&2; exit 2", NULL };
+	const char *slow[] = { "sleep", "30", NULL };
+	const char *extra[] = { "EXTRA=yes", NULL };
+	struct strbuf sb = STRBUF_INIT;
+	int to = -1;
+
+	put("src/Makefile", "all:\n");
+	is_int(kbuild_make(&o, good, extra, now_monotonic() + 30, &to), 0,
+	       "kbuild_make: a command that exits 0 gives 0");
+	is_int(to, 0, "... not timed out");
+	strbuf_read_file(&sb, log, 1 << 20);
+	like(sb.buf, "user=stableq", "... with the reproducible build variables");
+	like(sb.buf, "extra=yes", "... and the extra environment");
+	like(sb.buf, "base=/tmp", "... and CCACHE_BASEDIR, the common parent");
+	like(sb.buf, "/src\n", "... run in the source tree");
+	is_int(kbuild_make(&o, bad, NULL, now_monotonic() + 30, &to), 1,
+	       "a command that fails gives 1 (it ran; the log says why)");
+	ok(kbuild_make(&o, slow, NULL, now_monotonic() + 1.5, &to) < 0 && to,
+	   "a command past the deadline is killed: negative, timed out");
+	ok(kbuild_have_tool("sh") && !kbuild_have_tool("no-such-tool-here"),
+	   "kbuild_have_tool finds sh and not a missing tool");
+	strbuf_release(&sb);
+	free(src);
+	free(build);
+	free(ccache);
+	free(log);
+}
+
 int main(void)
 {
 	strcpy(dir, "/tmp/t-kbuild-XXXXXX");
@@ -337,6 +376,7 @@ int main(void)
 	test_verify();
 	test_excerpt();
 	test_run_refusals();
+	test_make();
 	const char *rm[] = {"rm", "-rf", dir, NULL};
 	struct spawn s = SPAWN_INIT;
 	s.argv = rm;

@@ -84,7 +84,7 @@ const GOOD = ['present', 'clean', 'ok', 'none', 'pass', 'overridden', 'found',
 	'done', 'confirmed', 'sent', 'good'];
 const BAD = ['absent', 'conflict', 'held', 'fail', 'build-failed', 'apply-failed',
 	'hang', 'failed', 'invalid', 'bad', 'broken'];
-const WARN = ['unknown', 'missing', 'already-applied', 'flaky', 'queued-mail',
+const WARN = ['added', 'not-built', 'unknown', 'missing', 'already-applied', 'flaky', 'queued-mail',
 	'running', 'planned', 'applying', 'sending', 'pending'];
 
 function tone(result) {
@@ -291,6 +291,13 @@ views.patch = async (args) => {
 	if (!lead)
 		out.push(flagsSection, buildsSection);
 
+	if (p.coverage)
+		out.push(section('Build coverage', h('div', { class: 'line' }, badge(p.coverage.status,
+			p.coverage.status === 'booted' || p.coverage.status === 'compiled' ? 'good' : null),
+			' in ', h('a', { href: '#/candidate/' + p.coverage.candidate_id }, 'candidate #' + p.coverage.candidate_id)),
+			coverageFiles(p.coverage.files)));
+
+
 	if ((p.reverts || []).length)
 		out.push(section('Reverts', table(['Revert', 'Action', 'Why', 'State', 'Commit'], p.reverts.map(r => row([
 			['Revert', h('a', { href: '#/revert/' + r.id }, '#' + r.id)], ['Action', r.action], ['Why', r.why],
@@ -406,6 +413,29 @@ function progressBar(p) {
 		pct !== null ? h('progress', { class: 'ptrack', max: p.total, value: Math.min(p.done, p.total) }) : null);
 }
 
+/* Build coverage: one row per touched file (what built it, or why nothing did). */
+function coverageFiles(files) {
+	return table(['File', 'Coverage', 'Built by', 'Objects', 'Why / new warnings'], (files || []).map(f => row([
+		['File', h('code', { class: 'file' }, f.path)],
+		['Coverage', badge(f.status, f.status === 'booted' || f.status === 'compiled' ? 'good' : null)],
+		['Built by', f.config || ''],
+		['Objects', (f.objects || []).map(o => h('code', { class: 'file' }, o))],
+		['Why / new warnings', [f.detail || '', f.warnings ? pre(f.warnings, 'warnings') : null]],
+	])), 'coverage');
+}
+
+function coverageBlock(cov) {
+	if (!cov)
+		return null;
+	return h('div', { class: 'coverage' },
+		h('p', { class: 'line cov-summary' }, cov.summary),
+		table(['Patch', 'Coverage', 'Files'], (cov.patches || []).map(p => row([
+			['Patch', patchLink(p.patch_id)],
+			['Coverage', badge(p.status, p.status === 'booted' || p.status === 'compiled' ? 'good' : null)],
+			['Files', coverageFiles(p.files)],
+		])), 'coverage-patches'));
+}
+
 function candidateBlock(c) {
 	const b = c.build;
 	return h('div', { class: 'cand' },
@@ -415,6 +445,7 @@ function candidateBlock(c) {
 			c.verdict ? badge(c.verdict) : badge('running'),
 			c.detail && c.verdict !== 'fail' ? h('span', { class: 'why' }, ' ' + c.detail) : null),
 		c.progress && !c.verdict ? progressBar({ kind: 'build', ...c.progress }) : null,
+		c.summary ? h('div', { class: 'line summary' }, c.summary) : null,
 		b && b.error_excerpt ? pre(b.error_excerpt) : null,
 		(c.tests || []).length ? testResults(c.tests) : null,
 		b ? h('div', { class: 'line sub' }, 'build #' + b.id + ' ', badge(b.result),
@@ -499,6 +530,7 @@ views.candidate = async (args) => {
 	return [h('h1', {}, 'Candidate #' + c.id),
 		c.summary ? h('p', { class: 'summary' }, c.summary) : null,
 		section('Result', candidateBlock(c)),
+		c.coverage ? section('Build coverage', coverageBlock(c.coverage)) : null,
 		section('Patches', h('p', {}, (c.patch_ids || []).map(id => [patchLink(id), ' ']))),
 	];
 };
