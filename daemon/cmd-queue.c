@@ -11,6 +11,38 @@
 #include <stdlib.h>
 #include <string.h>
 
+/*
+ * Text from the store as it may go to a terminal: control characters in
+ * caret form (ESC as ^[, DEL as ^?, the C1 CSI as M-^[), so that no stored
+ * byte moves the cursor or rewrites the screen, whatever intake let in
+ * before it cleaned headers. The result lives until eight more calls.
+ */
+static const char *tty(const char *s)
+{
+	static struct strbuf ring[8];
+	static unsigned next;
+	struct strbuf *sb = &ring[next++ % 8];
+
+	if (!s)
+		return NULL;
+	strbuf_reset(sb);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c < 0x20 || c == 0x7f) {
+			strbuf_addch(sb, '^');
+			strbuf_addch(sb, c == 0x7f ? '?' : c + '@');
+		} else if (c == 0xc2 && (unsigned char)s[1] >= 0x80 &&
+			   (unsigned char)s[1] <= 0x9f) {
+			strbuf_addstr(sb, "M-^");
+			strbuf_addch(sb, (unsigned char)s[1] - 0x80 + '@');
+			s++;
+		} else {
+			strbuf_addch(sb, c);
+		}
+	}
+	return sb->buf ? sb->buf : "";
+}
+
 static int print_json(json_t *j)
 {
 	char *s = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
@@ -51,8 +83,12 @@ int cmd_import(struct app *app, int argc, char **argv)
 		fprintf(stderr, "stableq import: %s\n", err_msg());
 		return 1;
 	}
-	printf("imported %zu new patch%s, %zu already known\n", res.added,
+	printf("imported %zu new patch%s, %zu already known", res.added,
 	       res.added == 1 ? "" : "es", res.duplicates);
+	if (res.own)
+		printf(", %zu revert%s of stableq's own left alone", res.own,
+		       res.own == 1 ? "" : "s");
+	putchar('\n');
 	if (res.added) {
 		struct check_summary sum;
 		ret = check_run(app, res.ids, res.nids, &sum);
@@ -140,8 +176,8 @@ int cmd_queue(struct app *app, int argc, char **argv)
 		printf("%4lld  %-9s %s\n      %s\n",
 		       (long long)json_integer_value(json_object_get(p, "id")),
 		       json_string_value(json_object_get(p, "state")),
-		       json_string_value(json_object_get(p, "subject")),
-		       v.len ? v.buf : "(not checked)");
+		       tty(json_string_value(json_object_get(p, "subject"))),
+		       v.len ? tty(v.buf) : "(not checked)");
 		strbuf_release(&v);
 	}
 	json_decref(list);
@@ -170,7 +206,7 @@ int cmd_show(struct app *app, int argc, char **argv)
 		json_decref(p);
 		return r;
 	}
-#define S(k) (json_string_value(json_object_get(p, k)) ?: "-")
+#define S(k) (tty(json_string_value(json_object_get(p, k))) ?: "-")
 	printf("patch %lld: %s\n", id, S("subject"));
 	printf("  state:      %s%s%s\n", S("state"),
 	       json_is_string(json_object_get(p, "state_reason")) ? " - " : "",
@@ -181,26 +217,26 @@ int cmd_show(struct app *app, int argc, char **argv)
 	printf("  message-id: %s\n  upstream:   %s\n", S("message_id"),
 	       S("upstream"));
 	json_array_foreach(json_object_get(p, "fixes"), i, v)
-		printf("  fixes:      %s\n", json_string_value(v));
+		printf("  fixes:      %s\n", tty(json_string_value(v)));
 	json_array_foreach(json_object_get(p, "stable_versions"), i, v)
-		printf("  stable:     %s\n", json_string_value(v));
+		printf("  stable:     %s\n", tty(json_string_value(v)));
 	json_array_foreach(json_object_get(p, "stable_dep_of"), i, v)
-		printf("  dep-of:     %s\n", json_string_value(v));
+		printf("  dep-of:     %s\n", tty(json_string_value(v)));
 	json_array_foreach(json_object_get(p, "files"), i, v)
 		printf("  file:       %s %s\n",
 		       json_string_value(json_object_get(v, "change")),
-		       json_string_value(json_object_get(v, "path")));
+		       tty(json_string_value(json_object_get(v, "path"))));
 	json_object_foreach(json_object_get(p, "verdicts"), check, v)
 		printf("  %-10s  %s: %s\n", check,
 		       json_string_value(json_object_get(v, "result")),
-		       json_string_value(json_object_get(v, "detail")));
+		       tty(json_string_value(json_object_get(v, "detail"))));
 	arr = json_object_get(p, "events");
 	json_array_foreach(arr, i, v)
 		printf("  event %s %s %s: %s\n",
 		       json_string_value(json_object_get(v, "at")),
-		       json_string_value(json_object_get(v, "actor")),
+		       tty(json_string_value(json_object_get(v, "actor"))),
 		       json_string_value(json_object_get(v, "kind")),
-		       json_string_value(json_object_get(v, "detail")) ?: "");
+		       tty(json_string_value(json_object_get(v, "detail"))) ?: "");
 #undef S
 	json_decref(p);
 	return 0;
