@@ -117,10 +117,18 @@ deps:
 
 unit-check: $(UNIT_BINS) $(REPLAY_BINS)
 
+# The binary with ASan+UBSan beside ./stableq (which stays as built): the
+# unit tests' objects linked with main; tests/16-bad-input-san.t runs the
+# CLI's bad-input battery against it.
+SAN_BIN := var/san/stableq
+$(SAN_BIN): $(TLIB_OBJS) $(TOBJ)/daemon/main.o
+	@mkdir -p $(dir $@)
+	$(CC) $(TEST_SAN) -o $@ $^ $(LIBS)
+
 # Every test, under prove: unit tests (ASan+UBSan), fuzz corpus replays, then
 # the integration tests that drive the real binary, git, QEMU, SMTP, Chromium.
 check: deps
-	$(MAKE) stableq unit-check
+	$(MAKE) stableq unit-check $(SAN_BIN)
 	prove -e '' $(UNIT_BINS) $(REPLAY_BINS) $(sort $(wildcard tests/[0-9]*.t))
 
 # deps first, then a make that sees what deps installed (pkg-config flags)
