@@ -80,7 +80,7 @@ int cmd_import(struct app *app, int argc, char **argv)
 				  (size_t)argc - 1, (size_t)app->cfg.max_patch_bytes,
 				  app->actor, &res);
 	if (ret < 0) {
-		fprintf(stderr, "stableq import: %s\n", err_msg());
+		fprintf(stderr, "stableq import: %s\n", tty(err_msg()));
 		return 1;
 	}
 	printf("imported %zu new patch%s, %zu already known", res.added,
@@ -93,10 +93,10 @@ int cmd_import(struct app *app, int argc, char **argv)
 		struct check_summary sum;
 		ret = check_run(app, res.ids, res.nids, &sum);
 		if (ret == ERR_NOTFOUND)
-			printf("checks not run: %s\n", err_msg());
+			printf("checks not run: %s\n", tty(err_msg()));
 		else if (ret < 0) {
 			fprintf(stderr, "stableq import: checks: %s\n",
-				err_msg());
+				tty(err_msg()));
 			intake_result_release(&res);
 			return 1;
 		} else {
@@ -131,7 +131,7 @@ int cmd_check(struct app *app, int argc, char **argv)
 	ret = check_run(app, ids, n, &sum);
 	free(ids);
 	if (ret < 0) {
-		fprintf(stderr, "stableq check: %s\n", err_msg());
+		fprintf(stderr, "stableq check: %s\n", tty(err_msg()));
 		return 1;
 	}
 	if (app->json)
@@ -161,7 +161,7 @@ int cmd_queue(struct app *app, int argc, char **argv)
 	}
 	list = queue_list_json(app->db, state, 0, 0, NULL, LIST_FULL);
 	if (!list) {
-		fprintf(stderr, "stableq queue: %s\n", err_msg());
+		fprintf(stderr, "stableq queue: %s\n", tty(err_msg()));
 		return 1;
 	}
 	if (app->json) {
@@ -198,7 +198,7 @@ int cmd_show(struct app *app, int argc, char **argv)
 	}
 	p = queue_patch_json(app->db, id, 1);
 	if (!p) {
-		fprintf(stderr, "stableq show: %s\n", err_msg());
+		fprintf(stderr, "stableq show: %s\n", tty(err_msg()));
 		return 1;
 	}
 	if (app->json) {

@@ -388,9 +388,10 @@ static int locate(struct repo *r, git_tree *tree, struct diff_set *d,
 			ret = fail(x, f, 0, "binary change without data");
 			break;
 		}
-		/* a diff without mode lines keeps the file's mode (git apply) */
-		if (!f->added && !f->deleted && !f->old_mode && !f->new_mode &&
-		    src->mode) {
+		/* a diff without mode lines keeps the file's mode (git apply);
+		 * binary patches keep their index line (libgit2 reads its ids) */
+		if (!f->added && !f->deleted && !f->binary && !f->old_mode &&
+		    !f->new_mode && src->mode) {
 			f->old_mode = f->new_mode = src->mode;
 			f->keep_mode = 1;
 		}
