@@ -255,7 +255,7 @@ out:
 	return ret;
 }
 
-/* Is there a file at path once the diff is applied? (-1: error) */
+/* Is there a file (or symlink) at path once the diff is applied? */
 static int file_after(struct sim *s, const char *path)
 {
 	git_tree_entry *e = NULL;

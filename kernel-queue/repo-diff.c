@@ -587,7 +587,12 @@ static void emit_file(struct strbuf *sb, const struct diff_file *f)
 	long delta = 0;
 
 	strbuf_addf(sb, "diff --git a/%s b/%s\n", o, n);
-	if (f->keep_mode) {
+	if (f->keep_mode && !f->nhunks) {
+		/* a pure rename: mode lines first, as git writes them */
+		strbuf_addf(sb, "old mode %o\nnew mode %o\n", f->old_mode,
+			    f->new_mode);
+		strbuf_addbuf(sb, &f->ext);
+	} else if (f->keep_mode) {
 		/*
 		 * The diff says no mode: libgit2 would take 100644, so the
 		 * file's own mode goes on an index line, as git writes it

@@ -661,6 +661,11 @@ static void test_apply_modes(struct repo *r)
 	same_as_git(r, "keepmode", plain_link, "modes: plain diff of a symlink");
 	same_as_git(r, "keepmode", to_644, "modes: old mode/new mode");
 	same_as_git(r, "keepmode", renamed, "modes: a rename keeps the mode");
+	same_as_git(r, "keepmode",
+		    "diff --git a/scripts/x.sh b/scripts/z.sh\n"
+		    "similarity index 100%\nrename from scripts/x.sh\n"
+		    "rename to scripts/z.sh\n",
+		    "modes: a pure rename keeps the mode");
 }
 
 /*
