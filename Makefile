@@ -117,7 +117,8 @@ deps:
 
 # The whole binary again with ASan+UBSan, from the unit tests' objects,
 # beside ./stableq (which stays as built): tests/63-api-sanitized.t runs
-# the API's tests, their bad-input battery included, against it.
+# the API's tests, their bad-input battery included, against it, and
+# tests/16-bad-input-san.t the CLI's bad-input battery.
 SAN_BIN := var/san/stableq
 $(SAN_BIN): $(TLIB_OBJS) $(TOBJ)/daemon/main.o
 	@mkdir -p $(dir $@)

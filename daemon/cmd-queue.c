@@ -12,6 +12,38 @@
 #include <stdlib.h>
 #include <string.h>
 
+/*
+ * Text from the store as it may go to a terminal: control characters in
+ * caret form (ESC as ^[, DEL as ^?, the C1 CSI as M-^[), so that no stored
+ * byte moves the cursor or rewrites the screen, whatever intake let in
+ * before it cleaned headers. The result lives until eight more calls.
+ */
+static const char *tty(const char *s)
+{
+	static struct strbuf ring[8];
+	static unsigned next;
+	struct strbuf *sb = &ring[next++ % 8];
+
+	if (!s)
+		return NULL;
+	strbuf_reset(sb);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c < 0x20 || c == 0x7f) {
+			strbuf_addch(sb, '^');
+			strbuf_addch(sb, c == 0x7f ? '?' : c + '@');
+		} else if (c == 0xc2 && (unsigned char)s[1] >= 0x80 &&
+			   (unsigned char)s[1] <= 0x9f) {
+			strbuf_addstr(sb, "M-^");
+			strbuf_addch(sb, (unsigned char)s[1] - 0x80 + '@');
+			s++;
+		} else {
+			strbuf_addch(sb, c);
+		}
+	}
+	return sb->buf ? sb->buf : "";
+}
+
 static int print_json(json_t *j)
 {
 	char *s = json_dumps(j, JSON_INDENT(2) | JSON_SORT_KEYS);
@@ -49,19 +81,23 @@ int cmd_import(struct app *app, int argc, char **argv)
 				  (size_t)argc - 1, (size_t)app->cfg.max_patch_bytes,
 				  app->actor, &res);
 	if (ret < 0) {
-		fprintf(stderr, "stableq import: %s\n", err_msg());
+		fprintf(stderr, "stableq import: %s\n", tty(err_msg()));
 		return 1;
 	}
-	printf("imported %zu new patch%s, %zu already known\n", res.added,
+	printf("imported %zu new patch%s, %zu already known", res.added,
 	       res.added == 1 ? "" : "es", res.duplicates);
+	if (res.own)
+		printf(", %zu revert%s of stableq's own left alone", res.own,
+		       res.own == 1 ? "" : "s");
+	putchar('\n');
 	if (res.added) {
 		struct check_summary sum;
 		ret = check_run(app, res.ids, res.nids, &sum);
 		if (ret == ERR_NOTFOUND)
-			printf("checks not run: %s\n", err_msg());
+			printf("checks not run: %s\n", tty(err_msg()));
 		else if (ret < 0) {
 			fprintf(stderr, "stableq import: checks: %s\n",
-				err_msg());
+				tty(err_msg()));
 			intake_result_release(&res);
 			return 1;
 		} else {
@@ -96,7 +132,7 @@ int cmd_check(struct app *app, int argc, char **argv)
 	ret = check_run(app, ids, n, &sum);
 	free(ids);
 	if (ret < 0) {
-		fprintf(stderr, "stableq check: %s\n", err_msg());
+		fprintf(stderr, "stableq check: %s\n", tty(err_msg()));
 		return 1;
 	}
 	if (app->json)
@@ -126,7 +162,7 @@ int cmd_queue(struct app *app, int argc, char **argv)
 	}
 	list = queue_list_json(app->db, state, 0, 0, NULL, LIST_FULL);
 	if (!list) {
-		fprintf(stderr, "stableq queue: %s\n", err_msg());
+		fprintf(stderr, "stableq queue: %s\n", tty(err_msg()));
 		return 1;
 	}
 	if (app->json) {
@@ -141,8 +177,8 @@ int cmd_queue(struct app *app, int argc, char **argv)
 		printf("%4lld  %-9s %s\n      %s\n",
 		       (long long)json_integer_value(json_object_get(p, "id")),
 		       json_string_value(json_object_get(p, "state")),
-		       json_string_value(json_object_get(p, "subject")),
-		       v.len ? v.buf : "(not checked)");
+		       tty(json_string_value(json_object_get(p, "subject"))),
+		       v.len ? tty(v.buf) : "(not checked)");
 		strbuf_release(&v);
 	}
 	json_decref(list);
@@ -163,7 +199,7 @@ int cmd_show(struct app *app, int argc, char **argv)
 	}
 	p = queue_patch_json(app->db, id, 1);
 	if (!p) {
-		fprintf(stderr, "stableq show: %s\n", err_msg());
+		fprintf(stderr, "stableq show: %s\n", tty(err_msg()));
 		return 1;
 	}
 	json_object_set_new(p, "coverage", coverage_patch_json(app->db, id));
@@ -172,7 +208,7 @@ int cmd_show(struct app *app, int argc, char **argv)
 		json_decref(p);
 		return r;
 	}
-#define S(k) (json_string_value(json_object_get(p, k)) ?: "-")
+#define S(k) (tty(json_string_value(json_object_get(p, k))) ?: "-")
 	printf("patch %lld: %s\n", id, S("subject"));
 	printf("  state:      %s%s%s\n", S("state"),
 	       json_is_string(json_object_get(p, "state_reason")) ? " - " : "",
@@ -183,19 +219,19 @@ int cmd_show(struct app *app, int argc, char **argv)
 	printf("  message-id: %s\n  upstream:   %s\n", S("message_id"),
 	       S("upstream"));
 	json_array_foreach(json_object_get(p, "fixes"), i, v)
-		printf("  fixes:      %s\n", json_string_value(v));
+		printf("  fixes:      %s\n", tty(json_string_value(v)));
 	json_array_foreach(json_object_get(p, "stable_versions"), i, v)
-		printf("  stable:     %s\n", json_string_value(v));
+		printf("  stable:     %s\n", tty(json_string_value(v)));
 	json_array_foreach(json_object_get(p, "stable_dep_of"), i, v)
-		printf("  dep-of:     %s\n", json_string_value(v));
+		printf("  dep-of:     %s\n", tty(json_string_value(v)));
 	json_array_foreach(json_object_get(p, "files"), i, v)
 		printf("  file:       %s %s\n",
 		       json_string_value(json_object_get(v, "change")),
-		       json_string_value(json_object_get(v, "path")));
+		       tty(json_string_value(json_object_get(v, "path"))));
 	json_object_foreach(json_object_get(p, "verdicts"), check, v)
 		printf("  %-10s  %s: %s\n", check,
 		       json_string_value(json_object_get(v, "result")),
-		       json_string_value(json_object_get(v, "detail")));
+		       tty(json_string_value(json_object_get(v, "detail"))));
 	v = json_object_get(p, "coverage");
 	if (json_is_object(v)) {
 		json_t *f;
@@ -205,7 +241,7 @@ int cmd_show(struct app *app, int argc, char **argv)
 			       json_object_get(v, "candidate_id")));
 		json_array_foreach(json_object_get(v, "files"), i, f) {
 			char *line = coverage_file_text(f);
-			printf("    %s\n", line);
+			printf("    %s\n", tty(line));
 			free(line);
 		}
 	}
@@ -213,9 +249,9 @@ int cmd_show(struct app *app, int argc, char **argv)
 	json_array_foreach(arr, i, v)
 		printf("  event %s %s %s: %s\n",
 		       json_string_value(json_object_get(v, "at")),
-		       json_string_value(json_object_get(v, "actor")),
+		       tty(json_string_value(json_object_get(v, "actor"))),
 		       json_string_value(json_object_get(v, "kind")),
-		       json_string_value(json_object_get(v, "detail")) ?: "");
+		       tty(json_string_value(json_object_get(v, "detail"))) ?: "");
 #undef S
 	json_decref(p);
 	return 0;

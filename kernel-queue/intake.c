@@ -18,6 +18,7 @@ struct parsed {
 	size_t n, alloc;
 	const char **kinds; /* per patch: source kind */
 	const char **paths; /* per patch: source path (borrowed) */
+	size_t own; /* stableq's own files skipped */
 };
 
 static void parsed_push(struct parsed *ps, struct patch *p, const char *kind,
@@ -67,6 +68,10 @@ static int parse_series(struct parsed *ps, const char *dir, size_t max)
 		if ((ret = strbuf_read_file(&sb, e[i].path, max)) < 0) {
 			ret = errno == EFBIG ? ERR_TOOBIG : ERR_IO;
 			break;
+		}
+		if (series_is_own(sb.buf, sb.len)) {
+			ps->own++;
+			continue;
 		}
 		if ((ret = patch_parse(&p, sb.buf, sb.len, e[i].path, max)) < 0)
 			break;
@@ -127,6 +132,9 @@ static int store(sqlite3 *db, struct parsed *ps, const char *actor,
 	int ret;
 
 	memset(res, 0, sizeof(*res));
+	res->own = ps->own;
+	if (!ps->n && ps->own)
+		return 0; /* only stableq's own reverts: nothing to store */
 	if (!ps->n)
 		return err_set(ERR_INVALID, "no patches in the input");
 	res->ids = xcalloc(ps->n, sizeof(*res->ids));

@@ -10,6 +10,8 @@
 struct intake_result {
 	size_t added;       /* new patches */
 	size_t duplicates;  /* already in the store: nothing changed */
+	size_t own;         /* stableq's own reverts in a queue directory, left
+			     * alone (series_is_own()) */
 	long long *ids;     /* every patch of the input, new or existing, in order (owned) */
 	size_t nids;
 };
@@ -19,7 +21,9 @@ void intake_result_release(struct intake_result *r);
 /*
  * Parses every path first (a directory with a quilt `series`, an mbox, a
  * patch file); any error names the file and line and changes nothing. Then
- * stores all patches in one transaction, in order, skipping duplicates.
+ * stores all patches in one transaction, in order, skipping duplicates. A
+ * queue directory's revert patches written by stableq are not patches to
+ * import: they are counted in own and left alone.
  */
 int intake_import_paths(sqlite3 *db, const char *const *paths, size_t n,
 			size_t max_bytes, const char *actor,

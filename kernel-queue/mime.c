@@ -44,6 +44,69 @@ int utf8_valid(const char *s, size_t len)
 	return 1;
 }
 
+/* Length of the control character at s (C0, DEL, or C1 in UTF-8), or 0. */
+static size_t control_len(const char *s, size_t len)
+{
+	unsigned char c = (unsigned char)s[0];
+
+	if (c < 0x20 || c == 0x7f)
+		return 1;
+	if (c == 0xc2 && len > 1 && (unsigned char)s[1] >= 0x80 &&
+	    (unsigned char)s[1] <= 0x9f)
+		return 2;
+	return 0;
+}
+
+int mime_has_control(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (control_len(s + i, len - i))
+			return 1;
+	return 0;
+}
+
+static void clean(struct strbuf *out, const char *s, size_t len, int multi)
+{
+	strbuf_grow(out, len);
+	for (size_t i = 0; i < len;) {
+		size_t k = control_len(s + i, len - i);
+		char c = s[i];
+
+		if (!k) {
+			strbuf_addch(out, c);
+			i++;
+			continue;
+		}
+		i += k;
+		if (multi) {
+			if (c == '\n' || c == '\t')
+				strbuf_addch(out, c);
+			continue;
+		}
+		if (k == 1 && (c == '\n' || c == '\r' || c == '\t' ||
+			       c == '\v' || c == '\f')) {
+			/* a fold: one space for the break and the blanks */
+			while (out->len && out->buf[out->len - 1] == ' ')
+				strbuf_setlen(out, out->len - 1);
+			while (i < len && (s[i] == ' ' || s[i] == '\t' ||
+					   s[i] == '\r' || s[i] == '\n' ||
+					   s[i] == '\v' || s[i] == '\f'))
+				i++;
+			strbuf_addch(out, ' ');
+		}
+	}
+}
+
+void mime_clean_line(struct strbuf *out, const char *s, size_t len)
+{
+	clean(out, s, len, 0);
+}
+
+void mime_clean_text(struct strbuf *out, const char *s, size_t len)
+{
+	clean(out, s, len, 1);
+}
+
 int utf8_cut(const char *s, size_t len, size_t max)
 {
 	if (len <= max)

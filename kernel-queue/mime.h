@@ -32,6 +32,20 @@ int mime_to_utf8(struct strbuf *out, const char *charset, const char *s,
  */
 int rfc2047_decode(struct strbuf *out, const char *s, size_t len);
 
+/*
+ * Text from outside made safe to store, print and write back in mail or
+ * patch form. mime_clean_line() appends s[0..len) as one line: each run of
+ * line breaks, tabs and other white-space control characters (with the
+ * spaces around it) becomes one space, so folding and encoded CR/LF are
+ * undone; every other control character (C0, DEL, C1: ESC, CSI, BEL...) is
+ * dropped. mime_clean_text() keeps line breaks and tabs (a message body)
+ * and drops the other control characters, CR included.
+ */
+void mime_clean_line(struct strbuf *out, const char *s, size_t len);
+void mime_clean_text(struct strbuf *out, const char *s, size_t len);
+/* Is there a control character mime_clean_line() would change? */
+int mime_has_control(const char *s, size_t len);
+
 /* Appends the quoted-printable text s[0..len) decoded ("=\n" soft breaks). */
 void qp_decode(struct strbuf *out, const char *s, size_t len);
 /* Appends the base64 text s[0..len) decoded; other characters are skipped. */

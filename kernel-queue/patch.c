@@ -74,6 +74,18 @@ static char *lower_dup(const char *s, size_t n)
 	return r;
 }
 
+/* s[0..n) as one line of text without control characters (mime.h). */
+static char *clean_dup(const char *s, size_t n)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	if (!mime_has_control(s, n))
+		return xstrndup(s, n);
+	mime_clean_line(&sb, s, n);
+	strbuf_trim(&sb);
+	return strbuf_detach(&sb, NULL);
+}
+
 void patch_add_tag(struct patch *p, const char *kind, const char *value,
 		   size_t vlen, const char *extra, size_t elen)
 {
@@ -84,8 +96,8 @@ void patch_add_tag(struct patch *p, const char *kind, const char *value,
 						    sizeof(*p->tags));
 	t = &p->tags[p->ntags++];
 	t->kind = xstrdup(kind);
-	t->value = xstrndup(value, vlen);
-	t->extra = extra ? xstrndup(extra, elen) : NULL;
+	t->value = clean_dup(value, vlen);
+	t->extra = extra ? clean_dup(extra, elen) : NULL;
 }
 
 size_t patch_tags_of(const struct patch *p, const char *kind,
@@ -329,9 +341,14 @@ static int contains_ci(const char *s, size_t n, const char *needle)
  */
 static void set_subject(struct patch *p, const char *s, size_t n, int strip)
 {
+	struct strbuf cl = STRBUF_INIT;
 	const char *end;
 	int prefix_is_patch = 0;
 
+	/* one line, no control characters: decoded CR/LF/ESC go here */
+	mime_clean_line(&cl, s, n);
+	s = cl.buf ? cl.buf : "";
+	n = cl.len;
 	trim(&s, &n);
 	end = s + n;
 	while (strip) {
@@ -369,6 +386,7 @@ static void set_subject(struct patch *p, const char *s, size_t n, int strip)
 	s = skip_ws(s, end);
 	free(p->subject);
 	p->subject = xstrndup(s, (size_t)(end - s));
+	strbuf_release(&cl);
 }
 
 /* ---- trailers ---- */
@@ -783,7 +801,9 @@ static int build_message(struct mail *m, const char *s, const char *end,
 	if (msg->len == 1) /* no subject, no body: a bare diff */
 		strbuf_reset(msg);
 	free(m->p->message);
-	m->p->message = xstrndup(msg->buf, msg->len);
+	strbuf_reset(&m->tmp);
+	mime_clean_text(&m->tmp, msg->buf, msg->len);
+	m->p->message = xstrndup(m->tmp.buf ? m->tmp.buf : "", m->tmp.len);
 	return 0;
 }
 
@@ -909,13 +929,15 @@ static int finish_headers(struct mail *m)
 		}
 		strbuf_trim(&dec);
 		if (dec.len)
-			p->author_name = strbuf_detach(&dec, NULL);
-		p->author_email = addr;
+			p->author_name = clean_dup(dec.buf, dec.len);
+		if (addr && *addr)
+			p->author_email = clean_dup(addr, strlen(addr));
+		free(addr);
 		free(name);
 		strbuf_release(&dec);
 	}
 	if (m->has[H_DATE] && m->hdr[H_DATE].len)
-		p->date = xstrndup(m->hdr[H_DATE].buf, m->hdr[H_DATE].len);
+		p->date = clean_dup(m->hdr[H_DATE].buf, m->hdr[H_DATE].len);
 	for (int h = H_MSGID; h <= H_IRT; h++) {
 		const char *s, *lt, *gt;
 		size_t n;
@@ -933,9 +955,9 @@ static int finish_headers(struct mail *m)
 		if (!n)
 			continue;
 		if (h == H_MSGID)
-			p->message_id = xstrndup(s, n);
+			p->message_id = clean_dup(s, n);
 		else
-			p->in_reply_to = xstrndup(s, n);
+			p->in_reply_to = clean_dup(s, n);
 	}
 	if (p->upstream)
 		patch_add_tag(p, "upstream", p->upstream, strlen(p->upstream),
@@ -1197,4 +1219,36 @@ int patch_parse(struct patch **out, const char *buf, size_t len,
 		const char *name, size_t max_bytes)
 {
 	return patch_parse_at(out, buf, len, name, max_bytes, 1, 0);
+}
+
+void patch_safe_message(struct strbuf *out, const char *msg)
+{
+	static const char *const ends_message[] = {
+		"---", "diff ", "Index: ", "+++ ", "@@ ", "From ", ">From ",
+	};
+	struct strbuf body = STRBUF_INIT;
+	const char *nl = strchr(msg, '\n');
+	size_t sl = nl ? (size_t)(nl - msg) : strlen(msg);
+
+	mime_clean_line(out, msg, sl);
+	strbuf_rtrim(out);
+	strbuf_addch(out, '\n');
+	if (!nl)
+		return;
+	mime_clean_text(&body, nl + 1, strlen(nl + 1));
+	for (const char *s = body.buf, *end = body.buf + body.len; s < end;) {
+		const char *e = line_end(s, end);
+		size_t n = (size_t)(e - s);
+
+		for (size_t i = 0;
+		     i < sizeof(ends_message) / sizeof(ends_message[0]); i++)
+			if (has_prefix(s, n, ends_message[i])) {
+				strbuf_addch(out, ' ');
+				break;
+			}
+		strbuf_add(out, s, n);
+		strbuf_addch(out, '\n');
+		s = e < end ? e + 1 : end;
+	}
+	strbuf_release(&body);
 }

@@ -103,6 +103,17 @@ int patch_parse_at(struct patch **out, const char *buf, size_t len,
 int mbox_parse(struct patch ***out, const char *buf, size_t len,
 	       const char *name, size_t max_bytes);
 
+/*
+ * A commit message made safe to write in mail or patch form (a revert's
+ * message, with a subject and a reason from outside): the subject line is
+ * one line without control characters; in the body, control characters
+ * other than tabs go, and a line a reader of the patch would take for the
+ * end of the message or for a diff ("---", "diff ", "Index: ", "--- ",
+ * "+++ ", "@@ ", "From ") is indented by one space. Appends to out.
+ */
+struct strbuf;
+void patch_safe_message(struct strbuf *out, const char *msg);
+
 /* The tags of a kind, in order: returns the count, fills at most max. */
 size_t patch_tags_of(const struct patch *p, const char *kind,
 		     const struct patch_tag **out, size_t max);

@@ -255,6 +255,96 @@ out:
 	return ret;
 }
 
+/* Is there a file (or symlink) at path once the diff is applied? */
+static int file_after(struct sim *s, const char *path)
+{
+	git_tree_entry *e = NULL;
+	int is_blob;
+
+	for (size_t i = 0; i < s->n; i++)
+		if (!strcmp(s->f[i].path, path))
+			return s->f[i].exists;
+	if (git_tree_entry_bypath(&e, s->tree, path) < 0)
+		return 0;
+	is_blob = git_tree_entry_type(e) == GIT_OBJECT_BLOB;
+	git_tree_entry_free(e);
+	return is_blob;
+}
+
+struct dir_walk {
+	struct sim *s;
+	const char *dir;
+	int found;
+};
+
+static int walk_file(const char *root, const git_tree_entry *e, void *payload)
+{
+	struct dir_walk *w = payload;
+	char *path;
+
+	if (git_tree_entry_type(e) != GIT_OBJECT_BLOB)
+		return 0;
+	path = xstrfmt("%s/%s%s", w->dir, root, git_tree_entry_name(e));
+	w->found = file_after(w->s, path);
+	free(path);
+	return w->found ? -1 : 0; /* the first file that stays is enough */
+}
+
+/* Does the directory path hold a file once the diff is applied? */
+static int dir_has_file(struct sim *s, const char *path)
+{
+	git_tree_entry *e = NULL;
+	git_tree *t = NULL;
+	size_t n = strlen(path);
+	struct dir_walk w = {s, path, 0};
+
+	for (size_t i = 0; i < s->n; i++)
+		if (s->f[i].exists && !strncmp(s->f[i].path, path, n) &&
+		    s->f[i].path[n] == '/')
+			return 1;
+	if (git_tree_entry_bypath(&e, s->tree, path) < 0)
+		return 0;
+	if (git_tree_entry_type(e) == GIT_OBJECT_TREE &&
+	    git_tree_lookup(&t, s->r->git, git_tree_entry_id(e)) == 0) {
+		git_tree_walk(t, GIT_TREEWALK_PRE, walk_file, &w);
+		git_tree_free(t);
+	}
+	git_tree_entry_free(e);
+	return w.found;
+}
+
+/*
+ * A path cannot be a file and a directory at once, once the whole diff is
+ * applied (git apply removes first, then creates): a file the diff creates
+ * must not sit over a directory that keeps files, nor under a file.
+ */
+static int file_or_dir(struct sim *s, const struct diff_file *f,
+		       struct failure *x)
+{
+	const char *path = f->new_path;
+	char *msg;
+
+	if (!path || !(f->added || f->renamed || f->copied))
+		return 0;
+	for (const char *sl = strchr(path, '/'); sl; sl = strchr(sl + 1, '/')) {
+		char *dir = xstrndup(path, (size_t)(sl - path));
+		int has = file_after(s, dir);
+		if (has) {
+			msg = xstrfmt("is under %s, a file: a path cannot be "
+				      "both a file and a directory",
+				      dir);
+			free(dir);
+			fail(x, f, 0, msg);
+			free(msg);
+			return 1;
+		}
+		free(dir);
+	}
+	if (dir_has_file(s, path))
+		return fail(x, f, 0, "appears as both a file and a directory");
+	return 0;
+}
+
 /*
  * Tries the whole diff against the tree: 0 when every file and hunk
  * locates (hunk positions filled), 1 with x filled at the first failure,
@@ -298,6 +388,13 @@ static int locate(struct repo *r, git_tree *tree, struct diff_set *d,
 			ret = fail(x, f, 0, "binary change without data");
 			break;
 		}
+		/* a diff without mode lines keeps the file's mode (git apply);
+		 * binary patches keep their index line (libgit2 reads its ids) */
+		if (!f->added && !f->deleted && !f->binary && !f->old_mode &&
+		    !f->new_mode && src->mode) {
+			f->old_mode = f->new_mode = src->mode;
+			f->keep_mode = 1;
+		}
 		if (f->binary)
 			continue; /* libgit2 checks binary patches itself */
 		if ((ret = sim_hunks(src, f, x, offsets)) != 0)
@@ -326,7 +423,13 @@ static int locate(struct repo *r, git_tree *tree, struct diff_set *d,
 		}
 		if (f->added)
 			dst->exists = 1;
+		if (dst)
+			dst->mode = f->new_mode	 ? f->new_mode
+				    : f->added ? 0100644
+					       : src->mode;
 	}
+	for (size_t i = 0; i < d->n && !ret; i++)
+		ret = file_or_dir(&s, &d->f[i], x);
 	sim_release(&s);
 	return ret;
 }

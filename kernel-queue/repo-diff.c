@@ -368,7 +368,13 @@ static int parse_git_file(struct diff_file *f, struct lines *l,
 		} else if (starts(s, len, "similarity index ") ||
 			   starts(s, len, "dissimilarity index ") ||
 			   starts(s, len, "index ")) {
-			/* kept as written */
+			/* kept as written; "index a..b MODE": the mode stays */
+			const char *sp = starts(s, len, "index ")
+						 ? memchr(s + 6, ' ', len - 6)
+						 : NULL;
+			if (sp && !f->old_mode && !f->new_mode)
+				f->old_mode = f->new_mode = (unsigned)strtoul(
+					sp + 1, NULL, 8);
 		} else if (starts(s, len, "--- ")) {
 			next_line(l, &len);
 			char *o = clean_path(s + 4, len - 4, 1);
@@ -563,6 +569,17 @@ void repo_diff_reverse(struct diff_set *out, const struct diff_set *in)
 
 /* Writing ---------------------------------------------------------------- */
 
+static int has_index_line(const struct strbuf *ext)
+{
+	for (const char *s = ext->buf, *end = s + ext->len; ext->len && s < end;) {
+		const char *e = memchr(s, '\n', (size_t)(end - s));
+		if (starts(s, e ? (size_t)(e - s) : (size_t)(end - s), "index "))
+			return 1;
+		s = e ? e + 1 : end;
+	}
+	return 0;
+}
+
 static void emit_file(struct strbuf *sb, const struct diff_file *f)
 {
 	const char *o = f->old_path ? f->old_path : f->new_path;
@@ -570,8 +587,33 @@ static void emit_file(struct strbuf *sb, const struct diff_file *f)
 	long delta = 0;
 
 	strbuf_addf(sb, "diff --git a/%s b/%s\n", o, n);
-	if (f->is_git && f->ext.len) {
+	if (f->keep_mode && !f->nhunks) {
+		/* a pure rename: mode lines first, as git writes them */
+		strbuf_addf(sb, "old mode %o\nnew mode %o\n", f->old_mode,
+			    f->new_mode);
 		strbuf_addbuf(sb, &f->ext);
+	} else if (f->keep_mode) {
+		/*
+		 * The diff says no mode: libgit2 would take 100644, so the
+		 * file's own mode goes on an index line, as git writes it
+		 * (no ids: libgit2 does not check them).
+		 */
+		for (const char *s = f->ext.buf, *end = s + f->ext.len;
+		     f->ext.len && s < end;) {
+			const char *e = memchr(s, '\n', (size_t)(end - s));
+			size_t len = e ? (size_t)(e - s) : (size_t)(end - s);
+			if (!starts(s, len, "index "))
+				strbuf_add(sb, s, e ? len + 1 : len);
+			s = e ? e + 1 : end;
+		}
+		strbuf_addf(sb, "index 0000000..0000000 %o\n", f->new_mode);
+	} else if (f->is_git && f->ext.len) {
+		strbuf_addbuf(sb, &f->ext);
+		/* libgit2 wants an index line between a mode change and
+		 * the hunks */
+		if (f->nhunks && f->old_mode != f->new_mode && !f->added &&
+		    !f->deleted && !has_index_line(&f->ext))
+			strbuf_addstr(sb, "index 0000000..0000000\n");
 	} else {
 		if (f->added)
 			strbuf_addf(sb, "new file mode %o\n",
@@ -581,8 +623,9 @@ static void emit_file(struct strbuf *sb, const struct diff_file *f)
 				    f->old_mode ? f->old_mode : 0100644);
 		if (!f->added && !f->deleted && f->old_mode && f->new_mode &&
 		    f->old_mode != f->new_mode)
-			strbuf_addf(sb, "old mode %o\nnew mode %o\n",
-				    f->old_mode, f->new_mode);
+			strbuf_addf(sb, "old mode %o\nnew mode %o\n%s",
+				    f->old_mode, f->new_mode,
+				    f->nhunks ? "index 0000000..0000000\n" : "");
 		if (f->renamed)
 			strbuf_addf(sb, "rename from %s\nrename to %s\n",
 				    f->old_path, f->new_path);

@@ -100,6 +100,8 @@ struct diff_file {
 	int is_git;
 	struct strbuf ext; /* git extended header lines, as written */
 	unsigned old_mode, new_mode;
+	int keep_mode; /* the diff says no mode: old/new_mode are the file's
+			* (set by the apply, emitted as mode lines) */
 	int added, deleted, renamed, copied;
 	int binary; /* 1: "GIT binary patch" data, 2: no data */
 	struct strbuf bindata; /* the binary patch lines */

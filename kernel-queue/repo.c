@@ -2,6 +2,7 @@
 #include "repo-int.h"
 #include "app.h"
 #include "err.h"
+#include "patch.h"
 #include "strbuf.h"
 
 #include <ctype.h>
@@ -558,6 +559,7 @@ int repo_revert(struct repo *r, const char *branch, const char *commit_hex,
 	char tip_hex[REPO_HEX_SIZE], tree_hex[REPO_HEX_SIZE];
 	char new_hex[REPO_HEX_SIZE];
 	char *msg = NULL;
+	struct strbuf safe = STRBUF_INIT;
 	git_oid tree;
 	int ret;
 
@@ -612,8 +614,11 @@ int repo_revert(struct repo *r, const char *branch, const char *commit_hex,
 			      git_oid_tostr_s(git_object_id(target)));
 		message = msg;
 	}
+	/* it goes out as a patch and a mail: no text in it can end the
+	 * message or pass for a diff */
+	patch_safe_message(&safe, message);
 	if ((ret = repo_commit(r, tip_hex, tree_hex, author_name, author_email,
-			       NULL, message, new_hex)) < 0)
+			       NULL, safe.buf, new_hex)) < 0)
 		goto out;
 	if ((ret = repo_set_branch(r, branch, new_hex, tip_hex)) < 0)
 		goto out;
@@ -625,6 +630,7 @@ out:
 	git_object_free(target);
 	git_object_free(tip);
 	free(msg);
+	strbuf_release(&safe);
 	return ret < 0 ? ret : 0;
 }
 

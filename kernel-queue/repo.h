@@ -212,7 +212,9 @@ int repo_checkout(struct repo *r, const char *spec);
  * the branch with a compare-and-swap. message NULL: git's default
  * ("Revert \"<subject>\"\n\nThis reverts commit <sha>.\n"). On conflicts:
  * ERR_CONFLICT naming the conflicting files, nothing changed. out_hex (may
- * be NULL) gets the revert commit. The worktree is not touched.
+ * be NULL) gets the revert commit. The worktree is not touched. The
+ * message is stored as patch_safe_message() makes it, since it goes out
+ * as a patch file and in mail.
  */
 int repo_revert(struct repo *r, const char *branch, const char *commit_hex,
 		const char *message, const char *author_name,

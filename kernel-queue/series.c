@@ -26,6 +26,21 @@ void series_free(struct series_entry *e, size_t n)
 	free(e);
 }
 
+int series_is_own(const char *buf, size_t len)
+{
+	static const char date[] = " Mon Sep 17 00:00:00 2001\n";
+	static const char from[] =
+		"From: " SERIES_OWN_NAME " <" SERIES_OWN_EMAIL ">\n";
+	size_t dl = sizeof(date) - 1, fl = sizeof(from) - 1;
+
+	if (len < 5 + 40 + dl + fl || memcmp(buf, "From ", 5))
+		return 0;
+	for (size_t i = 5; i < 45; i++)
+		if (!isxdigit((unsigned char)buf[i]))
+			return 0;
+	return !memcmp(buf + 45, date, dl) && !memcmp(buf + 45 + dl, from, fl);
+}
+
 /* "dir/series" for messages, or "series" without a directory. */
 static const char *where(struct strbuf *sb, const char *dir)
 {

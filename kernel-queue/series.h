@@ -28,6 +28,18 @@ int series_load(struct series_entry **out, size_t *n, const char *dir);
 void series_free(struct series_entry *e, size_t n);
 
 /*
+ * stableq's own files in a queue directory: the revert patches it writes
+ * there are `git format-patch` mails of commits it authored as
+ * SERIES_OWN_AUTHOR ("From <sha> Mon Sep 17 00:00:00 2001", then
+ * "From: stableq <stableq@localhost>"). Such a file records a revert
+ * already on the branch; importing it as a new patch would only reject
+ * it again and mail stableq itself. 1 if buf[0..len) is one, else 0.
+ */
+#define SERIES_OWN_NAME "stableq"
+#define SERIES_OWN_EMAIL "stableq@localhost"
+int series_is_own(const char *buf, size_t len);
+
+/*
  * Leaves a patch out of dir/series: its line becomes a comment with note
  * after it ("# 0002-x.patch  # dropped by stableq: ..."), so that quilt
  * and a new import skip it and the record stays. The file is rewritten

@@ -41,6 +41,11 @@ bad "a 20 MB body" "huge.patch" "$T/huge.patch"
 # a good file next to a bad one: nothing of the good one is stored either
 bad "a good patch with a bad one" "bad-nodiff.patch" "$F/stable-backport.patch" "$F/bad-nodiff.patch"
 
+# hostile text quoted in an error reaches the terminal in caret form
+printf 'Subject: x\n\nFixes: \033[2Jdeadbeef\n---\n--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n' > "$T/esc.patch"
+bad "an ESC in a Fixes: line" "esc.patch:3: Fixes: '^[[2Jdeadbeef' is not a hex SHA" "$T/esc.patch"
+is "$(printf '%s' "$out" | grep -c "$(printf '\033')")" 0 "... the message carries no ESC byte"
+
 mkdir -p "$T/q1" "$T/q2" "$T/q3" "$T/empty"
 cp "$F/stable-backport.patch" "$T/q1/a.patch"
 printf 'a.patch\nmissing.patch\n' > "$T/q1/series"
@@ -58,4 +63,9 @@ SQ import "$F/attach-format-patch.patch" "$F/attach-signed-base64.patch" > "$T/a
 ok $? "patches attached to their mails import (git format-patch --attach; base64 in signed mail)" "$(cat "$T/attach.log")"
 is "$(sqlite3 "$T/db" "SELECT COUNT(*) FROM patches WHERE subject IN ('lib: fix line 2', 'net: foo: do not return garbage on the error path')")" 2 "... both stored"
 like "$(sqlite3 "$T/db" "SELECT diff FROM patches WHERE subject LIKE 'net: foo:%'")" "return a ? a : -EINVAL;" "... with the decoded diff"
+# hostile header text is cleaned on intake: encoded CR/LF one space, ESC and BEL out
+SQ import "$F/ctl-headers.patch" > "$T/ctl.log" 2>&1
+ok $? "a mail with control characters in its encoded headers imports" "$(cat "$T/ctl.log")"
+is "$(sqlite3 "$T/db" "SELECT subject || '|' || author_name FROM patches WHERE author_email = 'eve@example.org'")" \
+	"fix it diff --git a/evil b/evil[2J andmore|Eve[31m Evil X" "... subject and name stored as one line without control characters"
 done_testing

@@ -839,6 +839,103 @@ static void test_bench(void)
 	free(buf);
 }
 
+/* No control character (C0, DEL, C1) in s. */
+static int clean_str(const char *s)
+{
+	return s && !mime_has_control(s, strlen(s));
+}
+
+/*
+ * Text from headers is cleaned on intake: encoded CR/LF/ESC, raw ESC,
+ * folding (issue 11, item 3).
+ */
+static void test_control_chars(void)
+{
+	static const char mail[] =
+		"From: =?UTF-8?B?RXZlG1szMW0gRXZpbA0KWA==?= <eve@example.org>\n"
+		"Subject: =?UTF-8?Q?[PATCH]_fix_it=0D=0Adiff_--git_a/evil_b/evil"
+		"=1B[2J?=\n =?UTF-8?Q?_and=07more?=\n"
+		"Date: Mon, 1 Sep 2025 10:00:00 +0000\x1b[2J\n"
+		"Message-Id: <x\x1b]0;title\x07@example.org>\n"
+		"\n"
+		"Body \x1b[31mred\x1b[0m\x7f\r line.\n"
+		"\n"
+		"Fixes: 1c109fabbd51 (\"old\x1b[2J subject\")\n"
+		"Signed-off-by: Eve\x1b[8m Hidden <eve@example.org>\n"
+		"---\n"
+		"--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n";
+	struct patch *p = NULL;
+	const char *extra;
+	int ret = patch_parse(&p, mail, sizeof(mail) - 1, "ctl.patch", MAXB);
+
+	if (!ok(ret == 0 && p, "control characters: the mail parses")) {
+		diag("  %s", err_msg());
+		return;
+	}
+	is_str(p->subject, "fix it diff --git a/evil b/evil[2J andmore",
+	       "  subject: one line, encoded CR/LF a space, ESC and BEL gone");
+	is_str(p->author_name, "Eve[31m Evil X",
+	       "  author name: encoded ESC and CR/LF gone");
+	ok(clean_str(p->date), "  date: no control character");
+	ok(clean_str(p->message_id), "  message-id: no control character");
+	{
+		struct strbuf flat = STRBUF_INIT;
+		for (const char *q = p->message; *q; q++)
+			strbuf_addch(&flat, *q == '\n' || *q == '\t' ? ' ' : *q);
+		ok(clean_str(flat.buf),
+		   "  message: no control character but line breaks");
+		strbuf_release(&flat);
+	}
+	like(p->message, "Body [31mred[0m line.\n\nFixes:",
+	     "  message: lines kept");
+	is_str(tag(p, "fixes", 0, &extra), "1c109fabbd51", "  Fixes: sha");
+	is_str(extra, "old[2J subject", "  Fixes: subject without ESC");
+	tag(p, "signed_off_by", 0, &extra);
+	is_str(extra, "Eve[8m Hidden", "  Signed-off-by: name without ESC");
+	patch_free(p);
+}
+
+/* A revert's message made safe for patch form (issue 11, item 3). */
+static void test_safe_message(void)
+{
+	static const char evil[] =
+		"Revert \"fix\r\ndiff --git a/evil b/evil\x1b[2J\"\n\n"
+		"This reverts commit abc.\n\nbreaks boot\n---\n"
+		"diff --git a/evil b/evil\nnew file mode 100644\n"
+		"--- /dev/null\n+++ b/evil\n@@ -0,0 +1 @@\n+x\n"
+		"Index: evil\nFrom x Mon Sep 17 00:00:00 2001\n\tkept\n";
+	struct strbuf sb = STRBUF_INIT, mail = STRBUF_INIT;
+	struct patch *p = NULL;
+	int ret;
+
+	patch_safe_message(&sb, evil);
+	like(sb.buf, "Revert \"fix\n diff --git a/evil b/evil[2J\"\n\n",
+	     "safe message: a line break in the subject ends it, the rest is "
+	     "body (indented)");
+	ok(!mime_has_control(sb.buf, sb.len) || strchr(sb.buf, '\t'),
+	   "safe message: only tabs and line breaks are control characters");
+	ok(!strchr(sb.buf, '\r') && !strchr(sb.buf, '\x1b'),
+	   "safe message: no CR, no ESC");
+	like(sb.buf, "\n ---\n diff --git a/evil b/evil\nnew file mode 100644\n"
+		     " --- /dev/null\n +++ b/evil\n @@ -0,0 +1 @@\n+x\n"
+		     " Index: evil\n From x",
+	     "safe message: lines that end a message or start a diff are "
+	     "indented");
+	like(sb.buf, "\n\tkept\n", "safe message: tabs kept");
+	/* as a mail with the real diff after it: only the real diff */
+	strbuf_addf(&mail, "From: stableq <stableq@localhost>\nSubject: %s---\n"
+			   "--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n",
+		    sb.buf);
+	ret = patch_parse(&p, mail.buf, mail.len, "safe.patch", MAXB);
+	ok(ret == 0 && p && p->nfiles == 1 && !strcmp(p->files[0].path, "f"),
+	   "safe message: parsed back, the only file is the real diff's");
+	ok(p && strstr(p->message, "\n diff --git a/evil b/evil\n"),
+	   "  the injected text stays in the message");
+	patch_free(p);
+	strbuf_release(&sb);
+	strbuf_release(&mail);
+}
+
 int main(void)
 {
 	test_format_patch();
@@ -855,6 +952,8 @@ int main(void)
 	test_crlf_and_8bit();
 	test_attachments();
 	test_bad_input();
+	test_control_chars();
+	test_safe_message();
 	test_bench();
 	return done_testing();
 }

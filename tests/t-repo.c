@@ -5,6 +5,7 @@
 #include "strbuf.h"
 #include "tap.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <stdarg.h>
@@ -592,6 +593,145 @@ static char *branch_diff(const char *from, const char *to, int renames)
 	return out;
 }
 
+/* The mode of path in tree_hex, as `git ls-tree` says it ("" if absent). */
+static char *mode_in(const char *tree_hex, const char *path)
+{
+	char *s = git(fix, "ls-tree", tree_hex, "--", path, NULL);
+	char *sp = s ? strchr(s, ' ') : NULL;
+
+	if (sp)
+		*sp = '\0';
+	return s ? s : xstrdup("");
+}
+
+/* diff applied on the keepmode branch leaves path with mode want. */
+static void mode_after(struct repo *r, const char *diff, const char *path,
+		       const char *want, const char *what)
+{
+	struct repo_apply_result res;
+	char out[REPO_HEX_SIZE];
+	char *m;
+
+	is_int(repo_apply(r, "keepmode", diff, out, &res), 0,
+	       "modes: %s applies", what);
+	is_str(m = mode_in(out, path), want, "  %s is %s after it", path, want);
+	free(m);
+	repo_apply_result_release(&res);
+}
+
+/* The existing mode stays unless the patch changes it (issue 11, item 5). */
+static void test_apply_modes(struct repo *r)
+{
+	static const char *const plain_x =
+		"--- a/scripts/x.sh\n+++ b/scripts/x.sh\n"
+		"@@ -1,2 +1,2 @@\n #!/bin/sh\n-echo x\n+echo y\n";
+	static const char *const git_x_noindex =
+		"diff --git a/scripts/x.sh b/scripts/x.sh\n"
+		"--- a/scripts/x.sh\n+++ b/scripts/x.sh\n"
+		"@@ -1,2 +1,2 @@\n #!/bin/sh\n-echo x\n+echo y\n";
+	static const char *const plain_link =
+		"--- a/lib/link\n+++ b/lib/link\n@@ -1 +1 @@\n-foo.c\n"
+		"\\ No newline at end of file\n+bar.c\n"
+		"\\ No newline at end of file\n";
+	static const char *const to_644 =
+		"diff --git a/scripts/x.sh b/scripts/x.sh\nold mode 100755\n"
+		"new mode 100644\n--- a/scripts/x.sh\n+++ b/scripts/x.sh\n"
+		"@@ -1,2 +1,2 @@\n #!/bin/sh\n-echo x\n+echo y\n";
+	static const char *const renamed =
+		"diff --git a/scripts/x.sh b/scripts/y.sh\nsimilarity index 60%\n"
+		"rename from scripts/x.sh\nrename to scripts/y.sh\n"
+		"--- a/scripts/x.sh\n+++ b/scripts/y.sh\n"
+		"@@ -1,2 +1,2 @@\n #!/bin/sh\n-echo x\n+echo y\n";
+
+	gitq(fix, "checkout", "-q", "-B", "keepmode", "main", NULL);
+	if (symlink("foo.c", P("%s/lib/link", fix)) < 0)
+		diag("symlink: %s", strerror(errno));
+	commit_all(fix, "a symlink");
+	gitq(fix, "checkout", "-q", "main", NULL);
+
+	mode_after(r, plain_x, "scripts/x.sh", "100755",
+		   "a plain diff of an executable script");
+	mode_after(r, plain_link, "lib/link", "120000",
+		   "a plain diff of a symlink");
+	mode_after(r, to_644, "scripts/x.sh", "100644",
+		   "a patch that changes the mode");
+	same_as_git(r, "keepmode", plain_x, "modes: plain diff of a 100755 file");
+	same_as_git(r, "keepmode", git_x_noindex,
+		    "modes: git diff without index or mode lines");
+	same_as_git(r, "keepmode", plain_link, "modes: plain diff of a symlink");
+	same_as_git(r, "keepmode", to_644, "modes: old mode/new mode");
+	same_as_git(r, "keepmode", renamed, "modes: a rename keeps the mode");
+	same_as_git(r, "keepmode",
+		    "diff --git a/scripts/x.sh b/scripts/z.sh\n"
+		    "similarity index 100%\nrename from scripts/x.sh\n"
+		    "rename to scripts/z.sh\n",
+		    "modes: a pure rename keeps the mode");
+}
+
+/*
+ * A path cannot be a file and a directory at once: `git apply` refuses a
+ * file over a directory, a file under a file, a symlink over a directory,
+ * and takes a directory emptied by the same patch (issue 11, item 6).
+ */
+static void test_apply_file_dir(struct repo *r)
+{
+	struct repo_apply_result res;
+	char out[REPO_HEX_SIZE];
+	static const char *const file_over_dir =
+		"diff --git a/lib b/lib\nnew file mode 100644\n"
+		"--- /dev/null\n+++ b/lib\n@@ -0,0 +1 @@\n+x\n";
+	static const char *const plain_over_dir =
+		"--- /dev/null\n+++ b/lib\n@@ -0,0 +1 @@\n+x\n";
+	static const char *const under_file =
+		"diff --git a/scripts/x.sh/evil b/scripts/x.sh/evil\n"
+		"new file mode 100644\n--- /dev/null\n"
+		"+++ b/scripts/x.sh/evil\n@@ -0,0 +1 @@\n+x\n";
+	static const char *const link_over_dir =
+		"diff --git a/scripts b/scripts\nnew file mode 120000\n"
+		"--- /dev/null\n+++ b/scripts\n@@ -0,0 +1 @@\n+/etc\n"
+		"\\ No newline at end of file\n";
+	static const char *const two_new =
+		"diff --git a/new b/new\nnew file mode 100644\n"
+		"--- /dev/null\n+++ b/new\n@@ -0,0 +1 @@\n+x\n"
+		"diff --git a/new/x b/new/x\nnew file mode 100644\n"
+		"--- /dev/null\n+++ b/new/x\n@@ -0,0 +1 @@\n+x\n";
+	static const char *const emptied =
+		"diff --git a/scripts/x.sh b/scripts/x.sh\n"
+		"deleted file mode 100755\n--- a/scripts/x.sh\n+++ /dev/null\n"
+		"@@ -1,2 +0,0 @@\n-#!/bin/sh\n-echo x\n"
+		"diff --git a/scripts b/scripts\nnew file mode 100644\n"
+		"--- /dev/null\n+++ b/scripts\n@@ -0,0 +1 @@\n+x\n";
+	static const char *const emptied_late =
+		"diff --git a/scripts b/scripts\nnew file mode 100644\n"
+		"--- /dev/null\n+++ b/scripts\n@@ -0,0 +1 @@\n+x\n"
+		"diff --git a/scripts/x.sh b/scripts/x.sh\n"
+		"deleted file mode 100755\n--- a/scripts/x.sh\n+++ /dev/null\n"
+		"@@ -1,2 +0,0 @@\n-#!/bin/sh\n-echo x\n";
+
+	is_int(repo_apply(r, "main", file_over_dir, out, &res), 0,
+	       "file/dir: adding a file over a directory runs");
+	is_int(res.status, REPO_APPLY_CONFLICT, "  a conflict");
+	like(res.detail ? res.detail : "", "lib: appears as both a file and a directory",
+	     "  naming the path");
+	repo_apply_result_release(&res);
+	is_int(repo_apply(r, "main", under_file, out, &res), 0,
+	       "file/dir: adding dir/x where dir is a file runs");
+	is_int(res.status, REPO_APPLY_CONFLICT, "  a conflict");
+	like(res.detail ? res.detail : "", "scripts/x.sh", "  naming the file");
+	repo_apply_result_release(&res);
+	same_as_git(r, "main", file_over_dir, "file/dir: a file over a directory");
+	same_as_git(r, "main", plain_over_dir,
+		    "file/dir: a plain diff adding a file over a directory");
+	same_as_git(r, "main", under_file, "file/dir: a file under a file");
+	same_as_git(r, "main", link_over_dir,
+		    "file/dir: a symlink over a directory");
+	same_as_git(r, "main", two_new, "file/dir: new and new/x in one patch");
+	same_as_git(r, "main", emptied,
+		    "file/dir: a file over a directory the patch empties");
+	same_as_git(r, "main", emptied_late,
+		    "file/dir: the same, the deletion last");
+}
+
 static void test_apply_like_git(struct repo *r)
 {
 	char tree[REPO_HEX_SIZE];
@@ -662,6 +802,8 @@ static void test_apply_like_git(struct repo *r)
 	same_as_git(r, "longer", d, "last-line hunk on a longer file");
 	same_as_git(r, "shifted", d, "last-line hunk on a shifted file");
 	free(d);
+	test_apply_modes(r);
+	test_apply_file_dir(r);
 }
 
 static void test_commit_and_branch(struct repo *r)

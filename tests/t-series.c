@@ -290,6 +290,39 @@ static void test_copy(void)
 	free(to);
 }
 
+/* stableq's own revert files are recognized (issue 11, item 4). */
+static void test_own(void)
+{
+	static const char own[] =
+		"From 0123456789abcdef0123456789abcdef01234567 Mon Sep 17 "
+		"00:00:00 2001\nFrom: stableq <stableq@localhost>\n"
+		"Date: Mon, 1 Sep 2025 10:00:00 +0000\n"
+		"Subject: [PATCH] Revert \"x\"\n\n";
+	static const char other[] =
+		"From 0123456789abcdef0123456789abcdef01234567 Mon Sep 17 "
+		"00:00:00 2001\nFrom: Ann <ann@example.org>\n";
+	static const char spoof_name[] =
+		"From 0123456789abcdef0123456789abcdef01234567 Mon Sep 17 "
+		"00:00:00 2001\nFrom: stableq <stableq@example.org>\n";
+	static const char not_hex[] =
+		"From 0123456789abcdef0123456789abcdef0123456x Mon Sep 17 "
+		"00:00:00 2001\nFrom: stableq <stableq@localhost>\n";
+	static const char mail_only[] =
+		"From: stableq <stableq@localhost>\nSubject: Revert \"x\"\n\n";
+
+	is_int(series_is_own(own, sizeof(own) - 1), 1,
+	       "own: a revert stableq wrote (format-patch of its commit)");
+	is_int(series_is_own(other, sizeof(other) - 1), 0,
+	       "own: another author's format-patch is not");
+	is_int(series_is_own(spoof_name, sizeof(spoof_name) - 1), 0,
+	       "own: the name alone is not enough");
+	is_int(series_is_own(not_hex, sizeof(not_hex) - 1), 0,
+	       "own: a From line without a SHA is not");
+	is_int(series_is_own(mail_only, sizeof(mail_only) - 1), 0,
+	       "own: a mail without git's From line is not");
+	is_int(series_is_own(own, 40), 0, "own: a cut header is not");
+}
+
 int main(void)
 {
 	if (!mkdtemp(tmp)) {
@@ -302,6 +335,7 @@ int main(void)
 	test_leave_out();
 	test_append();
 	test_copy();
+	test_own();
 	nftw(tmp, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	return done_testing();
 }
