@@ -801,9 +801,9 @@ static int build_message(struct mail *m, const char *s, const char *end,
 	if (msg->len == 1) /* no subject, no body: a bare diff */
 		strbuf_reset(msg);
 	free(m->p->message);
-	strbuf_reset(&m->tmp);
-	mime_clean_text(&m->tmp, msg->buf, msg->len);
-	m->p->message = xstrndup(m->tmp.buf ? m->tmp.buf : "", m->tmp.len);
+	struct strbuf clean = STRBUF_INIT;
+	mime_clean_text(&clean, msg->buf, msg->len);
+	m->p->message = strbuf_detach(&clean, NULL);
 	return 0;
 }
 
