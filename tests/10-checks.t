@@ -71,7 +71,7 @@ mail 06-conflict.patch 6 "lib: fix line 4" "Cc: <stable@vger.kernel.org> # 6.1.x
 mail 07-already.patch 7 "a: add helper again" "Cc: <stable@vger.kernel.org> # 6.1.x" \
 	"$(git show v6.1.10:a.c > a.c; git diff -R a.c; git checkout -q a.c)"
 mail 08-version.patch 8 "lib: fix line 17" "Cc: <stable@vger.kernel.org> # 6.1.x" "$(diff_of lib.c 's/^line 17$/line seventeen/')"
-mail 09-other-version.patch 9 "lib: fix line 19" "Cc: <stable@vger.kernel.org> # 5.10.x" "$(diff_of lib.c 's/^line 19$/line nineteen/')"
+mail 09-other-version.patch 9 "lib: fix line 19" "Cc: <stable@vger.kernel.org> # 6.6.x" "$(diff_of lib.c 's/^line 19$/line nineteen/')"
 mail 10-unknown-annotated.patch 10 "lib: fix line 23" "Fixes: 0123456789ab (\"something nobody knows\")
 Cc: <stable@vger.kernel.org> # 6.1.x" "$(diff_of lib.c 's/^line 23$/line twenty-three/')"
 (cd "$T/q" && ls *.patch | sort) > "$T/series" && mv "$T/series" "$T/q/series"
@@ -120,7 +120,7 @@ is "$(verdict 7 applies)" already-applied "a change the branch has -> already-ap
 is "$(field 7 state)" rejected "... and it is rejected"
 is "$(verdict 8 fixes)" present "Cc: stable # 6.1.x without Fixes: -> present for 6.1.10"
 is "$(field 8 state)" queued "... and it is queued"
-is "$(verdict 9 fixes)" absent "Cc: stable # 5.10.x only -> absent for 6.1.10"
+is "$(verdict 9 fixes)" absent "Cc: stable # 6.6.x (6.6 and later) -> absent for 6.1.10"
 is "$(verdict 10 fixes)" present "Fixes: a commit nobody knows, but Cc: stable # 6.1.x -> present"
 like "$(detail 10 fixes)" "covers 6.1.10" "... the reason gives both: the unknown target and the annotation"
 is "$(verdict 1 applies)" clean "a patch that applies -> clean"
