@@ -162,6 +162,19 @@ int repo_apply(struct repo *r, const char *base, const char *diff_text,
 void repo_apply_result_release(struct repo_apply_result *res);
 
 /*
+ * The tree as evidence (repo-paths.c). repo_paths_exist: exists[i] = 1 when
+ * the tree of spec has paths[i] (a file, link or directory), else 0.
+ * repo_apply_reverse: repo_apply() of the diff that undoes diff_text, so
+ * new_tree_hex is base without the change (REPO_APPLY_CLEAN), as the
+ * revert of a patch would leave it.
+ */
+int repo_paths_exist(struct repo *r, const char *spec, const char *const *paths,
+		     size_t n, unsigned char *exists);
+int repo_apply_reverse(struct repo *r, const char *base, const char *diff_text,
+		       char new_tree_hex[REPO_HEX_SIZE],
+		       struct repo_apply_result *res);
+
+/*
  * Creates a commit object (no ref changes): parent_hex may be NULL for a
  * root commit; author_date may be NULL (now), or a mail date
  * ("Thu, 4 Aug 2016 12:00:00 +0200"), a git date

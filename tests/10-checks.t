@@ -62,7 +62,8 @@ mkdir -p "$T/q"
 mail 01-present.patch 1 "lib: fix line 7" "Fixes: ${S1:0:12} (\"lib: spell five\")" "$(diff_of lib.c 's/^line 7$/line seven/')"
 mail 02-backport.patch 2 "lib: fix line 9" "Fixes: ${UA:0:12} (\"a: add helper\")" "$(diff_of lib.c 's/^line 9$/line nine/')"
 mail 03-absent.patch 3 "lib: fix line 11" "Fixes: ${UB:0:12} (\"a: add a feature after v6.1\")" "$(diff_of lib.c 's/^line 11$/line eleven/')"
-mail 04-unknown.patch 4 "lib: fix line 13" "Fixes: 0123456789ab (\"something nobody knows\")" "$(diff_of lib.c 's/^line 13$/line thirteen/')"
+# adds a line, removes none: neither the history nor the tree can tell
+mail 04-unknown.patch 4 "lib: fix line 13" "Fixes: 0123456789ab (\"something nobody knows\")" "$(diff_of lib.c 's/^line 13$/line 13\nline 13 and a half/')"
 mail 05-missing.patch 5 "lib: fix line 15" "" "$(diff_of lib.c 's/^line 15$/line fifteen/')"
 # touches line 5, which the branch changed already: the context does not match
 mail 06-conflict.patch 6 "lib: fix line 4" "Cc: <stable@vger.kernel.org> # 6.1.x" \
@@ -117,7 +118,8 @@ is "$(verdict 6 applies)" conflict "a patch whose context changed on the branch 
 like "$(detail 6 applies)" "lib.c" "... naming the file"
 like "$(detail 6 applies)" "hunk" "... and the hunk"
 is "$(verdict 7 applies)" already-applied "a change the branch has -> already-applied"
-is "$(field 7 state)" rejected "... and it is rejected"
+is "$(field 7 state)" released "... it is in the tree already: released, not rejected"
+is "$(sqlite3 "$T/stableq.db" "SELECT COUNT(*) FROM mail WHERE patch_id = 7")" 0 "... and nobody is mailed about it"
 is "$(verdict 8 fixes)" present "Cc: stable # 6.1.x without Fixes: -> present for 6.1.10"
 is "$(field 8 state)" queued "... and it is queued"
 is "$(verdict 9 fixes)" absent "Cc: stable # 6.6.x (6.6 and later) -> absent for 6.1.10"
