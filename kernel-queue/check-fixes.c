@@ -293,7 +293,17 @@ static enum check_result dep_standing(struct check_ctx *c, long long self,
 		r = k < 0 ? CR_UNKNOWN : (enum check_result)k;
 		strbuf_addstr(&dw, nl + 1);
 	} else {
-		r = check_fixes(c, &d, CR_COUNT, depth + 1, &dw);
+		/* not checked yet: it comes later in the queue, on top of
+		 * this patch */
+		struct repo_apply_result ar = { 0 };
+		char out[REPO_HEX_SIZE];
+		enum check_result applies = CR_COUNT;
+		if (*c->with &&
+		    repo_apply(c->repo, c->with, d.diff, out, &ar) == 0)
+			applies = ar.status == REPO_APPLY_CLEAN ? CR_CLEAN
+								: CR_CONFLICT;
+		repo_apply_result_release(&ar);
+		r = check_fixes(c, &d, applies, depth + 1, &dw);
 	}
 	free(last);
 	strbuf_addf(why,

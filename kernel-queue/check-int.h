@@ -18,6 +18,9 @@ struct check_ctx {
 	char *series;                /* 6.1 */
 	long sublevel;               /* 192 */
 	const char *changelog;       /* the indexed Debian changelog, or NULL */
+	/* the running tree with the patch being checked, when it applies:
+	 * the patch its Stable-dep-of names is tried on it */
+	char with[REPO_HEX_SIZE];
 };
 
 /* The patch being checked. Strings owned. */

@@ -236,9 +236,10 @@ static enum check_result applies_check(struct check_ctx *c,
 	} else if (reverse_after_later(c, p, &taken)) {
 		strbuf_addf(detail,
 			    "already in %s: the diff applies in reverse once"
-			    " the later queued %s touching the same files are"
+			    " the later queued %s touching the same files %s"
 			    " taken out",
-			    branch, taken.buf);
+			    branch, taken.buf,
+			    strchr(taken.buf, ',') ? "are" : "is");
 		out = CR_ALREADY;
 	} else {
 		strbuf_addstr(detail, res.detail ? res.detail : "conflict");
@@ -289,6 +290,10 @@ static int check_one(struct check_ctx *c, struct check_row *p,
 		strbuf_init(&d[k], 128);
 	*advance = 0;
 	v[CHECK_APPLIES] = applies_check(c, p, &d[CHECK_APPLIES], new_tree);
+	if (v[CHECK_APPLIES] == CR_CLEAN)
+		memcpy(c->with, new_tree, REPO_HEX_SIZE);
+	else
+		c->with[0] = '\0';
 	v[CHECK_FIXES] = check_fixes(c, p, v[CHECK_APPLIES], 0,
 				     &d[CHECK_FIXES]);
 	v[CHECK_FIXUP] = fixup_check(c, p, &d[CHECK_FIXUP]);
