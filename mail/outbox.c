@@ -1010,7 +1010,7 @@ static int next_due(sqlite3 *db, long long after, time_t now, struct due *d)
 	st = db_prepare(db,
 			"SELECT id, patch_id, attempts, mail_from, rcpt_to,"
 			" headers_and_body FROM mail WHERE id > ? AND"
-			" ((state = 'queued' AND next_attempt_at <= ?) OR"
+			" ((state = 'queued' AND hold IS NULL AND next_attempt_at <= ?) OR"
 			" state = 'sending') ORDER BY id LIMIT 1",
 			"ii", after, (long long)now);
 	if (!st)
