@@ -7,6 +7,16 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+
+/*
+ * Does column col name the same commit as the SHA parameter b ("?2")? On
+ * the first 12 digits (indexed, sql/003), then as prefixes of each other.
+ */
+#define SHA_MATCH(col, b)                                                      \
+	"substr(" col ", 1, 12) = substr(" b ", 1, 12) AND substr(" col       \
+	", 1, min(12, length(" b "))) = substr(" b ", 1, min(12, length(" col \
+	")))"
 
 /* Stable-dep-of chains are short; a loop in hostile tags must end. */
 #define DEP_DEPTH 4
@@ -30,6 +40,17 @@ static enum ev changelog_ev(struct check_ctx *c, const char *subject,
 	return EV_UNKNOWN;
 }
 
+static int in_history(struct check_ctx *c, const char *sha)
+{
+	if (!c->history_small)
+		return repo_commit_in_history(c->repo, c->tip, sha) > 0;
+	size_t n = strlen(sha);
+	for (size_t i = 0; i < c->nhistory; i++)
+		if (!strncasecmp(c->history[i], sha, n))
+			return n >= REPO_MIN_ABBREV && n <= REPO_HEXSZ;
+	return 0;
+}
+
 /* One Fixes: target, its reason in why. */
 static enum ev fixes_one(struct check_ctx *c, long long self, const char *sha,
 			 const char *subject, struct strbuf *why)
@@ -42,7 +63,7 @@ static enum ev fixes_one(struct check_ctx *c, long long self, const char *sha,
 	int up = EV_UNKNOWN;
 	enum ev cl;
 
-	if (repo_commit_in_history(c->repo, c->tip, sha) > 0) {
+	if (in_history(c, sha)) {
 		strbuf_addf(why, "Fixes: %.12s is in %s", sha, branch);
 		return EV_PRESENT;
 	}
@@ -52,13 +73,11 @@ static enum ev fixes_one(struct check_ctx *c, long long self, const char *sha,
 		return EV_PRESENT;
 	}
 	if (db_query_int(c->app->db, &qid,
-			 "SELECT id FROM patches WHERE id != ? AND state IN"
+			 "SELECT id FROM patches WHERE id != ?1 AND state IN"
 			 " ('imported','checked','queued','held','released',"
-			 "'broken') AND upstream IS NOT NULL AND"
-			 " substr(upstream, 1, min(12, length(?))) ="
-			 " substr(?, 1, min(12, length(upstream)))"
+			 "'broken') AND " SHA_MATCH("upstream", "?2")
 			 " ORDER BY queue_pos LIMIT 1",
-			 "itt", self, sha, sha) == 0) {
+			 "it", self, sha) == 0) {
 		strbuf_addf(why, "Fixes: %.12s is in the queue as patch %lld",
 			    sha, qid);
 		return EV_PRESENT;
@@ -274,11 +293,9 @@ static enum check_result dep_standing(struct check_ctx *c, long long self,
 
 	if (depth >= DEP_DEPTH ||
 	    db_query_int(c->app->db, &did,
-			 "SELECT id FROM patches WHERE id != ? AND upstream IS"
-			 " NOT NULL AND substr(upstream, 1, min(12, length(?)))"
-			 " = substr(?, 1, min(12, length(upstream))) ORDER BY"
-			 " queue_pos LIMIT 1",
-			 "itt", self, sha, sha) < 0 ||
+			 "SELECT id FROM patches WHERE id != ?1 AND "
+			 SHA_MATCH("upstream", "?2") " ORDER BY queue_pos LIMIT 1",
+			 "it", self, sha) < 0 ||
 	    check_row_load(c->app->db, did, &d) < 0)
 		return CR_COUNT;
 	if (db_query_text(c->app->db, &last,

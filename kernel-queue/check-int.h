@@ -21,6 +21,11 @@ struct check_ctx {
 	/* the running tree with the patch being checked, when it applies:
 	 * the patch its Stable-dep-of names is tried on it */
 	char with[REPO_HEX_SIZE];
+	/* the branch's whole history when it is short (a tarball import):
+	 * asked in memory instead of one object lookup per Fixes: tag */
+	int history_small;
+	char (*history)[REPO_HEX_SIZE];
+	size_t nhistory;
 };
 
 /* The patch being checked. Strings owned. */

@@ -13,6 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+/*
+ * Patches checked per transaction: a commit per patch cost more than the
+ * checks themselves (bench/checks.sh).
+ */
+#define CHECK_BATCH 64
+
 /* The names stored in verdicts and shown by the CLI, the API and the dashboard. */
 static const char *const kind_names[CHECK_KIND_COUNT] = {
 	[CHECK_FIXES] = "fixes",
@@ -76,13 +82,14 @@ static enum check_result fixup_check(struct check_ctx *c,
 		return CR_OVERRIDDEN;
 	}
 	free(last);
-	st = db_prepare(c->app->db,
+	st = db_stmt(c->app->db,
 			"SELECT x.id, x.subject, x.state, t.value FROM patch_tags t"
 			" JOIN patches x ON x.id != t.patch_id AND ("
-			" (x.upstream IS NOT NULL AND"
+			" (substr(x.upstream, 1, 12) = substr(t.value, 1, 12) AND"
 			"  substr(x.upstream, 1, min(12, length(t.value))) ="
 			"  substr(t.value, 1, min(12, length(x.upstream))))"
-			" OR (x.released_commit IS NOT NULL AND"
+			" OR (substr(x.released_commit, 1, 12) ="
+			"  substr(t.value, 1, 12) AND"
 			"  substr(x.released_commit, 1, min(12, length(t.value))) ="
 			"  substr(t.value, 1, min(12, length(x.released_commit)))))"
 			" WHERE t.patch_id = ? AND t.kind = 'fixes' AND"
@@ -98,7 +105,7 @@ static enum check_result fixup_check(struct check_ctx *c,
 			    db_col_text(st, 1), db_col_text(st, 2));
 		res = CR_HELD;
 	}
-	sqlite3_finalize(st);
+	db_stmt_done(st);
 	if (res == CR_OK)
 		strbuf_addstr(detail, "not a fix-up of a broken patch");
 	return res;
@@ -273,8 +280,9 @@ static int notify_held(struct check_ctx *c, long long id, long long event,
 }
 
 /*
- * Checks one patch in its own transaction. *advance is set when the patch
- * stays in (or enters) the queue, so the running tree moves on with it.
+ * Checks one patch inside the caller's transaction. *advance is set when
+ * the patch stays in (or enters) the queue, so the running tree moves on
+ * with it.
  */
 static int check_one(struct check_ctx *c, struct check_row *p,
 		     struct check_summary *sum, char new_tree[REPO_HEX_SIZE],
@@ -323,23 +331,21 @@ static int check_one(struct check_ctx *c, struct check_row *p,
 		*advance = 1;
 	}
 
-	if ((ret = db_begin(c->app->db)) < 0)
-		goto out;
 	for (int k = 0; k < CHECK_KIND_COUNT; k++)
 		if ((ret = check_verdict_add(c->app->db, p->id, k, v[k],
 					     d[k].buf)) < 0)
-			goto fail;
+			goto out;
 	if (p->state != to) {
 		ev = patch_set_state(c->app->db, p->id, to,
 				     reason.len ? reason.buf : NULL,
 				     c->app->actor);
 		if (ev < 0) {
 			ret = (int)ev;
-			goto fail;
+			goto out;
 		}
 		if (to == PS_HELD &&
 		    (ret = notify_held(c, p->id, ev, reason.buf)) < 0)
-			goto fail;
+			goto out;
 	} else {
 		ev = event_add(c->app->db, c->app->actor, "patch", p->id,
 			       "checked", "fixes=%s applies=%s fixup=%s",
@@ -348,11 +354,9 @@ static int check_one(struct check_ctx *c, struct check_row *p,
 			       check_result_name(v[CHECK_FIXUP]));
 		if (ev < 0) {
 			ret = (int)ev;
-			goto fail;
+			goto out;
 		}
 	}
-	if ((ret = db_commit(c->app->db)) < 0)
-		goto fail;
 	log_info("patch %lld: fixes=%s applies=%s fixup=%s -> %s", p->id,
 		 check_result_name(v[CHECK_FIXES]),
 		 check_result_name(v[CHECK_APPLIES]),
@@ -364,9 +368,7 @@ static int check_one(struct check_ctx *c, struct check_row *p,
 	sum->waiting += to == PS_CHECKED;
 	sum->released += to == PS_RELEASED;
 	p->state = to;
-	goto out;
-fail:
-	db_rollback(c->app->db);
+	ret = 0;
 out:
 	for (int k = 0; k < CHECK_KIND_COUNT; k++)
 		strbuf_release(&d[k]);
@@ -439,6 +441,11 @@ static int open_ctx(struct check_ctx *c, struct app *app)
 		c->sublevel = strtol(dot + 1, NULL, 10);
 	}
 	memcpy(c->running, c->tip, sizeof(c->running));
+	c->history_small = repo_history_small(c->repo, c->tip, 4096, &c->history,
+					      &c->nhistory) > 0;
+	/* the trees the checks make are thrown away: not one file each */
+	if ((ret = repo_objects_in_memory(c->repo)) < 0)
+		return ret;
 	if (*app->cfg.upstream_repo &&
 	    repo_open(&c->upstream, app->cfg.upstream_repo) < 0)
 		return err_prefix(ERR_INVALID, "upstream_repo %s",
@@ -451,6 +458,7 @@ static void close_ctx(struct check_ctx *c)
 {
 	repo_free(c->repo);
 	repo_free(c->upstream);
+	free(c->history);
 	free(c->version);
 	free(c->series);
 }
@@ -460,8 +468,8 @@ int check_run(struct app *app, const long long *ids, size_t n,
 {
 	struct check_ctx c;
 	long long *all = NULL;
-	size_t nall = 0;
-	int ret;
+	size_t nall = 0, batched = 0;
+	int ret, in_tx = 0;
 
 	memset(sum, 0, sizeof(*sum));
 	if ((ret = open_ctx(&c, app)) < 0)
@@ -492,10 +500,23 @@ int check_run(struct app *app, const long long *ids, size_t n,
 			break;
 		}
 		if (wanted(ids, n, r.id)) {
+			if (!in_tx && (ret = db_begin(app->db)) < 0) {
+				check_row_release(&r);
+				goto out;
+			}
+			in_tx = 1;
 			ret = check_one(&c, &r, sum, new_tree, &advance);
 			if (ret < 0) {
 				check_row_release(&r);
 				goto out;
+			}
+			if (++batched == CHECK_BATCH) {
+				in_tx = batched = 0;
+				if ((ret = db_commit(app->db)) < 0) {
+					db_rollback(app->db);
+					check_row_release(&r);
+					goto out;
+				}
 			}
 			json_t *o = queue_patch_json(app->db, r.id, 0);
 			if (o)
@@ -512,7 +533,11 @@ int check_run(struct app *app, const long long *ids, size_t n,
 		check_row_release(&r);
 	}
 	ret = 0;
+	if (in_tx && (ret = db_commit(app->db)) == 0)
+		in_tx = 0;
 out:
+	if (in_tx)
+		db_rollback(app->db);
 	free(all);
 	close_ctx(&c);
 	if (ret < 0) {

@@ -75,7 +75,10 @@ struct check_summary {
 /*
  * Checks the given patches (NULL/0: every patch not yet released, dropped
  * or reverted), in queue order against the branch plus the patches queued
- * before each. One transaction per patch. ERR_NOTFOUND if the stable tree
+ * before each. A patch's verdicts, state, event and mail are written
+ * together; patches are committed in batches of 64, so a failure rolls back
+ * its batch (those patches are checked again next time). ERR_NOTFOUND if
+ * the stable tree
  * is not there (`stableq tree init`). Debian's changelog (debian_changelog)
  * is indexed first when the store's index is not current; a missing one
  * is logged and the checks go on without it.
