@@ -128,6 +128,9 @@ try:
            'bulk: check would mail 3 people', "the daemon's check step held their mail")
     time.sleep(2)
     t.is_(delivered(), 5, '... and did not deliver it')
+    out = w.sq('mail', 'release', '--all').stdout.decode()
+    t.like(out, '3 released', '`stableq mail release --all` releases them all (the README\'s command)')
+    t.ok(w.wait('delivery', lambda: delivered() == 8, 30), '... and the daemon delivers them', delivered())
 finally:
     w.cleanup()
     relay.terminate()
