@@ -26,7 +26,7 @@ static const char *const mail_states[] = { "queued", "sending", "sent",
 static const char sql_mail[] =
 	"SELECT id, patch_id, event_id, kind, message_id, mail_from, rcpt_to,"
 	" state, attempts, next_attempt_at, last_error, created_at, sent_at,"
-	" substr(headers_and_body, 1, 4096) AS head FROM mail"
+	" hold, substr(headers_and_body, 1, 4096) AS head FROM mail"
 	" WHERE ? IS NULL OR state = ? ORDER BY id DESC LIMIT ?";
 
 /* The Subject: of a message's header block (first line of it), or NULL. */

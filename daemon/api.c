@@ -2,6 +2,8 @@
 #include "api-int.h"
 #include "db.h"
 #include "err.h"
+#include "guard.h"
+#include "log.h"
 #include "strbuf.h"
 #include "token.h"
 
@@ -21,6 +23,9 @@ static const struct api_field reason_fields[] = {
 static const struct api_field revert_fields[] = {
 	{ "reason", F_STRING, 0 },
 	{ "dry_run", F_BOOL, 0 },
+	{ NULL, 0, 0 },
+};
+static const struct api_field no_fields[] = {
 	{ NULL, 0, 0 },
 };
 static const struct api_field candidate_fields[] = {
@@ -64,6 +69,10 @@ static const struct api_route routes[] = {
 	  "", C },
 	{ "GET", "/kcidb", api_get_kcidb, 0, BODY_NONE, NULL, "since", C },
 	{ "GET", "/mail", api_get_mail, 0, BODY_NONE, NULL, "state,limit", C },
+	{ "POST", "/mail/release", api_post_mail_release, 1, BODY_JSON,
+	  no_fields, "" },
+	{ "POST", "/mail/{id}/release", api_post_mail_release, 1, BODY_JSON,
+	  no_fields, "" },
 	{ "GET", "/events", api_get_events, 0, BODY_NONE, NULL, "since,limit", C },
 	{ "GET", "/health", api_get_health, 0, BODY_NONE, NULL, "" },
 	{ "GET", "/metrics", api_get_metrics, 0, BODY_NONE, NULL, "" },
@@ -634,6 +643,12 @@ void api_run(struct api_request *req, struct api_response *res)
 		}
 		break;
 	}
+	/* a write is one step for the bulk-mail guard */
+	long long mark = r->write ? mail_guard_mark(req->app.db) : 0;
 	r->fn(req, res, body);
+	if (r->write && mail_guard_apply(req->app.db, &req->app.cfg, mark,
+					 r->pattern, req->app.actor) < 0)
+		log_warnx("http: %s %s: bulk-mail guard: %s", req->method,
+			  req->path, err_msg());
 	json_decref(body);
 }

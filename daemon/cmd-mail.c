@@ -1,7 +1,8 @@
-/* cmd-mail.c: `stableq mail list|show|send`: the outbox and its delivery. */
+/* cmd-mail.c: `stableq mail list|show|send|release`: the outbox and its delivery. */
 #include "cli.h"
 #include "db.h"
 #include "err.h"
+#include "guard.h"
 #include "outbox.h"
 #include "strbuf.h"
 
@@ -14,7 +15,8 @@
 #define MAIL_USAGE                                                             \
 	"usage: stableq mail list [--json] [--state STATE]\n"                  \
 	"       stableq mail show ID\n"                                        \
-	"       stableq mail send [--max N]\n"
+	"       stableq mail send [--max N]\n"                                 \
+	"       stableq mail release ID...|--all\n"
 
 static const char *const mail_states[] = {"queued", "sending", "sent",
 					  "failed", "invalid", NULL};
@@ -72,7 +74,7 @@ static int mail_list(struct app *app, int argc, char **argv)
 		app->db,
 		"SELECT id, patch_id, event_id, kind, state,"
 		" attempts, next_attempt_at, last_error, message_id,"
-		" mail_from, rcpt_to, created_at, sent_at FROM mail"
+		" mail_from, rcpt_to, created_at, sent_at, hold FROM mail"
 		" WHERE ?1 IS NULL OR state = ?1 ORDER BY id",
 		"t", state);
 	if (!rows) {
@@ -102,7 +104,11 @@ static int mail_list(struct app *app, int argc, char **argv)
 			json_string_value(json_object_get(row, "state"));
 		const char *err =
 			json_string_value(json_object_get(row, "last_error"));
+		const char *hold =
+			json_string_value(json_object_get(row, "hold"));
 		char next[32] = "-";
+		if (hold)
+			st = "held"; /* queued, waiting for a maintainer */
 		if (st && !strcmp(st, "queued"))
 			utc(next, sizeof(next),
 			    json_integer_value(
@@ -123,6 +129,8 @@ static int mail_list(struct app *app, int argc, char **argv)
 		       first_rcpt(json_object_get(row, "rcpt_to")));
 		if (err)
 			printf("      error: %s\n", err);
+		if (hold)
+			printf("      held: %s\n", hold);
 	}
 	json_decref(rows);
 	return 0;
@@ -210,15 +218,55 @@ static int mail_send(struct app *app, int argc, char **argv)
 	}
 	if (db_query_int(app->db, &waiting,
 			 "SELECT count(*) FROM mail WHERE (state = 'queued'"
-			 " AND next_attempt_at <= ?) OR state = 'sending'",
+			 " AND hold IS NULL AND next_attempt_at <= ?) OR"
+			 " state = 'sending'",
 			 "i", (long long)time(NULL)) < 0) {
 		fprintf(stderr, "stableq mail: %s\n", err_msg());
 		return 1;
 	}
 	if (!t.sent && !t.not_sent)
 		printf("mail: nothing sent; %lld due\n", waiting);
+	if (mail_held_count(app->db))
+		printf("mail: %lld held by the bulk-mail guard: `stableq mail"
+		       " release` sends them\n",
+		       mail_held_count(app->db));
 	/* 1 tells a script that due mail is still waiting or failed */
 	return t.not_sent || waiting ? 1 : 0;
+}
+
+/* A maintainer lets mail held by the bulk-mail guard go. */
+static int mail_release_cmd(struct app *app, int argc, char **argv)
+{
+	long long *ids = xcalloc((size_t)argc, sizeof(*ids));
+	size_t n = 0;
+	int all = 0, ret;
+	char *end;
+
+	for (int a = 1; a < argc; a++) {
+		if (!strcmp(argv[a], "--all")) {
+			all = 1;
+		} else if ((ids[n] = strtoll(argv[a], &end, 10)) > 0 && !*end) {
+			n++;
+		} else {
+			fprintf(stderr, "stableq mail: '%s' is not a mail id\n",
+				argv[a]);
+			free(ids);
+			return 2;
+		}
+	}
+	if (all == !!n) {
+		fputs(MAIL_USAGE, stderr);
+		free(ids);
+		return 2;
+	}
+	ret = mail_release(app->db, ids, n, app->actor);
+	free(ids);
+	if (ret < 0) {
+		fprintf(stderr, "stableq mail: %s\n", err_msg());
+		return 1;
+	}
+	printf("mail: %d released; they go out with the next delivery\n", ret);
+	return 0;
 }
 
 static const struct {
@@ -228,6 +276,7 @@ static const struct {
 	{"list", mail_list},
 	{"show", mail_show},
 	{"send", mail_send},
+	{"release", mail_release_cmd},
 };
 
 int cmd_mail(struct app *app, int argc, char **argv)

@@ -3,6 +3,7 @@
 #include "cli.h"
 #include "db.h"
 #include "err.h"
+#include "guard.h"
 #include "log.h"
 #include "spawn.h"
 
@@ -25,7 +26,7 @@ const struct command commands[] = {
 	{ "revert", cmd_revert, 1, "revert ID [--dry-run|--plan] [--reason TEXT] [--no-confirm] | --confirm REVERT-ID | --resume" },
 	{ "override", cmd_override, 1, "override ID --reason TEXT" },
 	{ "release", cmd_release, 1, "release [--force]" },
-	{ "mail", cmd_mail, 1, "mail list|show|send" },
+	{ "mail", cmd_mail, 1, "mail list|show|send|release" },
 	{ "token", cmd_token, 1, "token add|list|remove NAME" },
 	{ "kcidb", cmd_kcidb, 1, "kcidb [--since TIME]       (results in KernelCI's KCIDB v4 JSON)" },
 	{ "lava-job", cmd_lava_job, 1, "lava-job CANDIDATE [--out DIR] [--url URL]   (a LAVA job: qemu, kernel, initramfs, tests)" },
@@ -140,7 +141,13 @@ int main(int argc, char **argv)
 		sigaction(SIGINT, &sa, NULL);
 		sigaction(SIGHUP, &sa, NULL);
 	}
+	/* one command is one step for the bulk-mail guard (serve runs its
+	 * steps as commands of their own) */
+	long long mark = app.db ? mail_guard_mark(app.db) : 0;
 	ret = cmd->run(&app, nargs, args);
+	if (app.db && cmd->run != cmd_serve &&
+	    mail_guard_apply(app.db, &app.cfg, mark, cmd->name, app.actor) < 0)
+		fprintf(stderr, "stableq: bulk-mail guard: %s\n", err_msg());
 	db_close(app.db);
 	config_free(&app.cfg);
 	free(args);

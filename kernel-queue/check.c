@@ -1,5 +1,6 @@
 /* check.c: fixes / applies / fixup / flags verdicts, and the state they lead to. */
-#include "check.h"
+#include "changelog.h"
+#include "check-int.h"
 #include "db.h"
 #include "err.h"
 #include "log.h"
@@ -12,225 +13,83 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct ctx {
-	struct app *app;
-	struct repo *repo;
-	struct repo *upstream; /* optional */
-	char tip[41];
-	char running[41]; /* tree: branch + patches queued so far */
-	char *version;    /* 6.1.192 */
-	char *series;     /* 6.1 */
+/*
+ * Patches checked per transaction: a commit per patch cost more than the
+ * checks themselves (bench/checks.sh).
+ */
+#define CHECK_BATCH 64
+
+/* The names stored in verdicts and shown by the CLI, the API and the dashboard. */
+static const char *const kind_names[CHECK_KIND_COUNT] = {
+	[CHECK_FIXES] = "fixes",
+	[CHECK_APPLIES] = "applies",
+	[CHECK_FIXUP] = "fixup",
+	[CHECK_FLAGS] = "flags",
 };
 
-struct row {
-	long long id;
-	char *subject, *diff, *upstream;
-	enum patch_state state;
+static const char *const result_names[CR_COUNT] = {
+	[CR_PRESENT] = "present",     [CR_ABSENT] = "absent",
+	[CR_UNKNOWN] = "unknown",     [CR_MISSING] = "missing",
+	[CR_CLEAN] = "clean",         [CR_CONFLICT] = "conflict",
+	[CR_ALREADY] = "already-applied",
+	[CR_OK] = "ok",               [CR_HELD] = "held",
+	[CR_OVERRIDDEN] = "overridden",
+	[CR_NONE] = "none",           [CR_FEATURE_LIKE] = "feature-like",
 };
 
-static void row_free(struct row *r)
+const char *check_kind_name(enum check_kind k)
 {
-	free(r->subject);
-	free(r->diff);
-	free(r->upstream);
+	return (unsigned)k < CHECK_KIND_COUNT ? kind_names[k] : "?";
 }
 
-/* ---- fixes ---- */
-
-/* One Fixes: target: 1 present, 0 absent, -1 unknown (detail says why). */
-static int fixes_one(struct ctx *c, long long self, const char *sha,
-		     struct strbuf *why)
+const char *check_result_name(enum check_result r)
 {
-	char found[41];
-	char *where = NULL;
-	long long qid = 0;
-	int r;
+	return (unsigned)r < CR_COUNT ? result_names[r] : "?";
+}
 
-	r = repo_commit_in_history(c->repo, c->tip, sha);
-	if (r > 0) {
-		strbuf_addf(why, "%.12s is in %s", sha, c->app->cfg.branch);
-		return 1;
-	}
-	r = repo_find_backport(c->repo, c->tip, sha, found);
-	if (r > 0) {
-		strbuf_addf(why, "%.12s is in %s as backport %.12s", sha,
-			    c->app->cfg.branch, found);
-		return 1;
-	}
-	if (db_query_int(c->app->db, &qid,
-			 "SELECT id FROM patches WHERE id != ? AND state IN"
-			 " ('imported','checked','queued','held','released',"
-			 "'broken') AND upstream IS NOT NULL AND"
-			 " substr(upstream, 1, min(12, length(?))) ="
-			 " substr(?, 1, min(12, length(upstream)))"
-			 " ORDER BY queue_pos LIMIT 1",
-			 "itt", self, sha, sha) == 0) {
-		strbuf_addf(why, "%.12s is in the queue as patch %lld", sha,
-			    qid);
-		return 1;
-	}
-	if (*c->app->cfg.stable_queue_repo) {
-		r = stable_queue_find(c->app->cfg.stable_queue_repo, c->series,
-				      sha, &where);
-		if (r > 0) {
-			strbuf_addf(why, "%.12s was released in %s", sha, where);
-			free(where);
-			return 1;
-		}
-	}
-	if (c->upstream) {
-		char base[64];
-		snprintf(base, sizeof(base), "v%s", c->version);
-		if (repo_resolve(c->upstream, base, found) < 0)
-			snprintf(base, sizeof(base), "v%s", c->series);
-		r = repo_commit_in_history(c->upstream, base, sha);
-		if (r > 0) {
-			strbuf_addf(why, "%.12s is upstream before %s", sha,
-				    base);
-			return 1;
-		}
-		if (r == 0 && repo_resolve(c->upstream, sha, found) == 0) {
-			strbuf_addf(why,
-				    "%.12s came upstream after %s and is not in"
-				    " %s: the bug is not in this tree",
-				    sha, base, c->app->cfg.branch);
-			return 0;
-		}
-		strbuf_addf(why, "%.12s is unknown to the upstream repository",
-			    sha);
-		return -1;
-	}
-	strbuf_addf(why,
-		    "%.12s is not in %s and no upstream repository or"
-		    " stable-queue checkout is configured to tell",
-		    sha, c->app->cfg.branch);
+int check_result_parse(const char *name)
+{
+	for (int i = 0; name && i < CR_COUNT; i++)
+		if (!strcmp(result_names[i], name))
+			return i;
 	return -1;
 }
 
-static const char *fixes_check(struct ctx *c, struct row *p,
-			       struct strbuf *detail)
+int check_verdict_add(sqlite3 *db, long long patch_id, enum check_kind k,
+		      enum check_result r, const char *detail)
 {
-	sqlite3_stmt *st;
-	int nfix = 0, present = 0, absent = 0, cover = 0, nocover = 0,
-	    unread = 0;
-	struct strbuf annot = STRBUF_INIT;
-	const char *res;
-
-	st = db_prepare(c->app->db,
-			"SELECT kind, value, extra FROM patch_tags WHERE"
-			" patch_id = ? AND kind IN ('fixes','stable') ORDER BY id",
-			"i", p->id);
-	while (st && sqlite3_step(st) == SQLITE_ROW) {
-		const char *kind = db_col_text(st, 0);
-		const char *value = db_col_text(st, 1);
-		const char *extra = db_col_text(st, 2);
-		if (!strcmp(kind, "fixes")) {
-			struct strbuf why = STRBUF_INIT;
-			int r = fixes_one(c, p->id, value, &why);
-			nfix++;
-			present += r > 0;
-			absent += r == 0;
-			strbuf_addf(detail, "%sFixes: %s", detail->len ? "; " : "",
-				    why.buf);
-			strbuf_release(&why);
-		} else if (extra && *extra) {
-			int r = stable_version_covers(extra, c->version);
-			if (r > 0)
-				cover++;
-			else if (r == 0)
-				nocover++;
-			else
-				unread++;
-			strbuf_addf(&annot, "%sCc: stable # %s %s %s",
-				    annot.len ? "; " : "", extra,
-				    r > 0 ? "covers" :
-				    r == 0 ? "does not cover" :
-					     "cannot be read for",
-				    c->version);
-		}
-	}
-	sqlite3_finalize(st);
-	if (nfix) {
-		/* A Fixes: tag outranks the annotation: it says where the bug is. */
-		if (present) {
-			res = "present";
-			goto out;
-		}
-		if (absent == nfix) {
-			res = "absent";
-			goto out;
-		}
-		/*
-		 * Nothing here knows the Fixes: target (the tarball has no
-		 * history), but whoever tagged it for stable said this
-		 * version has the bug: that is an answer, and it is recorded.
-		 */
-		if (cover) {
-			strbuf_addf(detail, "; %s", annot.buf);
-			res = "present";
-			goto out;
-		}
-		res = "unknown";
-		goto out;
-	}
-	strbuf_reset(detail);
-	if (cover) {
-		strbuf_addf(detail,
-			    "no Fixes: tag; the stable annotation covers %s",
-			    c->version);
-		res = "present";
-		goto out;
-	}
-	if (nocover) {
-		strbuf_addf(detail,
-			    "no Fixes: tag; the stable annotation names other"
-			    " versions than %s",
-			    c->version);
-		res = "absent";
-		goto out;
-	}
-	if (unread) {
-		strbuf_addstr(detail, "no Fixes: tag and the stable annotation"
-				      " cannot be read: needs a human");
-		res = "unknown";
-		goto out;
-	}
-	strbuf_addstr(detail, "neither a Fixes: tag nor a stable version"
-			      " annotation: nobody said this bug is in this"
-			      " tree");
-	res = "missing";
-	goto out;
-out:
-	strbuf_release(&annot);
-	return res;
+	return verdict_add(db, patch_id, check_kind_name(k),
+			   check_result_name(r), detail);
 }
 
 /* ---- fixup ---- */
 
-static const char *fixup_check(struct ctx *c, struct row *p,
-			       struct strbuf *detail)
+static enum check_result fixup_check(struct check_ctx *c,
+				     const struct check_row *p,
+				     struct strbuf *detail)
 {
 	sqlite3_stmt *st;
-	const char *res = "ok";
+	enum check_result res = CR_OK;
 	char *last = NULL;
 
 	if (db_query_text(c->app->db, &last,
 			  "SELECT result FROM verdicts WHERE patch_id = ? AND"
 			  " check_name = 'fixup' ORDER BY id DESC LIMIT 1",
 			  "i", p->id) == 0 &&
-	    last && !strcmp(last, "overridden")) {
+	    check_result_parse(last) == CR_OVERRIDDEN) {
 		free(last);
 		strbuf_addstr(detail, "a maintainer released this fix-up");
-		return "overridden";
+		return CR_OVERRIDDEN;
 	}
 	free(last);
-	st = db_prepare(c->app->db,
+	st = db_stmt(c->app->db,
 			"SELECT x.id, x.subject, x.state, t.value FROM patch_tags t"
 			" JOIN patches x ON x.id != t.patch_id AND ("
-			" (x.upstream IS NOT NULL AND"
+			" (substr(x.upstream, 1, 12) = substr(t.value, 1, 12) AND"
 			"  substr(x.upstream, 1, min(12, length(t.value))) ="
 			"  substr(t.value, 1, min(12, length(x.upstream))))"
-			" OR (x.released_commit IS NOT NULL AND"
+			" OR (substr(x.released_commit, 1, 12) ="
+			"  substr(t.value, 1, 12) AND"
 			"  substr(x.released_commit, 1, min(12, length(t.value))) ="
 			"  substr(t.value, 1, min(12, length(x.released_commit)))))"
 			" WHERE t.patch_id = ? AND t.kind = 'fixes' AND"
@@ -244,18 +103,19 @@ static const char *fixup_check(struct ctx *c, struct row *p,
 			    detail->len ? "; " : "", db_col_text(st, 3),
 			    (long long)sqlite3_column_int64(st, 0),
 			    db_col_text(st, 1), db_col_text(st, 2));
-		res = "held";
+		res = CR_HELD;
 	}
-	sqlite3_finalize(st);
-	if (!strcmp(res, "ok"))
+	db_stmt_done(st);
+	if (res == CR_OK)
 		strbuf_addstr(detail, "not a fix-up of a broken patch");
 	return res;
 }
 
 /* ---- flags ---- */
 
-static const char *flags_check(struct ctx *c, struct row *p,
-			       struct strbuf *detail)
+static enum check_result flags_check(struct check_ctx *c,
+				     const struct check_row *p,
+				     struct strbuf *detail)
 {
 	long long added = 0, uapi = 0;
 	const char *s;
@@ -290,182 +150,228 @@ static const char *flags_check(struct ctx *c, struct row *p,
 		strbuf_addf(detail, "%suapi", detail->len ? "," : "");
 	if (!detail->len) {
 		strbuf_addstr(detail, "no new files, Kconfig symbols or UAPI");
-		return "none";
+		return CR_NONE;
 	}
-	return "feature-like";
+	return CR_FEATURE_LIKE;
 }
 
 /* ---- applies ---- */
 
-static const char *applies_check(struct ctx *c, struct row *p,
-				 struct strbuf *detail, char new_tree[41])
+/*
+ * A released patch that later releases changed no longer applies in
+ * reverse by itself: take the later queued patches that touch its files
+ * back out of the tree (newest first, each only if it comes out cleanly),
+ * then try it. 1 when it comes out (taken lists the patches), else 0.
+ */
+static int reverse_after_later(struct check_ctx *c, const struct check_row *p,
+			       struct strbuf *taken)
+{
+	sqlite3_stmt *st = db_prepare(c->app->db,
+				      "SELECT l.id, l.diff FROM patches l WHERE"
+				      " l.id != ?1 AND l.queue_pos > (SELECT"
+				      " queue_pos FROM patches WHERE id = ?1) AND"
+				      " l.state NOT IN ('rejected','dropped',"
+				      "'reverted') AND EXISTS (SELECT 1 FROM"
+				      " patch_files f JOIN patch_files g ON"
+				      " g.path = f.path WHERE f.patch_id = l.id"
+				      " AND g.patch_id = ?1) ORDER BY l.queue_pos"
+				      " DESC LIMIT 64",
+				      "i", p->id);
+	char base[REPO_HEX_SIZE], out[REPO_HEX_SIZE];
+	struct strbuf ids = STRBUF_INIT;
+	int n = 0, found = 0;
+
+	memcpy(base, c->running, sizeof(base));
+	while (st && sqlite3_step(st) == SQLITE_ROW) {
+		struct repo_apply_result res = { 0 };
+		if (repo_apply_reverse(c->repo, base, db_col_text(st, 1), out,
+				       &res) == 0 &&
+		    res.status == REPO_APPLY_CLEAN) {
+			memcpy(base, out, sizeof(base));
+			strbuf_addf(&ids, "%s%lld", n++ ? ", " : "",
+				    (long long)sqlite3_column_int64(st, 0));
+		}
+		repo_apply_result_release(&res);
+	}
+	sqlite3_finalize(st);
+	if (n) {
+		struct repo_apply_result res = { 0 };
+		found = repo_apply_reverse(c->repo, base, p->diff, out, &res) ==
+				0 &&
+			res.status == REPO_APPLY_CLEAN;
+		repo_apply_result_release(&res);
+	}
+	if (found)
+		strbuf_addf(taken, "patch%s %s", n > 1 ? "es" : "", ids.buf);
+	strbuf_release(&ids);
+	return found;
+}
+
+static enum check_result applies_check(struct check_ctx *c,
+				       const struct check_row *p,
+				       struct strbuf *detail,
+				       char new_tree[REPO_HEX_SIZE])
 {
 	struct repo_apply_result res = { 0 };
+	struct strbuf where = STRBUF_INIT, taken = STRBUF_INIT;
+	const char *branch = c->app->cfg.branch;
+	enum check_result out;
 	int r = repo_apply(c->repo, c->running, p->diff, new_tree, &res);
-	const char *out;
+	int released = r == 0 && res.status != REPO_APPLY_CLEAN
+			       ? check_released_where(c, p, &where) > 0
+			       : 0;
 
 	if (r < 0) {
 		strbuf_addf(detail, "cannot apply: %s", err_msg());
-		return "conflict";
-	}
-	switch (res.status) {
-	case REPO_APPLY_CLEAN:
+		out = CR_CONFLICT;
+	} else if (res.status == REPO_APPLY_CLEAN) {
 		strbuf_addstr(detail, "applies cleanly on the branch and the"
 				      " patches queued before it");
-		out = "clean";
-		break;
-	case REPO_APPLY_ALREADY:
-		strbuf_addstr(detail, res.detail ? res.detail
-					       : "already applied: the diff"
-						 " applies in reverse");
-		out = "already-applied";
-		break;
-	default:
+		out = CR_CLEAN;
+	} else if (res.status == REPO_APPLY_ALREADY) {
+		strbuf_addf(detail, "already in %s", branch);
+		if (released)
+			strbuf_addf(detail, ": released in %s", where.buf);
+		strbuf_addstr(detail, "; the diff applies in reverse");
+		out = CR_ALREADY;
+	} else if (released) {
+		strbuf_addf(detail,
+			    "already in %s: released in %s; later releases"
+			    " changed the same lines (%s)",
+			    branch, where.buf, res.detail ? res.detail : "");
+		out = CR_ALREADY;
+	} else if (reverse_after_later(c, p, &taken)) {
+		strbuf_addf(detail,
+			    "already in %s: the diff applies in reverse once"
+			    " the later queued %s touching the same files %s"
+			    " taken out",
+			    branch, taken.buf,
+			    strchr(taken.buf, ',') ? "are" : "is");
+		out = CR_ALREADY;
+	} else {
 		strbuf_addstr(detail, res.detail ? res.detail : "conflict");
-		out = "conflict";
-		break;
+		out = CR_CONFLICT;
 	}
 	repo_apply_result_release(&res);
+	strbuf_release(&where);
+	strbuf_release(&taken);
 	return out;
 }
 
 /* ---- the run ---- */
 
-static int load_row(sqlite3 *db, long long id, struct row *r)
+/* The mail of a move, for the author: only what they can act on. */
+static int notify_held(struct check_ctx *c, long long id, long long event,
+		       const char *why)
 {
-	sqlite3_stmt *st = db_prepare(db,
-				      "SELECT subject, diff, upstream, state FROM"
-				      " patches WHERE id = ?",
-				      "i", id);
-	int ret = ERR_NOTFOUND;
-
-	memset(r, 0, sizeof(*r));
-	r->id = id;
-	if (!st)
-		return ERR_IO;
-	if (sqlite3_step(st) == SQLITE_ROW) {
-		r->subject = xstrdup(db_col_text(st, 0));
-		r->diff = xstrdup(db_col_text(st, 1));
-		r->upstream = db_col_text(st, 2) ? xstrdup(db_col_text(st, 2))
-						 : NULL;
-		r->state = (enum patch_state)patch_state_parse(
-			db_col_text(st, 3));
-		ret = 0;
-	} else {
-		err_set(ERR_NOTFOUND, "patch %lld: no such patch", id);
-	}
-	sqlite3_finalize(st);
-	return ret;
+	char *what = xstrfmt("Your patch was held back from the %s queue by"
+			     " stableq's checks",
+			     c->app->cfg.branch);
+	struct notice n = {
+		.patch_id = id,
+		.event_id = event,
+		.kind = "held",
+		.what = what,
+		.why = why,
+	};
+	long long r = outbox_add(c->app->db, &c->app->cfg, &n);
+	free(what);
+	return r < 0 ? (int)r : 0;
 }
 
 /*
- * Checks one patch in its own transaction. *advance is set when the patch
- * stays in (or enters) the queue, so the running tree moves on with it.
+ * Checks one patch inside the caller's transaction. *advance is set when
+ * the patch stays in (or enters) the queue, so the running tree moves on
+ * with it.
  */
-static int check_one(struct ctx *c, struct row *p, struct check_summary *sum,
-		     char new_tree[41], int *advance)
+static int check_one(struct check_ctx *c, struct check_row *p,
+		     struct check_summary *sum, char new_tree[REPO_HEX_SIZE],
+		     int *advance)
 {
-	struct strbuf fd = STRBUF_INIT, ad = STRBUF_INIT, xd = STRBUF_INIT,
-		      gd = STRBUF_INIT, reason = STRBUF_INIT;
-	const char *fixes, *applies, *fixup, *flags;
+	struct strbuf d[CHECK_KIND_COUNT], reason = STRBUF_INIT;
+	enum check_result v[CHECK_KIND_COUNT];
 	enum patch_state to;
-	const char *mailkind = NULL;
 	long long ev = 0;
 	int ret;
 
+	for (int k = 0; k < CHECK_KIND_COUNT; k++)
+		strbuf_init(&d[k], 128);
 	*advance = 0;
-	fixes = fixes_check(c, p, &fd);
-	applies = applies_check(c, p, &ad, new_tree);
-	fixup = fixup_check(c, p, &xd);
-	flags = flags_check(c, p, &gd);
+	v[CHECK_APPLIES] = applies_check(c, p, &d[CHECK_APPLIES], new_tree);
+	if (v[CHECK_APPLIES] == CR_CLEAN)
+		memcpy(c->with, new_tree, REPO_HEX_SIZE);
+	else
+		c->with[0] = '\0';
+	v[CHECK_FIXES] = check_fixes(c, p, v[CHECK_APPLIES], 0,
+				     &d[CHECK_FIXES]);
+	v[CHECK_FIXUP] = fixup_check(c, p, &d[CHECK_FIXUP]);
+	v[CHECK_FLAGS] = flags_check(c, p, &d[CHECK_FLAGS]);
 
-	if (!strcmp(fixup, "held")) {
+	if (v[CHECK_FIXUP] == CR_HELD) {
 		to = PS_HELD;
-		strbuf_addbuf(&reason, &xd);
-		mailkind = "held";
-	} else if (!strcmp(fixes, "absent")) {
+		strbuf_addbuf(&reason, &d[CHECK_FIXUP]);
+	} else if (v[CHECK_APPLIES] == CR_ALREADY) {
+		/* in the tree already: nobody's problem */
+		to = PS_RELEASED;
+		strbuf_addbuf(&reason, &d[CHECK_APPLIES]);
+	} else if (v[CHECK_FIXES] == CR_ABSENT) {
 		to = PS_REJECTED;
-		strbuf_addf(&reason, "Fixes: target absent: %s", fd.buf);
-		mailkind = "rejected";
-	} else if (!strcmp(applies, "already-applied")) {
-		to = PS_REJECTED;
-		strbuf_addf(&reason, "%s", ad.buf);
-		mailkind = "rejected";
-	} else if (!strcmp(applies, "conflict")) {
+		strbuf_addbuf(&reason, &d[CHECK_FIXES]);
+	} else if (v[CHECK_APPLIES] == CR_CONFLICT) {
 		to = PS_CHECKED;
-		strbuf_addf(&reason, "does not apply: %s", ad.buf);
-	} else if (!strcmp(fixes, "unknown") || !strcmp(fixes, "missing")) {
+		strbuf_addf(&reason, "does not apply: %s", d[CHECK_APPLIES].buf);
+	} else if (v[CHECK_FIXES] == CR_UNKNOWN ||
+		   v[CHECK_FIXES] == CR_MISSING) {
 		to = PS_CHECKED;
-		strbuf_addf(&reason, "needs a human (fixes %s): %s", fixes,
-			    fd.buf);
+		strbuf_addf(&reason, "needs a human (fixes %s): %s",
+			    check_result_name(v[CHECK_FIXES]),
+			    d[CHECK_FIXES].buf);
 	} else {
 		to = PS_QUEUED;
 		*advance = 1;
 	}
 
-	if ((ret = db_begin(c->app->db)) < 0)
-		goto out;
-	if ((ret = verdict_add(c->app->db, p->id, "fixes", fixes, fd.buf)) < 0 ||
-	    (ret = verdict_add(c->app->db, p->id, "applies", applies, ad.buf)) < 0 ||
-	    (ret = verdict_add(c->app->db, p->id, "fixup", fixup, xd.buf)) < 0 ||
-	    (ret = verdict_add(c->app->db, p->id, "flags", flags, gd.buf)) < 0)
-		goto fail;
+	for (int k = 0; k < CHECK_KIND_COUNT; k++)
+		if ((ret = check_verdict_add(c->app->db, p->id, k, v[k],
+					     d[k].buf)) < 0)
+			goto out;
 	if (p->state != to) {
 		ev = patch_set_state(c->app->db, p->id, to,
 				     reason.len ? reason.buf : NULL,
 				     c->app->actor);
 		if (ev < 0) {
 			ret = (int)ev;
-			goto fail;
+			goto out;
 		}
-		if (mailkind) {
-			char *what = xstrfmt("Your patch was %s from the %s queue"
-					     " by stableq's checks",
-					     !strcmp(mailkind, "held")
-						     ? "held back"
-						     : "rejected",
-					     c->app->cfg.branch);
-			long long m = outbox_add(c->app->db, &c->app->cfg,
-						 &(struct notice){
-							 .patch_id = p->id,
-							 .event_id = ev,
-							 .kind = mailkind,
-							 .what = what,
-							 .why = reason.buf,
-						 });
-			free(what);
-			if (m < 0) {
-				ret = (int)m;
-				goto fail;
-			}
-		}
+		if (to == PS_HELD &&
+		    (ret = notify_held(c, p->id, ev, reason.buf)) < 0)
+			goto out;
 	} else {
 		ev = event_add(c->app->db, c->app->actor, "patch", p->id,
-			       "checked", "fixes=%s applies=%s fixup=%s", fixes,
-			       applies, fixup);
+			       "checked", "fixes=%s applies=%s fixup=%s",
+			       check_result_name(v[CHECK_FIXES]),
+			       check_result_name(v[CHECK_APPLIES]),
+			       check_result_name(v[CHECK_FIXUP]));
 		if (ev < 0) {
 			ret = (int)ev;
-			goto fail;
+			goto out;
 		}
 	}
-	if ((ret = db_commit(c->app->db)) < 0)
-		goto fail;
 	log_info("patch %lld: fixes=%s applies=%s fixup=%s -> %s", p->id,
-		 fixes, applies, fixup, patch_state_name(to));
+		 check_result_name(v[CHECK_FIXES]),
+		 check_result_name(v[CHECK_APPLIES]),
+		 check_result_name(v[CHECK_FIXUP]), patch_state_name(to));
 	sum->checked++;
 	sum->queued += to == PS_QUEUED;
 	sum->held += to == PS_HELD;
 	sum->rejected += to == PS_REJECTED;
 	sum->waiting += to == PS_CHECKED;
+	sum->released += to == PS_RELEASED;
 	p->state = to;
-	goto out;
-fail:
-	db_rollback(c->app->db);
+	ret = 0;
 out:
-	strbuf_release(&fd);
-	strbuf_release(&ad);
-	strbuf_release(&xd);
-	strbuf_release(&gd);
+	for (int k = 0; k < CHECK_KIND_COUNT; k++)
+		strbuf_release(&d[k]);
 	strbuf_release(&reason);
 	return ret;
 }
@@ -498,7 +404,22 @@ int branch_version(struct repo *r, const char *tip, char **version)
 	return 0;
 }
 
-static int open_ctx(struct ctx *c, struct app *app)
+/* Debian's changelog, indexed once per file in the store (not per patch). */
+static void open_changelog(struct check_ctx *c)
+{
+	const char *path = c->app->cfg.debian_changelog;
+	long n = 0;
+
+	if (!path || !*path)
+		return;
+	if (changelog_index(c->app->db, path, &n, NULL) < 0) {
+		log_warnx("checks without Debian's changelog: %s", err_msg());
+		return;
+	}
+	c->changelog = path;
+}
+
+static int open_ctx(struct check_ctx *c, struct app *app)
 {
 	int ret;
 
@@ -515,20 +436,29 @@ static int open_ctx(struct ctx *c, struct app *app)
 		return ret;
 	c->series = xstrdup(c->version);
 	char *dot = strchr(c->series, '.');
-	if (dot && (dot = strchr(dot + 1, '.')))
+	if (dot && (dot = strchr(dot + 1, '.'))) {
 		*dot = '\0';
+		c->sublevel = strtol(dot + 1, NULL, 10);
+	}
 	memcpy(c->running, c->tip, sizeof(c->running));
+	c->history_small = repo_history_small(c->repo, c->tip, 4096, &c->history,
+					      &c->nhistory) > 0;
+	/* the trees the checks make are thrown away: not one file each */
+	if ((ret = repo_objects_in_memory(c->repo)) < 0)
+		return ret;
 	if (*app->cfg.upstream_repo &&
 	    repo_open(&c->upstream, app->cfg.upstream_repo) < 0)
 		return err_prefix(ERR_INVALID, "upstream_repo %s",
 				  app->cfg.upstream_repo);
+	open_changelog(c);
 	return 0;
 }
 
-static void close_ctx(struct ctx *c)
+static void close_ctx(struct check_ctx *c)
 {
 	repo_free(c->repo);
 	repo_free(c->upstream);
+	free(c->history);
 	free(c->version);
 	free(c->series);
 }
@@ -536,10 +466,10 @@ static void close_ctx(struct ctx *c)
 int check_run(struct app *app, const long long *ids, size_t n,
 	      struct check_summary *sum)
 {
-	struct ctx c;
+	struct check_ctx c;
 	long long *all = NULL;
-	size_t nall = 0;
-	int ret;
+	size_t nall = 0, batched = 0;
+	int ret, in_tx = 0;
 
 	memset(sum, 0, sizeof(*sum));
 	if ((ret = open_ctx(&c, app)) < 0)
@@ -553,27 +483,40 @@ int check_run(struct app *app, const long long *ids, size_t n,
 		goto out;
 	sum->json = json_array();
 	for (size_t i = 0; i < nall; i++) {
-		struct row r;
-		char new_tree[41] = "";
+		struct check_row r;
+		char new_tree[REPO_HEX_SIZE] = "";
 		int advance = 0;
 
-		if ((ret = load_row(app->db, all[i], &r)) < 0)
+		if ((ret = check_row_load(app->db, all[i], &r)) < 0)
 			goto out;
 		switch (r.state) {
 		case PS_RELEASED: /* on the branch already */
 		case PS_DROPPED:
 		case PS_REVERTED:
 		case PS_BROKEN:
-			row_free(&r);
+			check_row_release(&r);
 			continue;
 		default:
 			break;
 		}
 		if (wanted(ids, n, r.id)) {
+			if (!in_tx && (ret = db_begin(app->db)) < 0) {
+				check_row_release(&r);
+				goto out;
+			}
+			in_tx = 1;
 			ret = check_one(&c, &r, sum, new_tree, &advance);
 			if (ret < 0) {
-				row_free(&r);
+				check_row_release(&r);
 				goto out;
+			}
+			if (++batched == CHECK_BATCH) {
+				in_tx = batched = 0;
+				if ((ret = db_commit(app->db)) < 0) {
+					db_rollback(app->db);
+					check_row_release(&r);
+					goto out;
+				}
 			}
 			json_t *o = queue_patch_json(app->db, r.id, 0);
 			if (o)
@@ -587,10 +530,14 @@ int check_run(struct app *app, const long long *ids, size_t n,
 		}
 		if (advance && *new_tree)
 			memcpy(c.running, new_tree, sizeof(c.running));
-		row_free(&r);
+		check_row_release(&r);
 	}
 	ret = 0;
+	if (in_tx && (ret = db_commit(app->db)) == 0)
+		in_tx = 0;
 out:
+	if (in_tx)
+		db_rollback(app->db);
 	free(all);
 	close_ctx(&c);
 	if (ret < 0) {
@@ -621,8 +568,9 @@ void check_summary_print(const struct check_summary *s, FILE *f)
 	}
 	fprintf(f,
 		"checked %zu: %zu queued, %zu held, %zu rejected, %zu waiting"
-		" for a human\n",
-		s->checked, s->queued, s->held, s->rejected, s->waiting);
+		" for a human, %zu already in the tree\n",
+		s->checked, s->queued, s->held, s->rejected, s->waiting,
+		s->released);
 }
 
 int check_due(struct app *app, long long *id)

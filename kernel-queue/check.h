@@ -5,6 +5,7 @@
 #include "app.h"
 
 #include <jansson.h>
+#include <sqlite3.h>
 #include <stdio.h>
 
 /*
@@ -12,21 +13,75 @@
  *   fixes   present | absent | unknown | missing
  *   applies clean | conflict | already-applied
  *   fixup   ok | held | overridden
- *   flags   none | adds-file,new-kconfig,uapi (informational)
- * and the move that follows: absent or already-applied -> rejected (author
- * mailed), held -> held (mailed), conflict, unknown or missing -> checked
- * (needs a human: `stableq override`), else queued.
+ *   flags   none | feature-like (adds-file,new-kconfig,uapi: informational)
+ * and the move that follows:
+ *   held                      -> held (the author is mailed: revert first)
+ *   already-applied           -> released: the change is in the tree already
+ *                                (nobody's problem, no mail)
+ *   absent                    -> rejected (no mail: nothing to act on)
+ *   conflict, unknown, missing -> checked (waits for a human: `stableq override`)
+ *   else                      -> queued
+ *
+ * The evidence, in the order it is asked (each verdict's reason names the
+ * one it rests on first, then what else was learnt):
+ *   fixes: for each Fixes: target, the branch's history and its backports
+ *   ("commit X upstream."), the queue, a configured stable-queue checkout,
+ *   a configured upstream clone (when it finds the target before the base),
+ *   Debian's changelog (the target's subject listed in a 6.1.N release up to
+ *   the tree's), and the upstream clone (after the base: absent). When no
+ *   target is known: the patch it is a Stable-dep-of (its standing), the
+ *   tree (every file it changes is missing: absent), the stable annotation
+ *   (stable-kernel-rules.rst; an unversioned Cc: stable is every tree), the
+ *   tree again (the lines it removes are there: present).
+ *   applies: the branch plus the patches queued before it; in reverse
+ *   (already-applied); when it does not apply, whether it was released
+ *   (its subject in Debian's changelog, its upstream SHA in the stable-queue
+ *   checkout) or applies in reverse once the later queued patches touching
+ *   the same files are taken out (already-applied too).
  */
+enum check_kind { CHECK_FIXES, CHECK_APPLIES, CHECK_FIXUP, CHECK_FLAGS,
+		  CHECK_KIND_COUNT };
+
+enum check_result {
+	CR_PRESENT,
+	CR_ABSENT,
+	CR_UNKNOWN,
+	CR_MISSING,
+	CR_CLEAN,
+	CR_CONFLICT,
+	CR_ALREADY,
+	CR_OK,
+	CR_HELD,
+	CR_OVERRIDDEN,
+	CR_NONE,
+	CR_FEATURE_LIKE,
+	CR_COUNT
+};
+
+/* The names stored and shown ("fixes", "already-applied"); "?" if out of range. */
+const char *check_kind_name(enum check_kind k);
+const char *check_result_name(enum check_result r);
+/* The enum of a stored name, or -1. */
+int check_result_parse(const char *name);
+/* verdict_add() of one check's result: the strings are made here. */
+int check_verdict_add(sqlite3 *db, long long patch_id, enum check_kind k,
+		      enum check_result r, const char *detail);
+
 struct check_summary {
-	size_t checked, queued, held, rejected, waiting;
+	size_t checked, queued, held, rejected, waiting, released;
 	json_t *json; /* [{id, subject, state, verdicts{}}]; owned by the caller */
 };
 
 /*
  * Checks the given patches (NULL/0: every patch not yet released, dropped
  * or reverted), in queue order against the branch plus the patches queued
- * before each. One transaction per patch. ERR_NOTFOUND if the stable tree
- * is not there (`stableq tree init`).
+ * before each. A patch's verdicts, state, event and mail are written
+ * together; patches are committed in batches of 64, so a failure rolls back
+ * its batch (those patches are checked again next time). ERR_NOTFOUND if
+ * the stable tree
+ * is not there (`stableq tree init`). Debian's changelog (debian_changelog)
+ * is indexed first when the store's index is not current; a missing one
+ * is logged and the checks go on without it.
  */
 int check_run(struct app *app, const long long *ids, size_t n,
 	      struct check_summary *sum);

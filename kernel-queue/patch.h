@@ -124,5 +124,10 @@ size_t patch_tags_of(const struct patch *p, const char *kind,
  * 1 yes, 0 no, negative if the annotation cannot be read.
  */
 int stable_version_covers(const char *annotation, const char *version);
+/*
+ * The same for a whole "Cc: stable" tag: an unversioned one (annotation NULL
+ * or blank) means every applicable tree, so it covers every version (1).
+ */
+int stable_cc_covers(const char *annotation, const char *version);
 
 #endif

@@ -18,16 +18,19 @@ static const char *const state_names[PS_COUNT] = {
 /* allowed[from] is a bit set of the states it may move to. */
 #define B(s) (1u << (s))
 static const unsigned allowed[PS_COUNT] = {
+	/* -> released: the checks found the change in the tree already */
 	[PS_IMPORTED] = B(PS_CHECKED) | B(PS_QUEUED) | B(PS_HELD) |
-			B(PS_REJECTED) | B(PS_BROKEN) | B(PS_DROPPED),
+			B(PS_REJECTED) | B(PS_BROKEN) | B(PS_DROPPED) |
+			B(PS_RELEASED),
 	[PS_CHECKED] = B(PS_CHECKED) | B(PS_QUEUED) | B(PS_HELD) |
-		       B(PS_REJECTED) | B(PS_BROKEN) | B(PS_DROPPED),
+		       B(PS_REJECTED) | B(PS_BROKEN) | B(PS_DROPPED) |
+		       B(PS_RELEASED),
 	[PS_QUEUED] = B(PS_CHECKED) | B(PS_HELD) | B(PS_REJECTED) |
 		      B(PS_BROKEN) | B(PS_DROPPED) | B(PS_RELEASED),
 	[PS_HELD] = B(PS_CHECKED) | B(PS_QUEUED) | B(PS_BROKEN) |
 		    B(PS_DROPPED) | B(PS_REJECTED),
 	[PS_REJECTED] = B(PS_CHECKED) | B(PS_QUEUED) | B(PS_HELD) |
-			B(PS_DROPPED),
+			B(PS_DROPPED) | B(PS_RELEASED),
 	[PS_BROKEN] = B(PS_DROPPED) | B(PS_REVERTED),
 	[PS_DROPPED] = 0,
 	[PS_RELEASED] = B(PS_BROKEN) | B(PS_REVERTED),

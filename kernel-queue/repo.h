@@ -162,6 +162,34 @@ int repo_apply(struct repo *r, const char *base, const char *diff_text,
 void repo_apply_result_release(struct repo_apply_result *res);
 
 /*
+ * The tree as evidence (repo-paths.c). repo_paths_exist: exists[i] = 1 when
+ * the tree of spec has paths[i] (a file, link or directory), else 0.
+ * repo_apply_reverse: repo_apply() of the diff that undoes diff_text, so
+ * new_tree_hex is base without the change (REPO_APPLY_CLEAN), as the
+ * revert of a patch would leave it.
+ */
+int repo_paths_exist(struct repo *r, const char *spec, const char *const *paths,
+		     size_t n, unsigned char *exists);
+/*
+ * From now on the objects r writes (the trees and blobs of repo_apply())
+ * stay in memory and are gone with r: for the checks, whose trees are
+ * answers, not results (a candidate applies its patches again). Commits,
+ * branches and checkouts through r would name objects that are not on
+ * disk: such an r is for reading and trying patches only.
+ */
+int repo_objects_in_memory(struct repo *r);
+/*
+ * The commits reachable from tip_spec when there are at most max (a tree
+ * imported from a tarball has one): 1 with *ids (caller frees) and *n, 0
+ * when there are more (ask repo_commit_in_history()), negative on error.
+ */
+int repo_history_small(struct repo *r, const char *tip_spec, size_t max,
+		       char (**ids)[REPO_HEX_SIZE], size_t *n);
+int repo_apply_reverse(struct repo *r, const char *base, const char *diff_text,
+		       char new_tree_hex[REPO_HEX_SIZE],
+		       struct repo_apply_result *res);
+
+/*
  * Creates a commit object (no ref changes): parent_hex may be NULL for a
  * root commit; author_date may be NULL (now), or a mail date
  * ("Thu, 4 Aug 2016 12:00:00 +0200"), a git date

@@ -1,4 +1,9 @@
-/* version.c: does a stable annotation ("5.10+") cover a kernel version? */
+/*
+ * version.c: does a stable annotation ("5.10+", "3.3.x") cover a kernel
+ * version? Documentation/process/stable-kernel-rules.rst: "# 3.3.x" means
+ * every stable tree starting with that version, so a bare version is a
+ * lower bound, as "3.3+" is; "only" and ranges ("5.4 - 6.1") bound it.
+ */
 #include "patch.h"
 
 #include <ctype.h>
@@ -68,7 +73,7 @@ static int has_word(const char *s, const char *end, const char *w)
 static int covers_one(const char *s, const char *end, const struct kver *v)
 {
 	struct kver a, b;
-	int plus = 0;
+	int plus = 0, only = 0;
 
 	s = skip_sp(s, end);
 	if (has_word(s, end, ">=")) {
@@ -105,13 +110,16 @@ static int covers_one(const char *s, const char *end, const struct kver *v)
 			return 0;
 		return 1;
 	}
-	if (has_word(s, end, "only"))
+	if (has_word(s, end, "only")) {
+		only = 1;
 		s = skip_sp(s + 4, end);
+	}
 	if (s != end)
 		return -1;
-	if (plus)
-		return kcmp(v, &a, a.n) >= 0;
-	return kcmp(v, &a, min2(a.n, 2)) == 0;
+	if (only)
+		return kcmp(v, &a, min2(a.n, 2)) == 0;
+	/* "5.15.x", "5.15", "5.15+": this tree and every later one */
+	return kcmp(v, &a, a.n) >= 0;
 }
 
 int stable_version_covers(const char *annotation, const char *version)
@@ -140,4 +148,15 @@ int stable_version_covers(const char *annotation, const char *version)
 		s = comma ? comma + 1 : end;
 	}
 	return unreadable ? -1 : 0;
+}
+
+int stable_cc_covers(const char *annotation, const char *version)
+{
+	const char *s = annotation;
+
+	while (s && isspace((unsigned char)*s))
+		s++;
+	if (!s || !*s) /* an unversioned Cc: stable: every applicable tree */
+		return version ? 1 : -1;
+	return stable_version_covers(annotation, version);
 }

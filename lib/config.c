@@ -68,6 +68,9 @@ static const struct key keys[] = {
 	{ "http_timeout", K_INT, S(http_timeout), "15", NULL },
 	{ "http_request_timeout", K_INT, S(http_request_timeout), "30", NULL },
 	{ "poll_interval", K_INT, S(poll_interval), "5", NULL },
+	{ "debian_changelog", K_STR, S(debian_changelog),
+	  "/usr/share/doc/linux-source-6.1/changelog.Debian.gz", NULL },
+	{ "mail_bulk_limit", K_INT, S(mail_bulk_limit), "5", NULL },
 };
 #undef S
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))

@@ -47,6 +47,8 @@ struct config {
 	int http_timeout;       /* seconds */
 	int http_request_timeout; /* seconds for a request's headers and body */
 	int poll_interval;      /* seconds between daemon passes */
+	char *debian_changelog; /* changelog.Debian.gz of the tree's source package; "" none */
+	int mail_bulk_limit;    /* more recipients than this in one step: the mail waits */
 };
 
 /* Fills defaults, then reads path (NULL: defaults only). Negative on a bad file. */

@@ -48,7 +48,7 @@ static const struct kind {
  * about the same patch, so that its author gets one mail per chain of
  * events (flagged, then dropped), not one per event.
  */
-#define AMENDABLE "state = 'queued'"
+#define AMENDABLE "state = 'queued' AND hold IS NULL"
 
 static const struct kind *kind_find(const char *name)
 {

@@ -103,8 +103,9 @@ static int next_due(sqlite3 *db, long long after, time_t now, struct due *d)
 {
 	return due_fill(db_row_json(db,
 				    DUE_SELECT " WHERE id > ? AND ((state ="
-					       " 'queued' AND next_attempt_at"
-					       " <= ?) OR state = 'sending')"
+					       " 'queued' AND hold IS NULL AND"
+					       " next_attempt_at <= ?) OR state"
+					       " = 'sending')"
 					       " ORDER BY id LIMIT 1",
 				    "ii", after, (long long)now),
 			d);
@@ -313,8 +314,9 @@ int outbox_due(struct app *app, long long *id)
 {
 	return *app->cfg.smtp_url &&
 	       db_query_int(app->db, id,
-			    "SELECT id FROM mail WHERE state IN ('queued',"
-			    "'sending') AND next_attempt_at <= CAST(strftime("
-			    "'%s','now') AS INTEGER) ORDER BY id LIMIT 1",
+			    "SELECT id FROM mail WHERE ((state = 'queued' AND"
+			    " hold IS NULL) OR state = 'sending') AND"
+			    " next_attempt_at <= CAST(strftime('%s','now') AS"
+			    " INTEGER) ORDER BY id LIMIT 1",
 			    NULL) == 0;
 }

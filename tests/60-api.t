@@ -167,7 +167,7 @@ try:
 
     # ---- import through the API -----------------------------------------------
     a_mail = w.mail(7, 'lib: fix line 7', 'Fixes: 0123456789ab ("something nobody knows")',
-                    w.diff('lib.c', 'line 7\n', 'line seven\n'),
+                    w.diff('lib.c', 'line 7\n', 'line 7\nline seven\n'),
                     body='commit %s upstream.\n\nLine 7 was wrong.' % UPSTREAM_A)
     b_mail = w.mail(20, 'lib: fix line 20', '', w.diff('lib.c', 'line 20\n', 'line twenty\n'))
     mbox = a_mail + b_mail

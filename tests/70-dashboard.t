@@ -66,7 +66,7 @@ try:
         w.mail(5, 'lib: do not leak line 5 on failure', 'Fixes: %s ("lib: spell two")' % w.s1[:12],
                w.diff('lib.c', 'line 5\n', 'line five\n'), author='Grace Hopper <grace@example.org>'),
         w.mail(7, 'lib: fix line 7 for the odd case', 'Fixes: 0123456789ab ("something nobody knows")',
-               w.diff('lib.c', 'line 7\n', 'line seven\n'), body='commit %s upstream.\n\nLine 7 was wrong.' % up),
+               w.diff('lib.c', 'line 7\n', 'line 7\nline seven\n'), body='commit %s upstream.\n\nLine 7 was wrong.' % up),
         w.mail(20, 'lib: tidy line 20', '', w.diff('lib.c', 'line 20\n', 'line twenty\n'),
                author='Linus Torvalds <torvalds@example.org>'),
         w.mail(33, 'lib: make line 33 a fix for an old bug', 'Fixes: %s ("lib: spell two")' % w.s1[:12],

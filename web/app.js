@@ -81,10 +81,10 @@ async function post(path, data, tok) {
 
 /* Verdict results and states, by how they should look. */
 const GOOD = ['present', 'clean', 'ok', 'none', 'pass', 'overridden', 'found',
-	'done', 'confirmed', 'sent', 'good'];
+	'done', 'confirmed', 'sent', 'good', 'already-applied'];
 const BAD = ['absent', 'conflict', 'held', 'fail', 'build-failed', 'apply-failed',
 	'hang', 'failed', 'invalid', 'bad', 'broken'];
-const WARN = ['added', 'not-built', 'unknown', 'missing', 'already-applied', 'flaky', 'queued-mail',
+const WARN = ['added', 'not-built', 'unknown', 'missing', 'flaky', 'queued-mail',
 	'running', 'planned', 'applying', 'sending', 'pending'];
 
 function tone(result) {
@@ -175,13 +175,56 @@ function patchLink(id, text) {
 
 const views = {};
 
+/* A form's token, remembered; null when there is none (msg says so). */
+function formToken(tok, msg) {
+	const t = tok.value.trim();
+	if (!t) {
+		msg.textContent = 'A token is needed: stableq token add NAME';
+		msg.className = 'msg bad';
+		return null;
+	}
+	setToken(t);
+	return t;
+}
+
+/* The bulk-mail guard: mail of a step that would reach too many people
+ * waits; the page says so and a maintainer with a token releases it. */
+function heldNotice(mail) {
+	const held = (mail || []).filter(m => m.hold);
+	if (!held.length)
+		return null;
+	const msg = h('span', { class: 'msg' });
+	const tok = h('input', { type: 'password', name: 'token', autocomplete: 'off', value: token(), placeholder: 'API token', required: true });
+	async function release(ev) {
+		ev.preventDefault();
+		const t = formToken(tok, msg);
+		if (!t)
+			return;
+		try {
+			const r = await post('/mail/release', {}, t);
+			msg.className = 'msg good';
+			msg.textContent = r.released + ' released.';
+			render(true);
+		} catch (e) {
+			msg.className = 'msg bad';
+			msg.textContent = (e.status ? e.status + ': ' : '') + e.message;
+		}
+	}
+	return h('form', { class: 'act held-mail', id: 'held-mail', onsubmit: release },
+		h('p', {}, h('strong', {}, held.length + ' mail' + (held.length === 1 ? '' : 's') +
+			' held by the bulk-mail guard'), ': ', held[0].hold, '. ',
+			h('a', { href: '#/mail' }, 'See them'), '.'),
+		tok, h('button', { type: 'submit', id: 'release-mail' }, 'Release the mail'), msg);
+}
+
 views.queue = async (args) => {
 	const state = args.state || '';
 	const offset = Number(args.offset || 0);
 	const q = new URLSearchParams({ limit: PAGE, offset });
 	if (state)
 		q.set('state', state);
-	const [list, health] = await Promise.all([get('/patches?' + q), get('/health')]);
+	const [list, health, queued] = await Promise.all([get('/patches?' + q), get('/health'),
+		get('/mail?state=queued&limit=1000')]);
 	const counts = health.queue || {};
 	const total = STATES.reduce((a, s) => a + (counts[s] || 0), 0);
 	const chips = h('div', { class: 'counts' },
@@ -210,6 +253,7 @@ views.queue = async (args) => {
 
 	return [
 		h('h1', {}, 'Queue', state ? ' · ' + state : ''),
+		heldNotice(queued.mail),
 		progress(health),
 		chips,
 		list.patches.length ? table(['#', 'Patch', 'State', 'Checks'], rows, 'patches') :
@@ -467,14 +511,10 @@ function actions(p) {
 
 	async function act(ev, kind) {
 		ev.preventDefault();
-		const t = tok.value.trim();
+		const t = formToken(tok, msg);
 		const r = reason.value.trim();
-		if (!t) {
-			msg.textContent = 'A token is needed: stableq token add NAME';
-			msg.className = 'msg bad';
+		if (!t)
 			return;
-		}
-		setToken(t);
 		msg.className = 'msg';
 		msg.textContent = 'Sending…';
 		try {
@@ -604,12 +644,12 @@ views.revert = async (args) => {
 
 views.mail = async () => {
 	const { mail } = await get('/mail?limit=200');
-	return [h('h1', {}, 'Mail outbox'), mail.length ? table(['#', 'Subject', 'To', 'Kind', 'State', 'Attempts', 'Last error', 'Created'],
+	return [h('h1', {}, 'Mail outbox'), heldNotice(mail), mail.length ? table(['#', 'Subject', 'To', 'Kind', 'State', 'Attempts', 'Last error', 'Created'],
 		mail.map(m => row([
 			['#', m.id], ['Subject', m.patch_id ? patchLink(m.patch_id, m.subject || '(no subject)') : (m.subject || '')],
 			['To', (Array.isArray(m.rcpt_to) ? m.rcpt_to : []).join(', ')], ['Kind', m.kind],
-			['State', mailBadge(m.state)], ['Attempts', m.attempts],
-			['Last error', m.last_error || ''], ['Created', ago(m.created_at)]]))) : h('p', { class: 'empty' }, 'No mail.')];
+			['State', m.hold ? badge('held', 'warn') : mailBadge(m.state)], ['Attempts', m.attempts],
+			['Last error', m.hold || m.last_error || ''], ['Created', ago(m.created_at)]]))) : h('p', { class: 'empty' }, 'No mail.')];
 };
 
 views.events = async () => {

@@ -1,0 +1,66 @@
+#!/bin/sh
+# bench/checks.sh: the checks of 1,000 generated patches against a tree that
+# has their files, with Debian's changelog of linux-source-6.1 indexed, next
+# to the import of the same patches (bench/import.sh's generator). Goal:
+# the checks take at most 2x the import. The changelog is indexed once per
+# file (in the store); the first check run pays for that, and says so.
+set -eu
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+. "$TOP/bench/lib/patches.sh"
+N=${N:-1000}
+CL=${CL:-/usr/share/doc/linux-source-6.1/changelog.Debian.gz}
+T=$(mktemp -d)
+[ -n "${KEEP:-}" ] || trap 'rm -rf "$T"' EXIT
+fail() { echo "bench/checks: $*" >&2; cat "$T/out" >&2 2>/dev/null; exit 1; }
+now() { date +%s.%N; }
+[ -r "$CL" ] || fail "$CL is missing (Debian package linux-source-6.1)"
+
+# the patches, and a tree holding the lines each one changes
+mkdir -p "$T/q" "$T/linux"
+i=1
+while [ $i -le $N ]; do
+	f=$(printf '%04d-fix-%d.patch' $i $i)
+	bench_patch $i "PATCH 6.1 $i/$N" bench > "$T/q/$f"
+	echo "$f" >> "$T/q/series"
+	d="$T/linux/drivers/subsys$((i % 37))"
+	mkdir -p "$d"
+	{
+		printf '// SPDX-License-Identifier: GPL-2.0\n/* file%d.c */\n' $i
+		printf '#include <linux/device.h>\n\n/* one */\n/* two */\n/* three */\n\n'
+		printf 'static int thing_%d(struct device *dev)\n{\n\tint ret;\n\n' $i
+		printf '\tret = do_thing(dev);\n\tif (ret)\n\t\treturn ret;\n\treturn 0;\n}\n'
+	} > "$d/file$i.c"
+	i=$((i + 1))
+done
+printf 'VERSION = 6\nPATCHLEVEL = 1\nSUBLEVEL = 192\n' > "$T/linux/Makefile"
+(cd "$T/linux" && git init -q && git add -A &&
+	git -c user.name=b -c user.email=b@example.org commit -qm "Linux 6.1.192" &&
+	git tag v6.1.192 && git branch linux-6.1.y) || fail "tree"
+
+cat > "$T/import.conf" <<CONF
+db = $T/bench.db
+tree_dir = $T/no-tree
+CONF
+cat > "$T/check.conf" <<CONF
+db = $T/bench.db
+tree_dir = $T/linux
+debian_changelog = $CL
+CONF
+export STABLEQ_NO_DEFAULT_CONFIG=1
+s=$(now)
+"$TOP/stableq" -c "$T/import.conf" import "$T/q" > "$T/out" 2>&1 || fail "import failed"
+e=$(now)
+"$TOP/stableq" -c "$T/check.conf" check > "$T/out" 2>&1 || fail "first check failed"
+e1=$(now)
+tail -1 "$T/out" | grep -q "checked $N: $N queued" || fail "not every patch queued"
+"$TOP/stableq" -c "$T/check.conf" check > "$T/out" 2>&1 || fail "second check failed"
+e2=$(now)
+entries=$(sqlite3 "$T/bench.db" "SELECT entries FROM changelog_sources")
+sources=$(sqlite3 "$T/bench.db" "SELECT COUNT(*) FROM changelog_sources")
+[ "$sources" = 1 ] || fail "the changelog was indexed $sources times"
+awk -v s="$s" -v e="$e" -v e1="$e1" -v e2="$e2" -v n="$N" -v ent="$entries" 'BEGIN {
+	imp = e - s; c1 = e1 - e; c2 = e2 - e1
+	printf "import of %d patches: %.3f s\n", n, imp
+	printf "checks of %d patches, changelog indexed first (%d entries, once per file): %.3f s = %.2fx the import\n", n, ent, c1, c1 / imp
+	printf "checks of %d patches with the index in the store: %.3f s = %.2fx the import (goal <= 2x)\n", n, c2, c2 / imp
+}'

@@ -1,0 +1,483 @@
+/* check-fixes.c: the fixes verdict: is the bug a patch fixes in this tree? Each answer names its evidence. */
+#include "changelog.h"
+#include "check-int.h"
+#include "db.h"
+#include "err.h"
+#include "patch.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/*
+ * Does column col name the same commit as the SHA parameter b ("?2")? On
+ * the first 12 digits (indexed, sql/003), then as prefixes of each other.
+ */
+#define SHA_MATCH(col, b)                                                      \
+	"substr(" col ", 1, 12) = substr(" b ", 1, 12) AND substr(" col       \
+	", 1, min(12, length(" b "))) = substr(" b ", 1, min(12, length(" col \
+	")))"
+
+/* Stable-dep-of chains are short; a loop in hostile tags must end. */
+#define DEP_DEPTH 4
+
+enum ev { EV_UNKNOWN = -1, EV_ABSENT = 0, EV_PRESENT = 1 };
+
+/* Debian's changelog on a subject: EV_PRESENT (listed up to the tree's
+ * version), EV_ABSENT (listed, then reverted), EV_UNKNOWN. */
+static enum ev changelog_ev(struct check_ctx *c, const char *subject,
+			    long *at, long *rev)
+{
+	*at = *rev = -1;
+	if (!c->changelog || !subject || !*subject)
+		return EV_UNKNOWN;
+	int r = changelog_find(c->app->db, c->changelog, c->series, c->sublevel,
+			       subject, at, rev);
+	if (r > 0)
+		return EV_PRESENT;
+	if (r == 0 && *rev >= 0)
+		return EV_ABSENT;
+	return EV_UNKNOWN;
+}
+
+static int in_history(struct check_ctx *c, const char *sha)
+{
+	if (!c->history_small)
+		return repo_commit_in_history(c->repo, c->tip, sha) > 0;
+	size_t n = strlen(sha);
+	for (size_t i = 0; i < c->nhistory; i++)
+		if (!strncasecmp(c->history[i], sha, n))
+			return n >= REPO_MIN_ABBREV && n <= REPO_HEXSZ;
+	return 0;
+}
+
+/* One Fixes: target, its reason in why. */
+static enum ev fixes_one(struct check_ctx *c, long long self, const char *sha,
+			 const char *subject, struct strbuf *why)
+{
+	const char *branch = c->app->cfg.branch;
+	char found[REPO_HEX_SIZE], base[64] = "";
+	char *where = NULL;
+	long long qid = 0;
+	long at, rev;
+	int up = EV_UNKNOWN;
+	enum ev cl;
+
+	if (in_history(c, sha)) {
+		strbuf_addf(why, "Fixes: %.12s is in %s", sha, branch);
+		return EV_PRESENT;
+	}
+	if (repo_find_backport(c->repo, c->tip, sha, found) > 0) {
+		strbuf_addf(why, "Fixes: %.12s is in %s as backport %.12s", sha,
+			    branch, found);
+		return EV_PRESENT;
+	}
+	if (db_query_int(c->app->db, &qid,
+			 "SELECT id FROM patches WHERE id != ?1 AND state IN"
+			 " ('imported','checked','queued','held','released',"
+			 "'broken') AND " SHA_MATCH("upstream", "?2")
+			 " ORDER BY queue_pos LIMIT 1",
+			 "it", self, sha) == 0) {
+		strbuf_addf(why, "Fixes: %.12s is in the queue as patch %lld",
+			    sha, qid);
+		return EV_PRESENT;
+	}
+	if (*c->app->cfg.stable_queue_repo &&
+	    stable_queue_find(c->app->cfg.stable_queue_repo, c->series, sha,
+			      &where) > 0) {
+		strbuf_addf(why, "Fixes: %.12s was released in %s", sha, where);
+		free(where);
+		return EV_PRESENT;
+	}
+	if (c->upstream) {
+		snprintf(base, sizeof(base), "v%s", c->version);
+		if (repo_resolve(c->upstream, base, found) < 0)
+			snprintf(base, sizeof(base), "v%s", c->series);
+		int r = repo_commit_in_history(c->upstream, base, sha);
+		if (r > 0) {
+			strbuf_addf(why, "Fixes: %.12s is upstream before %s",
+				    sha, base);
+			return EV_PRESENT;
+		}
+		if (r == 0 && repo_resolve(c->upstream, sha, found) == 0)
+			up = EV_ABSENT;
+	}
+	/* Upstream after the base may still have been backported: the
+	 * changelog is asked before the upstream clone's "after". */
+	cl = changelog_ev(c, subject, &at, &rev);
+	if (cl == EV_PRESENT) {
+		strbuf_addf(why,
+			    "Fixes: %.12s (\"%s\") is in %s: Debian's changelog"
+			    " lists it in %s.%ld",
+			    sha, subject, branch, c->series, at);
+		return EV_PRESENT;
+	}
+	if (cl == EV_ABSENT) {
+		strbuf_addf(why,
+			    "Fixes: %.12s (\"%s\") was released in %s.%ld and"
+			    " reverted in %s.%ld (Debian's changelog): the bug"
+			    " is not in this tree",
+			    sha, subject, c->series, at, c->series, rev);
+		return EV_ABSENT;
+	}
+	if (up == EV_ABSENT) {
+		strbuf_addf(why,
+			    "Fixes: %.12s came upstream after %s and is not in"
+			    " %s: the bug is not in this tree",
+			    sha, base, branch);
+		return EV_ABSENT;
+	}
+	strbuf_addf(why, "Fixes: %.12s%s%s%s is unknown here (not in %s's"
+			 " history",
+		    sha, subject ? " (\"" : "", subject ? subject : "",
+		    subject ? "\")" : "", branch);
+	strbuf_addf(why, c->changelog ? ", not listed in Debian's changelog"
+					" up to %s"
+				      : ", no Debian changelog%.0s",
+		    c->version);
+	strbuf_addstr(why, *c->app->cfg.stable_queue_repo
+				   ? ", not in the stable-queue checkout"
+				   : ", no stable-queue checkout");
+	strbuf_addstr(why, !c->upstream ? ", no upstream clone)"
+			   : *base ? ", unknown to the upstream clone)"
+				   : ")");
+	return EV_UNKNOWN;
+}
+
+struct tag {
+	char *kind, *value, *extra;
+};
+
+struct tags {
+	struct tag *v;
+	size_t n;
+};
+
+static void tags_free(struct tags *t)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		free(t->v[i].kind);
+		free(t->v[i].value);
+		free(t->v[i].extra);
+	}
+	free(t->v);
+}
+
+static int tags_load(sqlite3 *db, long long id, struct tags *t)
+{
+	sqlite3_stmt *st = db_stmt(db,
+				   "SELECT kind, value, extra FROM patch_tags"
+				   " WHERE patch_id = ? AND kind IN ('fixes',"
+				   "'stable','stable_dep_of') ORDER BY id",
+				   "i", id);
+	int rc;
+
+	memset(t, 0, sizeof(*t));
+	if (!st)
+		return ERR_IO;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		t->v = xrealloc(t->v, (t->n + 1) * sizeof(*t->v));
+		struct tag *g = &t->v[t->n++];
+		g->kind = xstrdup(db_col_text(st, 0));
+		g->value = xstrdup(db_col_text(st, 1));
+		g->extra = db_col_text(st, 2) ? xstrdup(db_col_text(st, 2))
+					      : NULL;
+	}
+	db_stmt_done(st);
+	return rc == SQLITE_DONE ? 0 : err_set(ERR_IO, "tags of patch %lld",
+					       id);
+}
+
+/*
+ * The files p modifies or deletes that the running tree lacks: 1 when it
+ * has none of them (listed in out), 0 otherwise.
+ */
+static int files_all_missing(struct check_ctx *c, long long id,
+			     struct strbuf *out)
+{
+	sqlite3_stmt *st = db_stmt(c->app->db,
+				   "SELECT path FROM patch_files WHERE patch_id"
+				   " = ? AND change IN ('M','D') ORDER BY path",
+				   "i", id);
+	char **paths = NULL;
+	size_t n = 0;
+	int all = 0;
+
+	while (st && sqlite3_step(st) == SQLITE_ROW && n < 4096) {
+		paths = xrealloc(paths, (n + 1) * sizeof(*paths));
+		paths[n++] = xstrdup(db_col_text(st, 0));
+	}
+	db_stmt_done(st);
+	if (n) {
+		unsigned char *have = xcalloc(n, 1);
+		if (repo_paths_exist(c->repo, c->running,
+				     (const char *const *)paths, n, have) == 0) {
+			all = 1;
+			for (size_t i = 0; i < n; i++)
+				all &= !have[i];
+		}
+		for (size_t i = 0; all && i < n; i++) {
+			if (i == 8) {
+				strbuf_addf(out, " and %zu more", n - 8);
+				break;
+			}
+			strbuf_addf(out, "%s%s", i ? ", " : "", paths[i]);
+		}
+		free(have);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(paths[i]);
+	free(paths);
+	return all;
+}
+
+/* Lines the diff removes ("-" lines, not "--- " headers). */
+static int removes_lines(const char *diff)
+{
+	for (const char *s = diff; s && *s;) {
+		if (s[0] == '-' && strncmp(s, "--- ", 4))
+			return 1;
+		s = strchr(s, '\n');
+		s = s ? s + 1 : NULL;
+	}
+	return 0;
+}
+
+int check_row_load(sqlite3 *db, long long id, struct check_row *r)
+{
+	sqlite3_stmt *st = db_stmt(db,
+				   "SELECT subject, diff, upstream, state FROM"
+				   " patches WHERE id = ?",
+				   "i", id);
+	int ret = ERR_NOTFOUND;
+
+	memset(r, 0, sizeof(*r));
+	r->id = id;
+	if (st && sqlite3_step(st) == SQLITE_ROW) {
+		r->subject = xstrdup(db_col_text(st, 0));
+		r->diff = xstrdup(db_col_text(st, 1));
+		r->upstream = db_col_text(st, 2) ? xstrdup(db_col_text(st, 2))
+						 : NULL;
+		r->state = (enum patch_state)patch_state_parse(
+			db_col_text(st, 3));
+		ret = 0;
+	}
+	db_stmt_done(st);
+	if (ret < 0)
+		err_set(ERR_NOTFOUND, "patch %lld: no such patch", id);
+	return ret;
+}
+
+void check_row_release(struct check_row *r)
+{
+	free(r->subject);
+	free(r->diff);
+	free(r->upstream);
+}
+
+/*
+ * A prerequisite takes its standing from the patch that needs it (its
+ * Stable-dep-of): that patch's latest fixes verdict, or, when it was not
+ * checked yet (it comes later in the queue), its verdict now. CR_COUNT when
+ * the patch is not in the store.
+ */
+static enum check_result dep_standing(struct check_ctx *c, long long self,
+				      const char *sha, int depth,
+				      struct strbuf *why)
+{
+	long long did = 0;
+	char *last = NULL;
+	struct check_row d;
+	struct strbuf dw = STRBUF_INIT;
+	enum check_result r;
+
+	if (depth >= DEP_DEPTH ||
+	    db_query_int(c->app->db, &did,
+			 "SELECT id FROM patches WHERE id != ?1 AND "
+			 SHA_MATCH("upstream", "?2") " ORDER BY queue_pos LIMIT 1",
+			 "it", self, sha) < 0 ||
+	    check_row_load(c->app->db, did, &d) < 0)
+		return CR_COUNT;
+	if (db_query_text(c->app->db, &last,
+			  "SELECT result || char(10) || detail FROM verdicts"
+			  " WHERE patch_id = ? AND check_name = 'fixes' ORDER"
+			  " BY id DESC LIMIT 1",
+			  "i", did) == 0 &&
+	    last && strchr(last, '\n')) {
+		char *nl = strchr(last, '\n');
+		*nl = '\0';
+		int k = check_result_parse(last);
+		r = k < 0 ? CR_UNKNOWN : (enum check_result)k;
+		strbuf_addstr(&dw, nl + 1);
+	} else {
+		/* not checked yet: it comes later in the queue, on top of
+		 * this patch */
+		struct repo_apply_result ar = { 0 };
+		char out[REPO_HEX_SIZE];
+		enum check_result applies = CR_COUNT;
+		if (*c->with &&
+		    repo_apply(c->repo, c->with, d.diff, out, &ar) == 0)
+			applies = ar.status == REPO_APPLY_CLEAN ? CR_CLEAN
+								: CR_CONFLICT;
+		repo_apply_result_release(&ar);
+		r = check_fixes(c, &d, applies, depth + 1, &dw);
+	}
+	free(last);
+	strbuf_addf(why,
+		    "Stable-dep-of: %.12s: patch %lld \"%s\" needs it, and its"
+		    " fixes verdict is %s (%s)",
+		    sha, did, d.subject, check_result_name(r), dw.buf);
+	strbuf_release(&dw);
+	check_row_release(&d);
+	return r == CR_PRESENT || r == CR_ABSENT ? r : CR_UNKNOWN;
+}
+
+/* detail = lead, then "; " and the rest when there is any. */
+static enum check_result say(struct strbuf *detail, enum check_result r,
+			     const char *lead, const struct strbuf *rest)
+{
+	strbuf_addstr(detail, lead);
+	if (rest && rest->len)
+		strbuf_addf(detail, "%s%s", *lead ? "; " : "", rest->buf);
+	return r;
+}
+
+enum check_result check_fixes(struct check_ctx *c, const struct check_row *p,
+			      enum check_result applies, int depth,
+			      struct strbuf *detail)
+{
+	struct tags t;
+	struct strbuf by[2] = { STRBUF_INIT, STRBUF_INIT }, unk = STRBUF_INIT,
+		      cover = STRBUF_INIT, nocover = STRBUF_INIT,
+		      unread = STRBUF_INIT, other = STRBUF_INIT,
+		      lead = STRBUF_INIT;
+	int nfix = 0, nabsent = 0, ndep = 0;
+	enum check_result res, dep = CR_COUNT;
+
+	if (tags_load(c->app->db, p->id, &t) < 0) {
+		strbuf_addf(detail, "the tags cannot be read: %s", err_msg());
+		return CR_UNKNOWN;
+	}
+	for (size_t i = 0; i < t.n; i++) {
+		const struct tag *g = &t.v[i];
+		if (!strcmp(g->kind, "fixes")) {
+			struct strbuf why = STRBUF_INIT;
+			enum ev e = fixes_one(c, p->id, g->value, g->extra, &why);
+			struct strbuf *to = e == EV_UNKNOWN ? &unk : &by[e];
+			nfix++;
+			nabsent += e == EV_ABSENT;
+			strbuf_addf(to, "%s%s", to->len ? "; " : "", why.buf);
+			strbuf_release(&why);
+		} else if (!strcmp(g->kind, "stable")) {
+			int r = stable_cc_covers(g->extra, c->version);
+			struct strbuf *to = r > 0 ? &cover : r == 0 ? &nocover
+								   : &unread;
+			if (g->extra && *g->extra)
+				strbuf_addf(to, "%sCc: stable # %s", to->len ? ", " : "",
+					    g->extra);
+			else
+				strbuf_addf(to, "%sCc: stable (unversioned: every"
+						" tree)",
+					    to->len ? ", " : "");
+		} else if (!strcmp(g->kind, "stable_dep_of") && !ndep++) {
+			dep = dep_standing(c, p->id, g->value, depth, &other);
+		}
+	}
+	if (by[EV_PRESENT].len) {
+		/* one target in the tree is enough: the bug is here */
+		strbuf_addbuf(&other, &unk);
+		res = say(detail, CR_PRESENT, by[EV_PRESENT].buf, &other);
+		goto out;
+	}
+	if (nfix && nabsent == nfix) {
+		res = say(detail, CR_ABSENT, by[EV_ABSENT].buf, NULL);
+		goto out;
+	}
+	/* No target known here: what the patch's standing rests on. */
+	if (unk.len)
+		strbuf_addf(&other, "%s%s", other.len ? "; " : "", unk.buf);
+	if (dep == CR_PRESENT || dep == CR_ABSENT) {
+		/* other starts with the Stable-dep-of reason */
+		res = say(detail, dep, "", &other);
+		goto out;
+	}
+	if (files_all_missing(c, p->id, &lead)) {
+		struct strbuf s = STRBUF_INIT;
+		strbuf_addf(&s, "%s %s not in %s (%s): the bug cannot be in this"
+				" tree",
+			    lead.buf, strchr(lead.buf, ',') ? "are" : "is",
+			    c->app->cfg.branch, c->version);
+		res = say(detail, CR_ABSENT, s.buf, &other);
+		strbuf_release(&s);
+		goto out;
+	}
+	if (cover.len) {
+		strbuf_addf(&lead, "%s covers %s", cover.buf, c->version);
+		res = say(detail, CR_PRESENT, lead.buf, &other);
+		goto out;
+	}
+	if (nocover.len) {
+		strbuf_addf(&lead, "%s does not cover %s: the bug is not in this"
+				   " tree",
+			    nocover.buf, c->version);
+		res = say(detail, CR_ABSENT, lead.buf, &other);
+		goto out;
+	}
+	if ((nfix || ndep) && applies == CR_CLEAN && removes_lines(p->diff)) {
+		strbuf_addf(&lead, "the lines it changes are in %s (%s): the"
+				   " diff applies to it",
+			    c->app->cfg.branch, c->version);
+		res = say(detail, CR_PRESENT, lead.buf, &other);
+		goto out;
+	}
+	if (unread.len) {
+		strbuf_addf(&lead, "%s cannot be read: needs a human",
+			    unread.buf);
+		res = say(detail, CR_UNKNOWN, lead.buf, &other);
+		goto out;
+	}
+	if (nfix || ndep) {
+		res = say(detail, CR_UNKNOWN, "", &other);
+		goto out;
+	}
+	res = say(detail, CR_MISSING,
+		  "neither a Fixes: tag, a stable annotation nor a"
+		  " Stable-dep-of: nobody said this bug is in this tree",
+		  NULL);
+out:
+	tags_free(&t);
+	strbuf_release(&by[0]);
+	strbuf_release(&by[1]);
+	strbuf_release(&unk);
+	strbuf_release(&cover);
+	strbuf_release(&nocover);
+	strbuf_release(&unread);
+	strbuf_release(&other);
+	strbuf_release(&lead);
+	return res;
+}
+
+int check_released_where(struct check_ctx *c, const struct check_row *p,
+			 struct strbuf *where)
+{
+	char *sq = NULL;
+	long at, rev;
+
+	if (changelog_ev(c, p->subject, &at, &rev) == EV_PRESENT) {
+		strbuf_addf(where, "%s.%ld (Debian's changelog lists \"%s\")",
+			    c->series, at, p->subject);
+		return 1;
+	}
+	if (p->upstream && *c->app->cfg.stable_queue_repo &&
+	    stable_queue_find(c->app->cfg.stable_queue_repo, c->series,
+			      p->upstream, &sq) > 0) {
+		const char *rel = strstr(sq, "releases/");
+		const char *v = rel ? rel + 9 : sq;
+		size_t vn = strcspn(v, "/");
+		strbuf_addf(where, "%.*s (the stable-queue checkout has %s)",
+			    (int)vn, v, sq);
+		free(sq);
+		return 1;
+	}
+	return 0;
+}

@@ -1,0 +1,61 @@
+/* check-int.h: what check.c and check-fixes.c share; not for other modules. */
+#ifndef STABLEQ_CHECK_INT_H
+#define STABLEQ_CHECK_INT_H
+
+#include "check.h"
+#include "queue.h"
+#include "repo.h"
+#include "strbuf.h"
+
+/* One run of the checks: the tree and the evidence it is judged by. */
+struct check_ctx {
+	struct app *app;
+	struct repo *repo;
+	struct repo *upstream; /* optional */
+	char tip[REPO_HEX_SIZE];
+	char running[REPO_HEX_SIZE]; /* tree: branch + patches queued so far */
+	char *version;               /* 6.1.192 */
+	char *series;                /* 6.1 */
+	long sublevel;               /* 192 */
+	const char *changelog;       /* the indexed Debian changelog, or NULL */
+	/* the running tree with the patch being checked, when it applies:
+	 * the patch its Stable-dep-of names is tried on it */
+	char with[REPO_HEX_SIZE];
+	/* the branch's whole history when it is short (a tarball import):
+	 * asked in memory instead of one object lookup per Fixes: tag */
+	int history_small;
+	char (*history)[REPO_HEX_SIZE];
+	size_t nhistory;
+};
+
+/* The patch being checked. Strings owned. */
+struct check_row {
+	long long id;
+	char *subject, *diff, *upstream;
+	enum patch_state state;
+};
+
+/* Loads patch id (ERR_NOTFOUND naming it); check_row_release() frees. */
+int check_row_load(sqlite3 *db, long long id, struct check_row *r);
+void check_row_release(struct check_row *r);
+
+/*
+ * The fixes verdict of p (check.h says which evidence, in which order).
+ * applies is p's applies result on the running tree, or CR_COUNT when not
+ * known (a patch judged for the Stable-dep-of it is). depth bounds that
+ * recursion. The reason goes to detail: the evidence for the verdict first.
+ */
+enum check_result check_fixes(struct check_ctx *c, const struct check_row *p,
+			      enum check_result applies, int depth,
+			      struct strbuf *detail);
+
+/*
+ * Was p released on this branch already? Its subject listed in Debian's
+ * changelog up to the tree's version (and not reverted after), or its
+ * upstream SHA in the stable-queue checkout's releases/: 1 with where
+ * ("6.1.57 (Debian's changelog lists \"...\")"), 0 no, negative on error.
+ */
+int check_released_where(struct check_ctx *c, const struct check_row *p,
+			 struct strbuf *where);
+
+#endif
