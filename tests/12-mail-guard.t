@@ -7,6 +7,7 @@ release it through the CLI or the API. A step within the limit mails at once.
 """
 import glob
 import os
+import pwd
 import sqlite3
 import subprocess
 import sys
@@ -98,7 +99,8 @@ try:
     w.sq('mail', 'send', check=False)
     t.is_(delivered(), 3, '... it goes out with the next delivery (and the one within the limit)')
     t.ok(q("SELECT 1 FROM events WHERE subject_kind = 'mail' AND subject_id = ? AND kind = 'released'"
-           " AND actor = 'cli'", held[0]), '... the release is in the event log')
+           " AND actor = ?", held[0], 'user:' + pwd.getpwuid(os.getuid()).pw_name),
+         '... the release is in the event log, by the local user')
 
     # ---- the API and the daemon ----
     tok = w.token('maint')
