@@ -628,6 +628,47 @@ static long saved_object_count(const char *build)
 }
 
 /* One step through spawn, output to the log. 0 ok; ERR_* with a message. */
+int kbuild_drop_broken_cmd(const char *build, const char *log,
+			   unsigned long off)
+{
+	struct strbuf sb = STRBUF_INIT;
+	int n = 0;
+
+	if (strbuf_read_file(&sb, log, 0) < 0 || off > sb.len) {
+		err_clear();
+		strbuf_release(&sb);
+		return 0;
+	}
+	for (char *l = sb.buf + off; l && *l;) {
+		char *nl = strchr(l, '\n'), *cmd;
+		if (nl)
+			*nl = '\0';
+		cmd = strstr(l, ".cmd:");
+		if (cmd && strstr(cmd, ": *** ") && !strstr(l, "..") &&
+		    *l != '/') {
+			char *name = xstrndup(l, (size_t)(cmd - l) + 4);
+			char *base = strrchr(name, '/');
+			char *path = xstrfmt("%s/%s", build, name);
+			/* "dir/.x.o.cmd" is the dependency file of "dir/x.o" */
+			if (base && base[1] == '.') {
+				char *obj = xstrfmt("%s/%.*s%.*s", build,
+						    (int)(base + 1 - name), name,
+						    (int)strlen(base + 2) - 4,
+						    base + 2);
+				unlink(obj);
+				free(obj);
+			}
+			if (unlink(path) == 0)
+				n++;
+			free(path);
+			free(name);
+		}
+		l = nl ? nl + 1 : NULL;
+	}
+	strbuf_release(&sb);
+	return n;
+}
+
 static int step(struct ctx *c, const char *what, const char *const *argv)
 {
 	struct spawn s = SPAWN_INIT;
@@ -876,7 +917,13 @@ int kbuild_run(const struct kbuild_opts *o, struct kbuild_result *r)
 		c.scan_off = stat(r->log_path, &lst) == 0
 				     ? (unsigned long)lst.st_size
 				     : 0;
+		unsigned long from = c.scan_off; /* scan_objects() moves it */
 		ret = step(&c, "make bzImage modules", a);
+		/* a build killed while fixdep wrote a .cmd file leaves it cut
+		 * short, and every later make stops on it: drop it, once */
+		if (ret < 0 && !r->timed_out &&
+		    kbuild_drop_broken_cmd(build, r->log_path, from) > 0)
+			ret = step(&c, "make bzImage modules (again)", a);
 		c.count_objects = 0;
 		if (o->progress)
 			scan_objects(&c);

@@ -110,6 +110,15 @@ int kbuild_make(const struct kbuild_opts *o, const char *const *argv,
 /* 1 when prog is an executable in $PATH (a cross compiler, ...) */
 int kbuild_have_tool(const char *prog);
 
+/*
+ * Removes the dependency files make reported as broken in the log from
+ * byte off on ("lib/.bitmap.o.cmd:5: *** unterminated call ..."), left cut
+ * short by a build that was killed, with their objects, so that the next
+ * make makes them again. Returns how many it removed.
+ */
+int kbuild_drop_broken_cmd(const char *build, const char *log,
+			   unsigned long off);
+
 /* $XDG_CACHE_HOME/stableq/ccache, else ~/.cache/stableq/ccache; caller frees */
 char *kbuild_default_ccache_dir(void);
 

@@ -364,6 +364,38 @@ static void test_make(void)
 	free(log);
 }
 
+/* A build killed while fixdep wrote lib/.x.o.cmd: the next one recovers. */
+static void test_broken_cmd(void)
+{
+	char *b = xstrfmt("%s/broken", dir), *lib = xstrfmt("%s/lib", b);
+	char *cmd = xstrfmt("%s/.x.o.cmd", lib), *obj = xstrfmt("%s/x.o", lib);
+	char *other = xstrfmt("%s/.y.o.cmd", lib), *log = xstrfmt("%s/log", b);
+	const char *text = "stableq: make bzImage modules: make\n"
+			   "lib/.x.o.cmd:5: *** unterminated call to function"
+			   " 'wildcard': missing ')'.  Stop.\n"
+			   "../etc/.p.cmd:1: *** not inside the build\n";
+	struct stat st;
+
+	mkdir_p(lib);
+	write_file_atomic(cmd, "cmd_lib/x.o := $(wildcard", 25);
+	write_file_atomic(obj, "o", 1);
+	write_file_atomic(other, "fine", 4);
+	write_file_atomic(log, text, strlen(text));
+	is_int(kbuild_drop_broken_cmd(b, log, strlen(text)), 0,
+	       "broken .cmd: nothing after the offset, nothing removed");
+	is_int(kbuild_drop_broken_cmd(b, log, 0), 1,
+	       "broken .cmd: the file make named is removed");
+	ok(stat(cmd, &st) < 0 && stat(obj, &st) < 0,
+	   "... with its object, so make builds it again");
+	ok(stat(other, &st) == 0, "... and nothing else (a path with .. is never followed)");
+	free(b);
+	free(lib);
+	free(cmd);
+	free(obj);
+	free(other);
+	free(log);
+}
+
 int main(void)
 {
 	strcpy(dir, "/tmp/t-kbuild-XXXXXX");
@@ -377,6 +409,7 @@ int main(void)
 	test_excerpt();
 	test_run_refusals();
 	test_make();
+	test_broken_cmd();
 	const char *rm[] = {"rm", "-rf", dir, NULL};
 	struct spawn s = SPAWN_INIT;
 	s.argv = rm;
