@@ -89,11 +89,13 @@ static void step_release(struct step *s)
 }
 
 /*
- * A job that failed is not started again at once: the same failure would
- * spin the loop. It waits 30 s, doubling up to 30 min, until it succeeds;
- * the jobs after it in the table go on meanwhile.
+ * A job that failed is not started again at once for the same row: the
+ * same failure would spin the loop. It waits 30 s, doubling up to 30 min,
+ * until it succeeds; the jobs after it in the table, and the same job
+ * about another row, go on meanwhile.
  */
 static struct backoff {
+	long long id; /* the row the failing step was about */
 	double until;
 	int delay;
 } backoff[64];
@@ -116,6 +118,9 @@ static void step_done(const struct step *s)
 		b->until = 0;
 		return;
 	}
+	if (b->id != s->id)
+		b->delay = 0;
+	b->id = s->id;
 	b->delay = b->delay ? (b->delay < 1800 ? b->delay * 2 : b->delay) : 30;
 	b->until = now_monotonic() + b->delay;
 	log_warnx("step %s failed: not again for %d s (see %s)", s->name,
@@ -198,9 +203,10 @@ static int schedule(struct app *app, struct step *s, unsigned char *ran_once)
 
 		if (j->once && ran_once[i])
 			continue;
-		if (b && now_monotonic() < b->until)
-			continue;
 		if (j->due(app, &id) != 1)
+			continue;
+		/* a failure about one row holds back that row, not the others */
+		if (b && now_monotonic() < b->until && b->id == id)
 			continue;
 		if (j->once)
 			ran_once[i] = 1;

@@ -479,7 +479,8 @@ int bisect_due(struct app *app, long long *id)
 			    " ('queue','confirm') AND c.verdict IN"
 			    " ('fail','build-failed','hang') AND c.id = (SELECT"
 			    " MAX(id) FROM candidates WHERE purpose IN"
-			    " ('queue','confirm')) AND NOT EXISTS (SELECT 1 FROM"
+			    " ('queue','confirm')) AND json_array_length("
+			    "c.patch_ids) > 0 AND NOT EXISTS (SELECT 1 FROM"
 			    " bisections b WHERE b.candidate_id = c.id AND NOT"
 			    " (b.state = 'failed' AND b.detail LIKE"
 			    " 'interrupted:%'))",
