@@ -792,6 +792,12 @@ json_t *candidate_json(sqlite3 *db, long long id)
 	json_object_set_new(o, "build", b ? b : json_null());
 	json_object_set_new(o, "coverage", coverage_candidate_json(db, id));
 	json_object_set_new(o, "summary", verdict_summary(db, id));
+	if (json_object_get(o, "verdict") &&
+	    !json_is_null(json_object_get(o, "verdict"))) {
+		char *line = candidate_summary(db, id);
+		json_object_set_new(o, "headline", json_string(line));
+		free(line);
+	}
 	json_object_set_new(o, "progress",
 			    db_row_json(db,
 					"SELECT label, done, total, unit,"

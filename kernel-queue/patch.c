@@ -562,15 +562,24 @@ static int tr_cc(struct mail *m, const struct trailer *t, const char *v,
 static int tr_person(struct mail *m, const struct trailer *t, const char *v,
 		     size_t n, size_t line)
 {
+	struct strbuf clean = STRBUF_INIT;
 	char *name, *addr;
 
+	/* control characters out first: the parser refuses them */
+	if (mime_has_control(v, n)) {
+		mime_clean_line(&clean, v, n);
+		v = clean.buf;
+		n = clean.len;
+	}
 	if (person(v, n, ADDRESS_TRAILING, &name, &addr) < 0) {
 		/* not one mailbox: kept as the text it is */
 		trim(&v, &n);
 		if (n)
 			patch_add_tag(m->p, t->kind, v, n, NULL, 0);
+		strbuf_release(&clean);
 		return 0;
 	}
+	strbuf_release(&clean);
 	if (addr)
 		patch_add_tag(m->p, t->kind, addr, strlen(addr), name,
 			      name ? strlen(name) : 0);

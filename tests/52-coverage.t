@@ -170,7 +170,8 @@ if [ -f "$TOP/node_modules/playwright-core/package.json" ] ||
 	NODE_PATH=$TOP/node_modules node "$TOP/tests/coverage-dashboard.mjs" "http://127.0.0.1:$PORT" "$C2" "$W" "$ARM" > "$T/chromium.txt" 2>&1
 	while read -r line; do
 		ok "$(py "import json; print(0 if json.loads('''$line''')['ok'] else 1)" 2>/dev/null || echo 1)" \
-			"chromium: $(py "import json; print(json.loads('''$line''')['name'])" 2>/dev/null || echo "$line")"
+			"chromium: $(py "import json; print(json.loads('''$line''')['name'])" 2>/dev/null || echo "$line")" ||
+			diag "$(py "import json; print(json.loads('''$line''').get('diag'))" 2>/dev/null)"
 	done < "$T/chromium.txt"
 	is "$(grep -c '"ok"' "$T/chromium.txt")" 4 "the browser run reports its four checks"
 else

@@ -489,7 +489,7 @@ function candidateBlock(c) {
 			c.verdict ? badge(c.verdict) : badge('running'),
 			c.detail && c.verdict !== 'fail' ? h('span', { class: 'why' }, ' ' + c.detail) : null),
 		c.progress && !c.verdict ? progressBar({ kind: 'build', ...c.progress }) : null,
-		c.summary ? h('div', { class: 'line summary' }, c.summary) : null,
+		c.summary ? h('div', { class: 'line verdict-summary' }, c.summary) : null,
 		b && b.error_excerpt ? pre(b.error_excerpt) : null,
 		(c.tests || []).length ? testResults(c.tests) : null,
 		b ? h('div', { class: 'line sub' }, 'build #' + b.id + ' ', badge(b.result),
@@ -568,7 +568,7 @@ views.candidates = async () => {
 views.candidate = async (args) => {
 	const c = await get('/candidates/' + args.id);
 	return [h('h1', {}, 'Candidate #' + c.id),
-		c.summary ? h('p', { class: 'summary' }, c.summary) : null,
+		c.headline ? h('p', { class: 'summary' }, c.headline) : null,
 		section('Result', candidateBlock(c)),
 		c.coverage ? section('Build coverage', coverageBlock(c.coverage)) : null,
 		section('Patches', h('p', {}, (c.patch_ids || []).map(id => [patchLink(id), ' ']))),
