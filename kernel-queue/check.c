@@ -467,8 +467,8 @@ int check_run(struct app *app, const long long *ids, size_t n,
 	      struct check_summary *sum)
 {
 	struct check_ctx c;
-	long long *all = NULL;
-	size_t nall = 0, batched = 0;
+	long long *all = NULL, *done = NULL;
+	size_t nall = 0, ndone = 0, batched = 0;
 	int ret, in_tx = 0;
 
 	memset(sum, 0, sizeof(*sum));
@@ -481,7 +481,7 @@ int check_run(struct app *app, const long long *ids, size_t n,
 	}
 	if ((ret = queue_ids(app->db, -1, &all, &nall)) < 0)
 		goto out;
-	sum->json = json_array();
+	done = xcalloc(nall + 1, sizeof(*done));
 	for (size_t i = 0; i < nall; i++) {
 		struct check_row r;
 		char new_tree[REPO_HEX_SIZE] = "";
@@ -518,9 +518,7 @@ int check_run(struct app *app, const long long *ids, size_t n,
 					goto out;
 				}
 			}
-			json_t *o = queue_patch_json(app->db, r.id, 0);
-			if (o)
-				json_array_append_new(sum->json, o);
+			done[ndone++] = r.id;
 		} else if (r.state == PS_QUEUED) {
 			struct repo_apply_result res = { 0 };
 			advance = repo_apply(c.repo, c.running, r.diff, new_tree,
@@ -535,10 +533,14 @@ int check_run(struct app *app, const long long *ids, size_t n,
 	ret = 0;
 	if (in_tx && (ret = db_commit(app->db)) == 0)
 		in_tx = 0;
+	/* what the checked patches are now, in a few queries for them all */
+	if (!ret && !(sum->json = queue_patches_json(app->db, done, ndone)))
+		ret = ERR_IO;
 out:
 	if (in_tx)
 		db_rollback(app->db);
 	free(all);
+	free(done);
 	close_ctx(&c);
 	if (ret < 0) {
 		json_decref(sum->json);

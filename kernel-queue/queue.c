@@ -278,10 +278,10 @@ int queue_ids(sqlite3 *db, int state, long long **ids, size_t *n)
 static json_t *tag_values(sqlite3 *db, long long id, const char *kind,
 			  int use_extra)
 {
-	sqlite3_stmt *st = db_prepare(db,
-				      "SELECT value, extra FROM patch_tags WHERE"
-				      " patch_id = ? AND kind = ? ORDER BY id",
-				      "it", id, kind);
+	sqlite3_stmt *st = db_stmt(db,
+				   "SELECT value, extra FROM patch_tags WHERE"
+				   " patch_id = ? AND kind = ? ORDER BY id",
+				   "it", id, kind);
 	json_t *arr = json_array();
 
 	while (st && sqlite3_step(st) == SQLITE_ROW) {
@@ -289,7 +289,7 @@ static json_t *tag_values(sqlite3 *db, long long id, const char *kind,
 		if (v)
 			json_array_append_new(arr, json_string(v));
 	}
-	sqlite3_finalize(st);
+	db_stmt_done(st);
 	return arr;
 }
 
@@ -398,10 +398,10 @@ static json_t *patch_row_json(sqlite3 *db, sqlite3_stmt *st, int full)
 
 json_t *queue_patch_json(sqlite3 *db, long long id, int full)
 {
-	sqlite3_stmt *st = db_prepare(db,
-				      "SELECT " PATCH_COLS
-				      " FROM patches WHERE id = ?",
-				      "i", id);
+	sqlite3_stmt *st = db_stmt(db,
+				   "SELECT " PATCH_COLS
+				   " FROM patches WHERE id = ?",
+				   "i", id);
 	json_t *o = NULL;
 
 	if (!st)
@@ -410,7 +410,7 @@ json_t *queue_patch_json(sqlite3 *db, long long id, int full)
 		o = patch_row_json(db, st, full);
 	else
 		err_set(ERR_NOTFOUND, "patch %lld: no such patch", id);
-	sqlite3_finalize(st);
+	db_stmt_done(st);
 	return o;
 }
 
@@ -452,49 +452,18 @@ static json_t *page_find(struct page_ref *refs, size_t n, long long id)
  * A list is a few queries whatever its length (the page, then the tags,
  * latest verdicts and files of all its patches at once through
  * json_each(ids)), not seven per patch: 351 prepared statements for a
- * page of 50 made GET /api/v1/patches?limit=50 cost ~9 ms.
+ * page of 50 made GET /api/v1/patches?limit=50 cost ~9 ms. page_json()
+ * takes the rows of st (LIST_COLS or SUMMARY_COLS) and adds their tags,
+ * latest verdicts and (full) files; st goes back to the cache.
  */
-json_t *queue_list_json(sqlite3 *db, const char *state, long long limit,
-			long long offset, long long *total,
-			enum list_view view)
+static json_t *page_json(sqlite3 *db, sqlite3_stmt *st, int full)
 {
-	int full = view == LIST_FULL;
-	sqlite3_stmt *st;
 	json_t *arr, *idarr;
 	struct page_ref *refs = NULL;
 	char *ids = NULL;
 	size_t n = 0, i;
 	int rc;
 
-	if (limit <= 0)
-		limit = -1;
-	/* Two statements, so that each can walk an index in queue order. */
-	if (total && (state ? db_query_int(db, total,
-					   "SELECT COUNT(*) FROM patches WHERE"
-					   " state = ?",
-					   "t", state)
-			    : db_query_int(db, total,
-					   "SELECT COUNT(*) FROM patches",
-					   NULL)) < 0)
-		return NULL;
-	{
-		/* [full][state given] */
-		static const char *const sql[2][2] = {
-			{ "SELECT " SUMMARY_COLS " FROM patches ORDER BY"
-			  " queue_pos LIMIT ? OFFSET ?",
-			  "SELECT " SUMMARY_COLS " FROM patches WHERE state ="
-			  " ? ORDER BY queue_pos LIMIT ? OFFSET ?" },
-			{ "SELECT " LIST_COLS " FROM patches ORDER BY"
-			  " queue_pos LIMIT ? OFFSET ?",
-			  "SELECT " LIST_COLS " FROM patches WHERE state = ?"
-			  " ORDER BY queue_pos LIMIT ? OFFSET ?" },
-		};
-		const char *q = sql[full][state != NULL];
-		st = state ? db_stmt(db, q, "tii", state, limit, offset)
-			   : db_stmt(db, q, "ii", limit, offset);
-	}
-	if (!st)
-		return NULL;
 	arr = json_array();
 	idarr = json_array();
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -616,4 +585,60 @@ fail:
 	json_decref(idarr);
 	json_decref(arr);
 	return NULL;
+}
+
+json_t *queue_list_json(sqlite3 *db, const char *state, long long limit,
+			long long offset, long long *total,
+			enum list_view view)
+{
+	int full = view == LIST_FULL;
+	sqlite3_stmt *st;
+
+	if (limit <= 0)
+		limit = -1;
+	/* Two statements, so that each can walk an index in queue order. */
+	if (total && (state ? db_query_int(db, total,
+					   "SELECT COUNT(*) FROM patches WHERE"
+					   " state = ?",
+					   "t", state)
+			    : db_query_int(db, total,
+					   "SELECT COUNT(*) FROM patches",
+					   NULL)) < 0)
+		return NULL;
+	{
+		/* [full][state given] */
+		static const char *const sql[2][2] = {
+			{ "SELECT " SUMMARY_COLS " FROM patches ORDER BY"
+			  " queue_pos LIMIT ? OFFSET ?",
+			  "SELECT " SUMMARY_COLS " FROM patches WHERE state ="
+			  " ? ORDER BY queue_pos LIMIT ? OFFSET ?" },
+			{ "SELECT " LIST_COLS " FROM patches ORDER BY"
+			  " queue_pos LIMIT ? OFFSET ?",
+			  "SELECT " LIST_COLS " FROM patches WHERE state = ?"
+			  " ORDER BY queue_pos LIMIT ? OFFSET ?" },
+		};
+		const char *q = sql[full][state != NULL];
+		st = state ? db_stmt(db, q, "tii", state, limit, offset)
+			   : db_stmt(db, q, "ii", limit, offset);
+	}
+	if (!st)
+		return NULL;
+	return page_json(db, st, full);
+}
+
+json_t *queue_patches_json(sqlite3 *db, const long long *ids, size_t n)
+{
+	struct strbuf sb = STRBUF_INIT;
+	sqlite3_stmt *st;
+
+	strbuf_addch(&sb, '[');
+	for (size_t i = 0; i < n; i++)
+		strbuf_addf(&sb, "%s%lld", i ? "," : "", ids[i]);
+	strbuf_addch(&sb, ']');
+	st = db_stmt(db,
+		     "SELECT " LIST_COLS " FROM patches WHERE id IN (SELECT"
+		     " value FROM json_each(?)) ORDER BY queue_pos",
+		     "t", sb.buf);
+	strbuf_release(&sb);
+	return st ? page_json(db, st, 1) : NULL;
 }

@@ -88,5 +88,8 @@ enum list_view { LIST_SUMMARY, LIST_FULL };
 json_t *queue_list_json(sqlite3 *db, const char *state, long long limit,
 			long long offset, long long *total,
 			enum list_view view);
+/* The LIST_FULL objects of the patches ids, in queue order (one query
+ * each for the rows, tags, verdicts and files, whatever n is). */
+json_t *queue_patches_json(sqlite3 *db, const long long *ids, size_t n);
 
 #endif
