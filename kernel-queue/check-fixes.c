@@ -210,7 +210,7 @@ static int files_all_missing(struct check_ctx *c, long long id,
 	db_stmt_done(st);
 	if (n) {
 		unsigned char *have = xcalloc(n, 1);
-		if (repo_paths_exist(c->repo, c->running,
+		if (repo_paths_exist_overlay(c->repo, c->running, &c->queued,
 				     (const char *const *)paths, n, have) == 0) {
 			all = 1;
 			for (size_t i = 0; i < n; i++)
@@ -313,10 +313,10 @@ static enum check_result dep_standing(struct check_ctx *c, long long self,
 		/* not checked yet: it comes later in the queue, on top of
 		 * this patch */
 		struct repo_apply_result ar = { 0 };
-		char out[REPO_HEX_SIZE];
+		char with[REPO_HEX_SIZE], out[REPO_HEX_SIZE];
 		enum check_result applies = CR_COUNT;
-		if (*c->with &&
-		    repo_apply(c->repo, c->with, d.diff, out, &ar) == 0)
+		if (check_with_tree(c, with) == 0 &&
+		    repo_apply(c->repo, with, d.diff, out, &ar) == 0)
 			applies = ar.status == REPO_APPLY_CLEAN ? CR_CLEAN
 								: CR_CONFLICT;
 		repo_apply_result_release(&ar);

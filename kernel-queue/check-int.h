@@ -13,13 +13,20 @@ struct check_ctx {
 	struct repo *repo;
 	struct repo *upstream; /* optional */
 	char tip[REPO_HEX_SIZE];
-	char running[REPO_HEX_SIZE]; /* tree: branch + patches queued so far */
+	/* the running tree (the branch + the patches queued so far): the
+	 * branch's tree with the queued patches' files on top */
+	char running[REPO_HEX_SIZE];
+	struct repo_overlay queued;
+	/* the files of the patch being checked, when it applies cleanly */
+	struct repo_overlay delta;
 	char *version;               /* 6.1.192 */
 	char *series;                /* 6.1 */
 	long sublevel;               /* 192 */
 	const char *changelog;       /* the indexed Debian changelog, or NULL */
 	/* the running tree with the patch being checked, when it applies:
-	 * the patch its Stable-dep-of names is tried on it */
+	 * the patch its Stable-dep-of names is tried on it (written only
+	 * when asked for: check_with_tree()) */
+	int with_ok;
 	char with[REPO_HEX_SIZE];
 	/* the branch's whole history when it is short (a tarball import):
 	 * asked in memory instead of one object lookup per Fixes: tag */
@@ -27,6 +34,15 @@ struct check_ctx {
 	char (*history)[REPO_HEX_SIZE];
 	size_t nhistory;
 };
+
+/*
+ * The running tree as a tree (hex), written from the branch's tree and the
+ * queued patches' files; and the same with the patch being checked on top
+ * (ERR_NOTFOUND when it does not apply). For the rare checks that need a
+ * whole tree.
+ */
+int check_running_tree(struct check_ctx *c, char hex[REPO_HEX_SIZE]);
+int check_with_tree(struct check_ctx *c, char hex[REPO_HEX_SIZE]);
 
 /* The patch being checked. Strings owned. */
 struct check_row {

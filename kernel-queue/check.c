@@ -181,7 +181,10 @@ static int reverse_after_later(struct check_ctx *c, const struct check_row *p,
 	struct strbuf ids = STRBUF_INIT;
 	int n = 0, found = 0;
 
-	memcpy(base, c->running, sizeof(base));
+	if (check_running_tree(c, base) < 0) {
+		sqlite3_finalize(st);
+		return 0;
+	}
 	while (st && sqlite3_step(st) == SQLITE_ROW) {
 		struct repo_apply_result res = { 0 };
 		if (repo_apply_reverse(c->repo, base, db_col_text(st, 1), out,
@@ -209,14 +212,14 @@ static int reverse_after_later(struct check_ctx *c, const struct check_row *p,
 
 static enum check_result applies_check(struct check_ctx *c,
 				       const struct check_row *p,
-				       struct strbuf *detail,
-				       char new_tree[REPO_HEX_SIZE])
+				       struct strbuf *detail)
 {
 	struct repo_apply_result res = { 0 };
 	struct strbuf where = STRBUF_INIT, taken = STRBUF_INIT;
 	const char *branch = c->app->cfg.branch;
 	enum check_result out;
-	int r = repo_apply(c->repo, c->running, p->diff, new_tree, &res);
+	int r = repo_apply_overlay(c->repo, c->running, &c->queued, p->diff,
+				   &c->delta, &res);
 	int released = r == 0 && res.status != REPO_APPLY_CLEAN
 			       ? check_released_where(c, p, &where) > 0
 			       : 0;
@@ -285,8 +288,7 @@ static int notify_held(struct check_ctx *c, long long id, long long event,
  * with it.
  */
 static int check_one(struct check_ctx *c, struct check_row *p,
-		     struct check_summary *sum, char new_tree[REPO_HEX_SIZE],
-		     int *advance)
+		     struct check_summary *sum, int *advance)
 {
 	struct strbuf d[CHECK_KIND_COUNT], reason = STRBUF_INIT;
 	enum check_result v[CHECK_KIND_COUNT];
@@ -297,11 +299,10 @@ static int check_one(struct check_ctx *c, struct check_row *p,
 	for (int k = 0; k < CHECK_KIND_COUNT; k++)
 		strbuf_init(&d[k], 128);
 	*advance = 0;
-	v[CHECK_APPLIES] = applies_check(c, p, &d[CHECK_APPLIES], new_tree);
-	if (v[CHECK_APPLIES] == CR_CLEAN)
-		memcpy(c->with, new_tree, REPO_HEX_SIZE);
-	else
-		c->with[0] = '\0';
+	c->with_ok = 0;
+	c->with[0] = '\0';
+	v[CHECK_APPLIES] = applies_check(c, p, &d[CHECK_APPLIES]);
+	c->with_ok = v[CHECK_APPLIES] == CR_CLEAN;
 	v[CHECK_FIXES] = check_fixes(c, p, v[CHECK_APPLIES], 0,
 				     &d[CHECK_FIXES]);
 	v[CHECK_FIXUP] = fixup_check(c, p, &d[CHECK_FIXUP]);
@@ -454,8 +455,26 @@ static int open_ctx(struct check_ctx *c, struct app *app)
 	return 0;
 }
 
+int check_running_tree(struct check_ctx *c, char hex[REPO_HEX_SIZE])
+{
+	return repo_overlay_tree(c->repo, c->running, &c->queued, NULL, hex);
+}
+
+int check_with_tree(struct check_ctx *c, char hex[REPO_HEX_SIZE])
+{
+	if (!c->with_ok)
+		return ERR_NOTFOUND;
+	if (!*c->with && repo_overlay_tree(c->repo, c->running, &c->queued,
+					   &c->delta, c->with) < 0)
+		return -1;
+	memcpy(hex, c->with, REPO_HEX_SIZE);
+	return 0;
+}
+
 static void close_ctx(struct check_ctx *c)
 {
+	repo_overlay_release(&c->queued);
+	repo_overlay_release(&c->delta);
 	repo_free(c->repo);
 	repo_free(c->upstream);
 	free(c->history);
@@ -484,7 +503,6 @@ int check_run(struct app *app, const long long *ids, size_t n,
 	done = xcalloc(nall + 1, sizeof(*done));
 	for (size_t i = 0; i < nall; i++) {
 		struct check_row r;
-		char new_tree[REPO_HEX_SIZE] = "";
 		int advance = 0;
 
 		if ((ret = check_row_load(app->db, all[i], &r)) < 0)
@@ -505,7 +523,7 @@ int check_run(struct app *app, const long long *ids, size_t n,
 				goto out;
 			}
 			in_tx = 1;
-			ret = check_one(&c, &r, sum, new_tree, &advance);
+			ret = check_one(&c, &r, sum, &advance);
 			if (ret < 0) {
 				check_row_release(&r);
 				goto out;
@@ -521,13 +539,16 @@ int check_run(struct app *app, const long long *ids, size_t n,
 			done[ndone++] = r.id;
 		} else if (r.state == PS_QUEUED) {
 			struct repo_apply_result res = { 0 };
-			advance = repo_apply(c.repo, c.running, r.diff, new_tree,
-					     &res) == 0 &&
+			advance = repo_apply_overlay(c.repo, c.running,
+						     &c.queued, r.diff,
+						     &c.delta, &res) == 0 &&
 				  res.status == REPO_APPLY_CLEAN;
 			repo_apply_result_release(&res);
 		}
-		if (advance && *new_tree)
-			memcpy(c.running, new_tree, sizeof(c.running));
+		/* the running tree moves on with the patch's files */
+		if (advance)
+			repo_overlay_merge(&c.queued, &c.delta);
+		repo_overlay_release(&c.delta);
 		check_row_release(&r);
 	}
 	ret = 0;

@@ -38,6 +38,7 @@ struct simfile {
 struct sim {
 	struct repo *r;
 	git_tree *tree;
+	const struct repo_overlay *ov; /* changes on top of tree, or NULL */
 	struct simfile *f;
 	size_t n;
 	git_blob **blobs; /* kept alive: lines point into them */
@@ -77,15 +78,161 @@ static void split_lines(struct simfile *f, const char *buf, size_t len)
 	}
 }
 
+/* Overlays: the tree with file updates on top ------------------------- */
+
+/* The first entry whose path is not below key[0..len) (strcmp order). */
+static size_t ov_lower(const struct repo_overlay *ov, const char *key,
+		       size_t len)
+{
+	size_t lo = 0, hi = ov->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const char *p = ov->e[mid].path;
+		int c = strncmp(p, key, len);
+		if (c == 0 && p[len])
+			c = 1; /* longer: after the exact key */
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The entry for exactly key[0..len), or NULL. */
+static const struct repo_overlay_entry *ov_get(const struct repo_overlay *ov,
+					       const char *key, size_t len)
+{
+	size_t i;
+
+	if (!ov || !ov->n)
+		return NULL;
+	i = ov_lower(ov, key, len);
+	if (i < ov->n && !strncmp(ov->e[i].path, key, len) &&
+	    !ov->e[i].path[len])
+		return &ov->e[i];
+	return NULL;
+}
+
+/* Inserts or replaces (path owned by the caller, copied). */
+static void ov_put(struct repo_overlay *ov, const char *path,
+		   const git_oid *id, unsigned mode, int gone)
+{
+	size_t len = strlen(path), i = ov_lower(ov, path, len);
+	struct repo_overlay_entry *e;
+
+	if (i < ov->n && !strcmp(ov->e[i].path, path)) {
+		e = &ov->e[i];
+	} else {
+		if (ov->n == ov->alloc) {
+			ov->alloc = ov->alloc ? 2 * ov->alloc : 64;
+			ov->e = xrealloc(ov->e, ov->alloc * sizeof(*ov->e));
+		}
+		memmove(&ov->e[i + 1], &ov->e[i],
+			(ov->n - i) * sizeof(*ov->e));
+		ov->n++;
+		e = &ov->e[i];
+		e->path = xstrdup(path);
+	}
+	memset(e->id, 0, sizeof(e->id));
+	if (id)
+		memcpy(e->id, id->id, sizeof(e->id));
+	e->mode = mode;
+	e->gone = gone;
+}
+
+void repo_overlay_release(struct repo_overlay *ov)
+{
+	if (!ov)
+		return;
+	for (size_t i = 0; i < ov->n; i++)
+		free(ov->e[i].path);
+	free(ov->e);
+	memset(ov, 0, sizeof(*ov));
+}
+
+void repo_overlay_merge(struct repo_overlay *ov, struct repo_overlay *delta)
+{
+	for (size_t i = 0; i < delta->n; i++) {
+		git_oid id;
+		memcpy(id.id, delta->e[i].id, sizeof(delta->e[i].id));
+		ov_put(ov, delta->e[i].path, &id, delta->e[i].mode,
+		       delta->e[i].gone);
+	}
+	repo_overlay_release(delta);
+}
+
+/* Does the overlay hold a file (not removed) below dir/? */
+static int ov_has_below(const struct repo_overlay *ov, const char *dir,
+			int (*keep)(void *, const char *), void *arg)
+{
+	size_t n = strlen(dir);
+	char *key;
+	size_t i;
+	int found = 0;
+
+	if (!ov || !ov->n)
+		return 0;
+	key = xstrfmt("%s/", dir);
+	for (i = ov_lower(ov, key, n + 1);
+	     !found && i < ov->n && !strncmp(ov->e[i].path, key, n + 1); i++)
+		found = !ov->e[i].gone && (!keep || keep(arg, ov->e[i].path));
+	free(key);
+	return found;
+}
+
+enum { VIEW_NONE, VIEW_FILE, VIEW_DIR };
+
+/*
+ * What the tree with the overlay on top has at path: VIEW_FILE (id and
+ * mode filled), VIEW_DIR or VIEW_NONE.
+ */
+static int view_entry(git_tree *tree, const struct repo_overlay *ov,
+		      const char *path, git_oid *id, unsigned *mode)
+{
+	const struct repo_overlay_entry *o = ov_get(ov, path, strlen(path));
+	git_tree_entry *e = NULL;
+	int what = VIEW_NONE;
+
+	if (o && !o->gone) {
+		memcpy(id->id, o->id, sizeof(o->id));
+		*mode = o->mode;
+		return VIEW_FILE;
+	}
+	/* under a path the overlay made a file: nothing there */
+	for (const char *sl = strchr(path, '/'); ov && sl;
+	     sl = strchr(sl + 1, '/')) {
+		const struct repo_overlay_entry *a =
+			ov_get(ov, path, (size_t)(sl - path));
+		if (a && !a->gone)
+			return VIEW_NONE;
+	}
+	if (git_tree_entry_bypath(&e, tree, path) == 0) {
+		if (git_tree_entry_type(e) == GIT_OBJECT_TREE) {
+			what = VIEW_DIR;
+		} else if (!o) { /* a file the overlay removed is gone */
+			git_oid_cpy(id, git_tree_entry_id(e));
+			*mode = (unsigned)git_tree_entry_filemode(e);
+			what = VIEW_FILE;
+		}
+		git_tree_entry_free(e);
+	}
+	if (what == VIEW_NONE && ov_has_below(ov, path, NULL, NULL))
+		what = VIEW_DIR;
+	return what;
+}
+
 /*
  * The file's current state, read from the tree on first use: *out gets its
  * index in s->f (pointers move as the array grows).
  */
 static int sim_get(struct sim *s, const char *path, size_t *out)
 {
-	git_tree_entry *e = NULL;
 	git_blob *blob = NULL;
 	struct simfile *f;
+	git_oid id;
+	unsigned mode = 0;
 
 	for (size_t i = 0; i < s->n; i++)
 		if (!strcmp(s->f[i].path, path)) {
@@ -97,18 +244,11 @@ static int sim_get(struct sim *s, const char *path, size_t *out)
 	f = &s->f[s->n++];
 	memset(f, 0, sizeof(*f));
 	f->path = xstrdup(path);
-	if (git_tree_entry_bypath(&e, s->tree, path) < 0)
-		return 0; /* absent */
-	if (git_tree_entry_type(e) != GIT_OBJECT_BLOB) {
-		git_tree_entry_free(e);
-		return 0; /* a directory: no file there */
-	}
-	f->mode = (unsigned)git_tree_entry_filemode(e);
-	if (git_blob_lookup(&blob, s->r->git, git_tree_entry_id(e)) < 0) {
-		git_tree_entry_free(e);
+	if (view_entry(s->tree, s->ov, path, &id, &mode) != VIEW_FILE)
+		return 0; /* absent, or a directory: no file there */
+	f->mode = mode;
+	if (git_blob_lookup(&blob, s->r->git, &id) < 0)
 		return repo_git_err(-1, "%s: reading the blob", path);
-	}
-	git_tree_entry_free(e);
 	f->exists = 1;
 	split_lines(f, git_blob_rawcontent(blob),
 		    (size_t)git_blob_rawsize(blob));
@@ -258,17 +398,18 @@ out:
 /* Is there a file (or symlink) at path once the diff is applied? */
 static int file_after(struct sim *s, const char *path)
 {
-	git_tree_entry *e = NULL;
-	int is_blob;
+	git_oid id;
+	unsigned mode;
 
 	for (size_t i = 0; i < s->n; i++)
 		if (!strcmp(s->f[i].path, path))
 			return s->f[i].exists;
-	if (git_tree_entry_bypath(&e, s->tree, path) < 0)
-		return 0;
-	is_blob = git_tree_entry_type(e) == GIT_OBJECT_BLOB;
-	git_tree_entry_free(e);
-	return is_blob;
+	return view_entry(s->tree, s->ov, path, &id, &mode) == VIEW_FILE;
+}
+
+static int stays(void *s, const char *path)
+{
+	return file_after(s, path);
 }
 
 struct dir_walk {
@@ -302,6 +443,8 @@ static int dir_has_file(struct sim *s, const char *path)
 		if (s->f[i].exists && !strncmp(s->f[i].path, path, n) &&
 		    s->f[i].path[n] == '/')
 			return 1;
+	if (ov_has_below(s->ov, path, stays, s))
+		return 1;
 	if (git_tree_entry_bypath(&e, s->tree, path) < 0)
 		return 0;
 	if (git_tree_entry_type(e) == GIT_OBJECT_TREE &&
@@ -350,10 +493,11 @@ static int file_or_dir(struct sim *s, const struct diff_file *f,
  * locates (hunk positions filled), 1 with x filled at the first failure,
  * negative on errors.
  */
-static int locate(struct repo *r, git_tree *tree, struct diff_set *d,
+static int locate(struct repo *r, git_tree *tree,
+		  const struct repo_overlay *ov, struct diff_set *d,
 		  struct failure *x, int *offsets)
 {
-	struct sim s = {r, tree, NULL, 0, NULL, 0};
+	struct sim s = {r, tree, ov, NULL, 0, NULL, 0};
 	int ret = 0;
 
 	*offsets = 0;
@@ -444,7 +588,8 @@ static int locate(struct repo *r, git_tree *tree, struct diff_set *d,
  * (git_tree_create_updated(), which rewrites only the trees on those
  * paths). The small trees it writes are a few unreferenced objects.
  */
-static int small_tree(struct repo *r, git_tree *base, const struct diff_set *d,
+static int small_tree(struct repo *r, git_tree *base,
+		      const struct repo_overlay *ov, const struct diff_set *d,
 		      git_tree **out, git_index **had)
 {
 	git_index *idx = NULL;
@@ -458,21 +603,18 @@ static int small_tree(struct repo *r, git_tree *base, const struct diff_set *d,
 	for (size_t i = 0; i < d->n; i++) {
 		const char *paths[2] = {d->f[i].old_path, d->f[i].new_path};
 		for (int k = 0; k < 2; k++) {
-			git_tree_entry *e = NULL;
 			git_index_entry ie;
+			git_oid fid;
+			unsigned mode;
 
-			if (!paths[k] ||
-			    git_tree_entry_bypath(&e, base, paths[k]) < 0)
+			if (!paths[k] || view_entry(base, ov, paths[k], &fid,
+						    &mode) != VIEW_FILE)
 				continue;
-			if (git_tree_entry_type(e) == GIT_OBJECT_BLOB) {
-				memset(&ie, 0, sizeof(ie));
-				ie.path = paths[k];
-				ie.mode = git_tree_entry_filemode(e);
-				git_oid_cpy(&ie.id, git_tree_entry_id(e));
-				ret = git_index_add(idx, &ie);
-			}
-			git_tree_entry_free(e);
-			if (ret < 0)
+			memset(&ie, 0, sizeof(ie));
+			ie.path = paths[k];
+			ie.mode = mode;
+			git_oid_cpy(&ie.id, &fid);
+			if ((ret = git_index_add(idx, &ie)) < 0)
 				goto fail;
 		}
 	}
@@ -576,37 +718,40 @@ void repo_apply_result_release(struct repo_apply_result *res)
 	memset(res, 0, sizeof(*res));
 }
 
-int repo_apply(struct repo *r, const char *base, const char *diff_text,
-	       char new_tree_hex[REPO_HEX_SIZE], struct repo_apply_result *res)
+/*
+ * The diff on tree with ov on top: res says clean, conflict or already;
+ * when clean, *post and *had hold the files after and before (in-memory
+ * indexes) and *diff what libgit2 applied.
+ */
+static int apply_core(struct repo *r, git_tree *tree,
+		      const struct repo_overlay *ov, const char *diff_text,
+		      struct repo_apply_result *res, git_index **post,
+		      git_index **had, git_diff **diff)
 {
-	git_object *tree = NULL;
-	git_diff *diff = NULL;
-	git_index *post = NULL, *had = NULL;
 	git_tree *small = NULL;
 	git_apply_options ao;
 	struct apply_track track = {0};
 	struct diff_set fwd = {0}, rev = {0};
 	struct failure xf = {0}, xr = {0};
 	struct strbuf text = STRBUF_INIT;
-	git_oid out;
 	int ret, offsets = 0, roff;
 
 	memset(res, 0, sizeof(*res));
+	*post = *had = NULL;
+	*diff = NULL;
 	git_apply_options_init(&ao, GIT_APPLY_OPTIONS_VERSION);
 	if (!diff_text)
 		return err_set(ERR_INVALID, "apply: no diff");
-	if ((ret = repo_lookup(r, &tree, base, GIT_OBJECT_TREE)) < 0)
-		return ret;
 	if ((ret = repo_diff_parse(&fwd, diff_text, strlen(diff_text),
 				   "patch")) < 0)
 		goto out;
 	res->files = (int)fwd.n;
-	if ((ret = locate(r, (git_tree *)tree, &fwd, &xf, &offsets)) < 0)
+	if ((ret = locate(r, tree, ov, &fwd, &xf, &offsets)) < 0)
 		goto out;
 	if (ret == 1) {
 		/* Does it apply in reverse? Then it is already there. */
 		repo_diff_reverse(&rev, &fwd);
-		if ((ret = locate(r, (git_tree *)tree, &rev, &xr, &roff)) < 0)
+		if ((ret = locate(r, tree, ov, &rev, &xr, &roff)) < 0)
 			goto out;
 		if (ret == 0) {
 			res->status = REPO_APPLY_ALREADY;
@@ -620,16 +765,16 @@ int repo_apply(struct repo *r, const char *base, const char *diff_text,
 	}
 	res->offsets = offsets;
 	repo_diff_emit(&text, &fwd);
-	if ((ret = git_diff_from_buffer(&diff, text.buf, text.len)) < 0) {
+	if ((ret = git_diff_from_buffer(diff, text.buf, text.len)) < 0) {
 		ret = repo_git_err(ERR_INVALID, "patch");
 		goto out;
 	}
 	ao.delta_cb = on_delta;
 	ao.hunk_cb = on_hunk;
 	ao.payload = &track;
-	if ((ret = small_tree(r, (git_tree *)tree, &fwd, &small, &had)) < 0)
+	if ((ret = small_tree(r, tree, ov, &fwd, &small, had)) < 0)
 		goto out;
-	ret = git_apply_to_tree(&post, r->git, small, diff, &ao);
+	ret = git_apply_to_tree(post, r->git, small, *diff, &ao);
 	if (ret == GIT_EAPPLYFAIL || ret == GIT_ENOTFOUND) {
 		/* located above but refused by libgit2: name what it was at */
 		const git_error *e = git_error_last();
@@ -649,30 +794,201 @@ int repo_apply(struct repo *r, const char *base, const char *diff_text,
 		ret = repo_git_err(ret, "apply");
 		goto out;
 	}
-	if (merge_back(r, (git_tree *)tree, had, post, &out) < 0) {
-		/* a file that became a directory (or back): the long way */
-		git_index_free(post);
-		post = NULL;
-		if ((ret = git_apply_to_tree(&post, r->git, (git_tree *)tree,
-					     diff, &ao)) < 0 ||
-		    (ret = git_index_write_tree_to(&out, post, r->git)) < 0) {
-			ret = repo_git_err(ret, "apply: writing the tree");
-			goto out;
-		}
-	}
-	git_oid_tostr(new_tree_hex, REPO_HEX_SIZE, &out);
 	res->status = REPO_APPLY_CLEAN;
 	ret = 0;
 out:
+	if (ret < 0 || res->status != REPO_APPLY_CLEAN) {
+		git_index_free(*post);
+		git_index_free(*had);
+		git_diff_free(*diff);
+		*post = *had = NULL;
+		*diff = NULL;
+	}
 	free(xf.why);
 	free(xr.why);
 	repo_diff_release(&fwd);
 	repo_diff_release(&rev);
 	strbuf_release(&text);
+	git_tree_free(small);
+	return ret;
+}
+
+int repo_apply(struct repo *r, const char *base, const char *diff_text,
+	       char new_tree_hex[REPO_HEX_SIZE], struct repo_apply_result *res)
+{
+	git_object *tree = NULL;
+	git_diff *diff = NULL;
+	git_index *post = NULL, *had = NULL;
+	git_oid out;
+	int ret;
+
+	memset(res, 0, sizeof(*res));
+	if (!diff_text)
+		return err_set(ERR_INVALID, "apply: no diff");
+	if ((ret = repo_lookup(r, &tree, base, GIT_OBJECT_TREE)) < 0)
+		return ret;
+	ret = apply_core(r, (git_tree *)tree, NULL, diff_text, res, &post,
+			 &had, &diff);
+	if (ret < 0 || res->status != REPO_APPLY_CLEAN)
+		goto out;
+	if (merge_back(r, (git_tree *)tree, had, post, &out) < 0) {
+		/* a file that became a directory (or back): the long way */
+		git_index_free(post);
+		post = NULL;
+		if ((ret = git_apply_to_tree(&post, r->git, (git_tree *)tree,
+					     diff, NULL)) < 0 ||
+		    (ret = git_index_write_tree_to(&out, post, r->git)) < 0) {
+			ret = repo_git_err(ret, "apply: writing the tree");
+			res->status = REPO_APPLY_CONFLICT;
+			goto out;
+		}
+	}
+	git_oid_tostr(new_tree_hex, REPO_HEX_SIZE, &out);
+out:
 	git_index_free(post);
 	git_index_free(had);
-	git_tree_free(small);
 	git_diff_free(diff);
 	git_object_free(tree);
 	return ret;
+}
+
+int repo_apply_overlay(struct repo *r, const char *base,
+		       const struct repo_overlay *ov, const char *diff_text,
+		       struct repo_overlay *delta,
+		       struct repo_apply_result *res)
+{
+	git_object *tree = NULL;
+	git_diff *diff = NULL;
+	git_index *post = NULL, *had = NULL;
+	int ret;
+
+	repo_overlay_release(delta);
+	memset(res, 0, sizeof(*res));
+	if (!diff_text)
+		return err_set(ERR_INVALID, "apply: no diff");
+	if ((ret = repo_lookup(r, &tree, base, GIT_OBJECT_TREE)) < 0)
+		return ret;
+	ret = apply_core(r, (git_tree *)tree, ov, diff_text, res, &post, &had,
+			 &diff);
+	if (ret == 0 && res->status == REPO_APPLY_CLEAN) {
+		/* post - had, as merge_back() writes it into a tree */
+		for (size_t i = 0; i < git_index_entrycount(post); i++) {
+			const git_index_entry *e =
+				git_index_get_byindex(post, i);
+			ov_put(delta, e->path, &e->id, e->mode, 0);
+		}
+		for (size_t i = 0; i < git_index_entrycount(had); i++) {
+			const git_index_entry *e =
+				git_index_get_byindex(had, i);
+			if (!git_index_get_bypath(post, e->path, 0))
+				ov_put(delta, e->path, NULL, 0, 1);
+		}
+	}
+	git_index_free(post);
+	git_index_free(had);
+	git_diff_free(diff);
+	git_object_free(tree);
+	return ret;
+}
+
+/* ov's entries as tree updates, appended to up[*n]. */
+static void ov_updates(const struct repo_overlay *ov, git_tree_update *up,
+		       size_t *n)
+{
+	for (size_t i = 0; ov && i < ov->n; i++) {
+		git_tree_update *u = &up[(*n)++];
+		u->action = ov->e[i].gone ? GIT_TREE_UPDATE_REMOVE
+					  : GIT_TREE_UPDATE_UPSERT;
+		memcpy(u->id.id, ov->e[i].id, sizeof(ov->e[i].id));
+		u->filemode = (git_filemode_t)ov->e[i].mode;
+		u->path = ov->e[i].path;
+	}
+}
+
+/* The long way, for a file that became a directory or back: an index. */
+static int tree_by_index(struct repo *r, git_tree *tree,
+			 const struct repo_overlay *ov, git_oid *out)
+{
+	git_index *idx = NULL;
+	int ret;
+
+	if ((ret = git_index_new(&idx)) < 0 ||
+	    (ret = git_index_read_tree(idx, tree)) < 0)
+		goto out;
+	for (size_t i = 0; i < ov->n && ret >= 0; i++) {
+		const struct repo_overlay_entry *o = &ov->e[i];
+		git_index_entry ie;
+		if (o->gone) {
+			ret = git_index_remove_bypath(idx, o->path);
+			continue;
+		}
+		memset(&ie, 0, sizeof(ie));
+		ie.path = o->path;
+		ie.mode = o->mode;
+		memcpy(ie.id.id, o->id, sizeof(o->id));
+		ret = git_index_add(idx, &ie);
+	}
+	if (ret >= 0)
+		ret = git_index_write_tree_to(out, idx, r->git);
+out:
+	git_index_free(idx);
+	return ret;
+}
+
+int repo_overlay_tree(struct repo *r, const char *base,
+		      const struct repo_overlay *ov,
+		      const struct repo_overlay *delta,
+		      char hex[REPO_HEX_SIZE])
+{
+	git_object *tree = NULL;
+	struct repo_overlay all = {0};
+	git_tree_update *up;
+	size_t n = 0;
+	git_oid out;
+	int ret;
+
+	if ((ret = repo_lookup(r, &tree, base, GIT_OBJECT_TREE)) < 0)
+		return ret;
+	/* delta's entries win over ov's for the same path */
+	for (size_t k = 0; k < 2; k++) {
+		const struct repo_overlay *o = k ? delta : ov;
+		for (size_t i = 0; o && i < o->n; i++) {
+			git_oid id;
+			memcpy(id.id, o->e[i].id, sizeof(id.id));
+			ov_put(&all, o->e[i].path, &id, o->e[i].mode,
+			       o->e[i].gone);
+		}
+	}
+	up = xcalloc(all.n + 1, sizeof(*up));
+	ov_updates(&all, up, &n);
+	if (git_tree_create_updated(&out, r->git, (git_tree *)tree, n, up) <
+		    0 &&
+	    (ret = tree_by_index(r, (git_tree *)tree, &all, &out)) < 0)
+		ret = repo_git_err(ret, "writing the tree");
+	else
+		git_oid_tostr(hex, REPO_HEX_SIZE, &out);
+	free(up);
+	repo_overlay_release(&all);
+	git_object_free(tree);
+	return ret < 0 ? ret : 0;
+}
+
+int repo_paths_exist_overlay(struct repo *r, const char *base,
+			     const struct repo_overlay *ov,
+			     const char *const *paths, size_t n,
+			     unsigned char *exists)
+{
+	git_object *tree = NULL;
+	int ret;
+
+	if ((ret = repo_lookup(r, &tree, base, GIT_OBJECT_TREE)) < 0)
+		return ret;
+	for (size_t i = 0; i < n; i++) {
+		git_oid id;
+		unsigned mode;
+		exists[i] = view_entry((git_tree *)tree, ov, paths[i], &id,
+				       &mode) != VIEW_NONE;
+	}
+	git_object_free(tree);
+	return 0;
 }

@@ -162,6 +162,47 @@ int repo_apply(struct repo *r, const char *base, const char *diff_text,
 void repo_apply_result_release(struct repo_apply_result *res);
 
 /*
+ * A tree and changes made to it since, kept as file updates rather than
+ * written trees: the checks' running tree (the branch plus the patches
+ * queued so far). Writing the whole tree back after each patch
+ * (git_tree_create_updated: read, hash and write every tree on the path)
+ * was a third of what checking a queue cost, for a tree that is only
+ * read. Entries are sorted by path; a removed file has gone set.
+ */
+struct repo_overlay_entry {
+	char *path;
+	unsigned char id[20];
+	unsigned mode;
+	int gone;
+};
+struct repo_overlay {
+	struct repo_overlay_entry *e;
+	size_t n, alloc;
+};
+void repo_overlay_release(struct repo_overlay *ov);
+/* Moves delta's entries into ov (delta's win), leaving delta empty. */
+void repo_overlay_merge(struct repo_overlay *ov, struct repo_overlay *delta);
+/*
+ * repo_apply() on the tree of base with ov's changes on top (ov NULL:
+ * none). On a clean apply, delta (emptied first) gets the files the diff
+ * changes; nothing is written but the new blobs.
+ */
+int repo_apply_overlay(struct repo *r, const char *base,
+		       const struct repo_overlay *ov, const char *diff_text,
+		       struct repo_overlay *delta,
+		       struct repo_apply_result *res);
+/* The tree of base with ov and then delta (either may be NULL) applied. */
+int repo_overlay_tree(struct repo *r, const char *base,
+		      const struct repo_overlay *ov,
+		      const struct repo_overlay *delta,
+		      char hex[REPO_HEX_SIZE]);
+/* repo_paths_exist() on base with ov on top. */
+int repo_paths_exist_overlay(struct repo *r, const char *base,
+			     const struct repo_overlay *ov,
+			     const char *const *paths, size_t n,
+			     unsigned char *exists);
+
+/*
  * The tree as evidence (repo-paths.c). repo_paths_exist: exists[i] = 1 when
  * the tree of spec has paths[i] (a file, link or directory), else 0.
  * repo_apply_reverse: repo_apply() of the diff that undoes diff_text, so

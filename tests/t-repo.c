@@ -732,6 +732,81 @@ static void test_apply_file_dir(struct repo *r)
 		    "file/dir: the same, the deletion last");
 }
 
+/*
+ * The checks' running tree: patches applied one after another on a tree
+ * with the files of those before on top (repo_apply_overlay), never
+ * writing the whole tree, must give what chaining repo_apply() gives.
+ */
+static void test_apply_overlay(struct repo *r)
+{
+	struct repo_overlay ov = {0}, delta = {0};
+	struct repo_apply_result res;
+	char out[REPO_HEX_SIZE], want[REPO_HEX_SIZE], main_tree[REPO_HEX_SIZE];
+	char *to_dir = branch_diff("main", "df", 0);
+	char *to_file = branch_diff("df", "main", 0);
+	char *ren = branch_diff("main", "ren", 1);
+	const char *paths[] = {"lib/gone.c/inner.c", "lib/gone.c", "lib/bar.c",
+			       "lib/baz.c"};
+	unsigned char have[4];
+
+	rev(main_tree, fix, "main^{tree}");
+	is_int(repo_apply_overlay(r, "main", &ov, to_dir, &delta, &res), 0,
+	       "overlay: a file becomes a directory: runs");
+	is_int(res.status, REPO_APPLY_CLEAN, "  clean");
+	ok(delta.n == 2, "  its delta: the file gone, the new file (%zu)",
+	   delta.n);
+	repo_apply_result_release(&res);
+	repo_overlay_merge(&ov, &delta);
+	is_int(delta.n, 0, "  merged: the delta is empty");
+	is_int(repo_overlay_tree(r, "main", &ov, NULL, out), 0,
+	       "  the tree is written when asked");
+	rev(want, fix, "df^{tree}");
+	is_str(out, want, "  the tree git made");
+	is_int(repo_paths_exist_overlay(r, "main", &ov, paths, 4, have), 0,
+	       "  which paths exist: runs");
+	ok(have[0] && have[1] && have[2] && !have[3],
+	   "  the new file and its directory, not what is not there");
+
+	is_int(repo_apply_overlay(r, "main", &ov, to_dir, &delta, &res), 0,
+	       "overlay: the same again: runs");
+	is_int(res.status, REPO_APPLY_ALREADY, "  already applied, on the overlay");
+	repo_apply_result_release(&res);
+
+	is_int(repo_apply_overlay(r, "main", &ov, ren, &delta, &res), 0,
+	       "overlay: a rename on top: runs");
+	is_int(res.status, REPO_APPLY_CLEAN, "  clean");
+	repo_apply_result_release(&res);
+	is_int(repo_overlay_tree(r, "main", &ov, &delta, out), 0,
+	       "  the tree with it, not merged yet");
+	{
+		char step[REPO_HEX_SIZE], chained[REPO_HEX_SIZE];
+		repo_apply(r, "df", ren, chained, &res);
+		repo_apply_result_release(&res);
+		is_str(out, chained, "  as repo_apply() on the tree before");
+		is_int(repo_overlay_tree(r, "main", &ov, NULL, step), 0,
+		       "  without the delta: runs");
+		is_str(step, want, "  the tree before it");
+	}
+	repo_overlay_release(&delta);
+
+	is_int(repo_apply_overlay(r, "main", &ov, to_file, &delta, &res), 0,
+	       "overlay: the directory becomes a file again: runs");
+	is_int(res.status, REPO_APPLY_CLEAN, "  clean");
+	repo_apply_result_release(&res);
+	repo_overlay_merge(&ov, &delta);
+	is_int(repo_overlay_tree(r, "main", &ov, NULL, out), 0,
+	       "  the tree is written");
+	is_str(out, main_tree, "  back to main's tree");
+	is_int(repo_paths_exist_overlay(r, "main", &ov, paths, 4, have), 0,
+	       "  which paths exist: runs");
+	ok(!have[0] && have[1] && have[2] && !have[3],
+	   "  the file again, its old contents gone");
+	repo_overlay_release(&ov);
+	free(to_dir);
+	free(to_file);
+	free(ren);
+}
+
 static void test_apply_like_git(struct repo *r)
 {
 	char tree[REPO_HEX_SIZE];
@@ -804,6 +879,7 @@ static void test_apply_like_git(struct repo *r)
 	free(d);
 	test_apply_modes(r);
 	test_apply_file_dir(r);
+	test_apply_overlay(r);
 }
 
 static void test_commit_and_branch(struct repo *r)
