@@ -10,11 +10,14 @@ static _Thread_local int err_code;
 
 int err_set(int code, const char *fmt, ...)
 {
+	/* formatted aside first: err_msg() may be one of the arguments */
+	char msg[sizeof(err_buf)];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(err_buf, sizeof(err_buf), fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	memcpy(err_buf, msg, sizeof(err_buf));
 	err_code = code;
 	return code;
 }
