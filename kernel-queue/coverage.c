@@ -103,6 +103,7 @@ struct cov {
 	long long id;
 	const char *base, *commit;
 	char base_tree[REPO_HEX_SIZE];
+	char cand_tree[REPO_HEX_SIZE]; /* the candidate's tree */
 	struct entry *e;
 	size_t ne, cap;
 	struct obj *o;
@@ -964,7 +965,8 @@ static int wanted(const struct obj *o, int a, int before)
 {
 	if (o->arch != a)
 		return 0;
-	return !before || (o->need_before && o->before == O_UNKNOWN);
+	return !before ? o->after == O_UNKNOWN
+		       : o->need_before && o->before == O_UNKNOWN;
 }
 
 /* Reads what make left for each object of arch a: .o, OBJ.diag, the log. */
@@ -1067,6 +1069,9 @@ static int build_objects(struct cov *c, int a, struct mk *m, int before)
 		free(p);
 		free(d);
 	}
+	ret = 0;
+	if (!n)
+		goto out; /* every object known for this tree: nothing to do */
 	say(c, "coverage: %s: make prepare (%s)", arches[a].label,
 	    before ? "the branch" : "the candidate");
 	off = log_size(c);
@@ -1097,8 +1102,6 @@ static int build_objects(struct cov *c, int a, struct mk *m, int before)
 		ret = 0;
 		goto out;
 	}
-	if (!n)
-		goto out;
 	say(c, "coverage: %s: compiling %zu object%s (%s)", arches[a].label, n,
 	    n == 1 ? "" : "s", before ? "the branch" : "the candidate");
 	off = log_size(c);
@@ -1112,47 +1115,60 @@ out:
 	return ret;
 }
 
-/* Results of the branch tip kept from an earlier candidate. */
-static void load_before(struct cov *c, int a, const char *key)
+/*
+ * An object's result is known once per tree, config and object: the
+ * branch tip's (before) for the objects that failed or warned, and the
+ * candidate's, so that the same queue again compiles nothing.
+ */
+static void load_results(struct cov *c, int a, const char *key, int before)
 {
 	for (size_t i = 0; i < c->no; i++) {
 		struct obj *o = &c->o[i];
+		enum ostate *res = before ? &o->before : &o->after;
+		char **warn = before ? &o->before_warn : &o->after_warn;
+		char **err = before ? &o->before_err : &o->after_err;
 		sqlite3_stmt *st;
-		if (o->arch != a || !o->need_before)
+
+		if (o->arch != a || (before && !o->need_before) ||
+		    *res != O_UNKNOWN)
 			continue;
-		st = db_prepare(c->app->db,
-				"SELECT result, warnings, error FROM"
-				" object_builds WHERE tree_sha = ? AND config"
-				" = ? AND object = ?",
-				"ttt", c->base_tree, key, o->target);
+		st = db_stmt(c->app->db,
+			     "SELECT result, warnings, error FROM"
+			     " object_builds WHERE tree_sha = ? AND config"
+			     " = ? AND object = ?",
+			     "ttt", before ? c->base_tree : c->cand_tree, key,
+			     o->target);
 		if (st && sqlite3_step(st) == SQLITE_ROW) {
-			const char *res = db_col_text(st, 0);
-			o->before = !strcmp(res, "ok")	     ? O_OK
-				    : !strcmp(res, "failed") ? O_FAILED
-							     : O_NOTBUILT;
-			o->before_warn = db_col_text(st, 1)
-						 ? xstrdup(db_col_text(st, 1))
-						 : NULL;
-			o->before_err = db_col_text(st, 2)
-						? xstrdup(db_col_text(st, 2))
-						: NULL;
+			const char *r = db_col_text(st, 0);
+			*res = !strcmp(r, "ok")	      ? O_OK
+			       : !strcmp(r, "failed") ? O_FAILED
+						      : O_NOTBUILT;
+			free(*warn);
+			free(*err);
+			*warn = db_col_text(st, 1) ? xstrdup(db_col_text(st, 1))
+						   : NULL;
+			*err = db_col_text(st, 2) ? xstrdup(db_col_text(st, 2))
+						  : NULL;
 		}
-		sqlite3_finalize(st);
+		db_stmt_done(st);
 	}
 }
 
-static void store_before(struct cov *c, int a, const char *key)
+static void store_results(struct cov *c, int a, const char *key, int before)
 {
 	for (size_t i = 0; i < c->no; i++) {
 		struct obj *o = &c->o[i];
-		if (o->arch != a || o->before == O_UNKNOWN)
+		enum ostate res = before ? o->before : o->after;
+		if (o->arch != a || res == O_UNKNOWN)
 			continue;
 		db_exec(c->app->db,
 			"INSERT OR REPLACE INTO object_builds (tree_sha, config,"
 			" object, result, warnings, error) VALUES (?, ?, ?, ?,"
 			" ?, ?)",
-			"tttttt", c->base_tree, key, o->target,
-			ostate_names[o->before], o->before_warn, o->before_err);
+			"tttttt", before ? c->base_tree : c->cand_tree, key,
+			o->target, ostate_names[res],
+			before ? o->before_warn : o->after_warn,
+			before ? o->before_err : o->after_err);
 	}
 }
 
@@ -1189,8 +1205,10 @@ static int build_arch(struct cov *c, int a, int *on_base)
 	key = config_key(c, a);
 	if ((ret = configure(c, a, &m, key)) < 0)
 		goto out;
+	load_results(c, a, key, 0);
 	if ((ret = build_objects(c, a, &m, 0)) < 0)
 		goto out;
+	store_results(c, a, key, 0);
 	/* only what failed or warned is compared with the branch: a clean
 	 * object needs no "before" (the cold cost stays one compile each) */
 	for (size_t i = 0; i < c->no; i++) {
@@ -1199,7 +1217,7 @@ static int build_arch(struct cov *c, int a, int *on_base)
 			o->need_before = o->after == O_FAILED ||
 					 (o->after_warn && *o->after_warn);
 	}
-	load_before(c, a, key);
+	load_results(c, a, key, 1);
 	for (size_t i = 0; i < c->no; i++)
 		need_before |= wanted(&c->o[i], a, 1);
 	if (need_before) {
@@ -1208,7 +1226,7 @@ static int build_arch(struct cov *c, int a, int *on_base)
 		*on_base = 1;
 		ret = build_objects(c, a, &m, 1);
 		if (ret >= 0)
-			store_before(c, a, key);
+			store_results(c, a, key, 1);
 		if (ret >= 0 && (ret = repo_checkout(c->r, c->commit)) >= 0)
 			*on_base = 0;
 	}
@@ -1495,6 +1513,7 @@ int coverage_run(struct app *app, struct repo *r, long long id,
 	c.deadline = now_monotonic() +
 		     (app->cfg.build_timeout > 0 ? app->cfg.build_timeout : 3600);
 	if ((ret = repo_tree_of(r, base, c.base_tree)) < 0 ||
+	    (ret = repo_tree_of(r, commit, c.cand_tree)) < 0 ||
 	    (ret = load_entries(&c)) < 0 ||
 	    (ret = guest_load(&g, app->cfg.build_dir)) < 0 ||
 	    (ret = plan(&c, &g)) < 0)
