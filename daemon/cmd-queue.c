@@ -77,7 +77,8 @@ int cmd_import(struct app *app, int argc, char **argv)
 		fprintf(stderr, "usage: stableq import PATH...\n");
 		return 2;
 	}
-	ret = intake_import_paths(app->db, (const char *const *)argv + 1,
+	ret = intake_import_paths(app->db, app->branch_id,
+				  (const char *const *)argv + 1,
 				  (size_t)argc - 1, (size_t)app->cfg.max_patch_bytes,
 				  app->actor, &res);
 	if (ret < 0) {

@@ -73,7 +73,7 @@ static const char *local_actor(void)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: stableq [-c FILE] [--db FILE] [-v] COMMAND [ARGS]\n\n"
+	fprintf(f, "usage: stableq [-c FILE] [--db FILE] [--branch KEY] [-v] COMMAND [ARGS]\n\n"
 		   "commands:\n");
 	for (const struct command *c = commands; c->name; c++)
 		fprintf(f, "  stableq %s\n", c->usage);
@@ -82,7 +82,7 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
 	struct app app = { .actor = local_actor() };
-	const char *conf = NULL, *dbpath = NULL;
+	const char *conf = NULL, *dbpath = NULL, *branch = NULL;
 	const struct command *cmd = NULL;
 	char **args = calloc((size_t)argc + 1, sizeof(*args));
 	int nargs = 0, ret;
@@ -95,6 +95,8 @@ int main(int argc, char **argv)
 			conf = argv[++i];
 		} else if (!strcmp(argv[i], "--db") && i + 1 < argc) {
 			dbpath = argv[++i];
+		} else if (!strcmp(argv[i], "--branch") && i + 1 < argc) {
+			branch = argv[++i];
 		} else if (!strcmp(argv[i], "--json")) {
 			app.json = 1;
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
@@ -121,8 +123,10 @@ int main(int argc, char **argv)
 	if (!conf && !getenv("STABLEQ_NO_DEFAULT_CONFIG") &&
 	    access("config/stableq.conf", R_OK) == 0)
 		conf = "config/stableq.conf";
-	if (config_load(&app.cfg, conf) < 0) {
+	if (config_load(&app.cfg, conf) < 0 ||
+	    config_select_branch(&app.cfg, branch) < 0) {
 		fprintf(stderr, "stableq: %s\n", err_msg());
+		config_free(&app.cfg);
 		return 2;
 	}
 	if (dbpath) {

@@ -124,8 +124,8 @@ static int parse_path(struct parsed *ps, const char *path, size_t max)
 	return ret;
 }
 
-static int store(sqlite3 *db, struct parsed *ps, const char *actor,
-		 struct intake_result *res)
+static int store(sqlite3 *db, long long branch, struct parsed *ps,
+		 const char *actor, struct intake_result *res)
 {
 	long long source_id = 0;
 	const char *last_path = NULL;
@@ -152,7 +152,7 @@ static int store(sqlite3 *db, struct parsed *ps, const char *actor,
 			source_id = db_last_id(db);
 			last_path = ps->paths[i];
 		}
-		ret = queue_add(db, ps->v[i], source_id, &id);
+		ret = queue_add(db, branch, ps->v[i], source_id, &id);
 		if (ret < 0) {
 			err_prefix(ret, "%s", ps->paths[i]);
 			goto fail;
@@ -180,9 +180,9 @@ fail:
 	return ret;
 }
 
-int intake_import_paths(sqlite3 *db, const char *const *paths, size_t n,
-			size_t max_bytes, const char *actor,
-			struct intake_result *res)
+int intake_import_paths(sqlite3 *db, long long branch,
+			const char *const *paths, size_t n, size_t max_bytes,
+			const char *actor, struct intake_result *res)
 {
 	struct parsed ps = { 0 };
 	int ret = 0;
@@ -191,7 +191,7 @@ int intake_import_paths(sqlite3 *db, const char *const *paths, size_t n,
 	for (size_t i = 0; i < n && ret >= 0; i++)
 		ret = parse_path(&ps, paths[i], max_bytes);
 	if (ret >= 0)
-		ret = store(db, &ps, actor, res);
+		ret = store(db, branch, &ps, actor, res);
 	parsed_free(&ps);
 	return ret;
 }
@@ -199,6 +199,20 @@ int intake_import_paths(sqlite3 *db, const char *const *paths, size_t n,
 int intake_import_buffer(sqlite3 *db, const char *buf, size_t len,
 			 const char *name, size_t max_bytes, const char *actor,
 			 struct intake_result *res)
+{
+	long long branch = queue_default_branch(db);
+
+	if (branch < 0) {
+		memset(res, 0, sizeof(*res));
+		return (int)branch;
+	}
+	return intake_import_buffer_to(db, branch, buf, len, name, max_bytes,
+				       actor, res);
+}
+
+int intake_import_buffer_to(sqlite3 *db, long long branch, const char *buf,
+			    size_t len, const char *name, size_t max_bytes,
+			    const char *actor, struct intake_result *res)
 {
 	struct parsed ps = { 0 };
 	int ret;
@@ -210,7 +224,7 @@ int intake_import_buffer(sqlite3 *db, const char *buf, size_t len,
 			       name, len, max_bytes);
 	ret = parse_buffer(&ps, buf, len, name, max_bytes, "api");
 	if (ret >= 0)
-		ret = store(db, &ps, actor, res);
+		ret = store(db, branch, &ps, actor, res);
 	parsed_free(&ps);
 	return ret;
 }

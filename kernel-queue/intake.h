@@ -25,10 +25,17 @@ void intake_result_release(struct intake_result *r);
  * queue directory's revert patches written by stableq are not patches to
  * import: they are counted in own and left alone.
  */
-int intake_import_paths(sqlite3 *db, const char *const *paths, size_t n,
-			size_t max_bytes, const char *actor,
-			struct intake_result *res);
-/* The same for a buffer (an mbox or a patch, e.g. an API request body). */
+int intake_import_paths(sqlite3 *db, long long branch,
+			const char *const *paths, size_t n, size_t max_bytes,
+			const char *actor, struct intake_result *res);
+/*
+ * The same for a buffer (an mbox or a patch, e.g. an API request body)
+ * into branch's queue (branches.id) ...
+ */
+int intake_import_buffer_to(sqlite3 *db, long long branch, const char *buf,
+			    size_t len, const char *name, size_t max_bytes,
+			    const char *actor, struct intake_result *res);
+/* ... or into the default (first configured) branch's. */
 int intake_import_buffer(sqlite3 *db, const char *buf, size_t len,
 			 const char *name, size_t max_bytes, const char *actor,
 			 struct intake_result *res);

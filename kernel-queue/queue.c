@@ -99,40 +99,56 @@ int verdict_add(sqlite3 *db, long long patch_id, const char *check,
 	return ret < 0 ? ret : 0;
 }
 
-static int find_duplicate(sqlite3 *db, const struct patch *p, long long *id)
+long long queue_default_branch(sqlite3 *db)
+{
+	long long id = 0;
+
+	if (db_query_int(db, &id,
+			 "SELECT id FROM branches WHERE ord IS NOT NULL ORDER"
+			 " BY ord LIMIT 1",
+			 NULL) < 0)
+		return err_set(ERR_NOTFOUND, "no branch is configured");
+	return id;
+}
+
+static int find_duplicate(sqlite3 *db, long long branch, const struct patch *p,
+			  long long *id)
 {
 	int ret;
 
 	if (p->message_id) {
 		ret = db_query_int(db, id,
-				   "SELECT id FROM patches WHERE message_id = ?",
-				   "t", p->message_id);
+				   "SELECT id FROM patches WHERE branch_id = ?"
+				   " AND message_id = ?",
+				   "it", branch, p->message_id);
 		if (ret != ERR_NOTFOUND)
 			return ret < 0 ? ret : 1;
 	}
 	if (p->upstream && strlen(p->upstream) >= 12) {
 		ret = db_query_int(db, id,
-				   "SELECT id FROM patches WHERE"
-				   " substr(upstream, 1, 12) = substr(?1, 1, 12)"
+				   "SELECT id FROM patches WHERE branch_id = ?2"
+				   " AND substr(upstream, 1, 12) = substr(?1, 1, 12)"
 				   " AND substr(upstream, 1, min(length(upstream),"
 				   " length(?1))) = substr(?1, 1,"
 				   " min(length(upstream), length(?1)))",
-				   "t", p->upstream);
+				   "ti", p->upstream, branch);
 		if (ret != ERR_NOTFOUND)
 			return ret < 0 ? ret : 1;
 	}
-	ret = db_query_int(db, id, "SELECT id FROM patches WHERE patch_id = ?",
-			   "t", p->patch_id);
+	ret = db_query_int(db, id,
+			   "SELECT id FROM patches WHERE branch_id = ? AND"
+			   " patch_id = ?",
+			   "it", branch, p->patch_id);
 	if (ret != ERR_NOTFOUND)
 		return ret < 0 ? ret : 1;
 	return 0;
 }
 
-int queue_add(sqlite3 *db, const struct patch *p, long long source_id,
-	      long long *id)
+int queue_add(sqlite3 *db, long long branch, const struct patch *p,
+	      long long source_id, long long *id)
 {
 	long long pos = 0;
-	int ret = find_duplicate(db, p, id);
+	int ret = find_duplicate(db, branch, p, id);
 	char change[2] = { 0, 0 };
 
 	if (ret != 0)
@@ -143,12 +159,12 @@ int queue_add(sqlite3 *db, const struct patch *p, long long source_id,
 				NULL)) < 0)
 		return ret;
 	ret = db_exec(db,
-		      "INSERT INTO patches (source_id, queue_pos, filename,"
-		      " subject, subject_prefix, series_part, series_total,"
-		      " author_name, author_email, date, message_id,"
-		      " in_reply_to, upstream, patch_id, message, diff)"
-		      " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-		      "iitttddttttttttt", source_id, pos, p->filename,
+		      "INSERT INTO patches (branch_id, source_id, queue_pos,"
+		      " filename, subject, subject_prefix, series_part,"
+		      " series_total, author_name, author_email, date,"
+		      " message_id, in_reply_to, upstream, patch_id, message,"
+		      " diff) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+		      "iiitttddttttttttt", branch, source_id, pos, p->filename,
 		      p->subject, p->subject_prefix, p->series_part,
 		      p->series_total, p->author_name, p->author_email,
 		      p->date, p->message_id, p->in_reply_to, p->upstream,

@@ -34,13 +34,17 @@ const char *patch_state_name(enum patch_state s);
 int patch_state_parse(const char *name);
 
 /*
- * Inserts a parsed patch at the end of the queue (inside the caller's
- * transaction) with its tags and files. Duplicates (same Message-Id,
- * upstream SHA or patch-id as a stored patch) are not inserted: returns
- * 0 and sets *id to the existing patch; a new patch returns 1 and its id.
+ * Inserts a parsed patch at the end of branch's queue (branches.id; inside
+ * the caller's transaction) with its tags and files. Duplicates (same
+ * Message-Id, upstream SHA or patch-id as a patch of that branch) are not
+ * inserted: returns 0 and sets *id to the existing patch; a new patch
+ * returns 1 and its id. The same fix queued for another branch is a row of
+ * its own.
  */
-int queue_add(sqlite3 *db, const struct patch *p, long long source_id,
-	      long long *id);
+int queue_add(sqlite3 *db, long long branch, const struct patch *p,
+	      long long source_id, long long *id);
+/* The default (first configured) branch's id, or negative. */
+long long queue_default_branch(sqlite3 *db);
 
 /*
  * Recomputes the "goes with" edges of the dependencies table for all
