@@ -9,6 +9,8 @@ on this machine, the test runs in a network namespace of its own
 token and fix.patch a new patch in the working directory; each command
 then runs with `sh -c`, in README order, and must exit 0 and print JSON that
 is not an error. A curl line added to the README later is run the same way.
+The store has two branches (6.1 and 6.12), as the README's ?branch= lines
+expect.
 """
 import fcntl
 import json
@@ -60,7 +62,7 @@ def readme_curls():
 curls = readme_curls()
 t.ok(len(curls) >= 6, 'README.md shows %d curl commands' % len(curls), curls)
 loopback_up()
-w = World(port=8080)
+w = World(port=8080, two_branches=True)  # the README shows ?branch=6.12
 try:
     # twelve patches, so that the README's patch 12 exists
     mbox = ''.join(w.mail(n, 'lib: fix line %d' % n, '',
