@@ -19,7 +19,7 @@ const struct command commands[] = {
 	{ "check", cmd_check, 1, "check [ID...]" },
 	{ "queue", cmd_queue, 1, "queue [--json] [--state S]" },
 	{ "show", cmd_show, 1, "show [--json] ID" },
-	{ "tree", cmd_tree, 0, "tree init|status|checkout REV   (the stable tree from linux-source-6.1)" },
+	{ "tree", cmd_tree, 0, "tree init|status|checkout REV   (the branch's stable tree from its linux-source tarball)" },
 	{ "candidate", cmd_candidate, 1, "candidate [--upto ID] [--json]" },
 	{ "bisect", cmd_bisect, 1, "bisect [CANDIDATE-ID] [--json]" },
 	{ "flag", cmd_flag, 1, "flag ID --reason TEXT" },
@@ -32,6 +32,7 @@ const struct command commands[] = {
 	{ "lava-job", cmd_lava_job, 1, "lava-job CANDIDATE [--out DIR] [--url URL]   (a LAVA job: qemu, kernel, initramfs, tests)" },
 	{ "serve", cmd_serve, 0, "serve [-d] [-n] [-v]" },
 	{ "config", cmd_config, 0, "config            (print the settings in force)" },
+	{ "branches", cmd_branches, 1, "branches [--json]  (each branch: git branch, version, tree, queue)" },
 	{ NULL, NULL, 0, NULL },
 };
 
@@ -129,6 +130,7 @@ int main(int argc, char **argv)
 		config_free(&app.cfg);
 		return 2;
 	}
+	app.branch_given = branch != NULL;
 	if (dbpath) {
 		free(app.cfg.db);
 		app.cfg.db = strdup(dbpath);

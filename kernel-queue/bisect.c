@@ -136,7 +136,8 @@ static int evaluate(struct bis *b, size_t prefix, int runs, const char *kind,
 	char line[512];
 	int ret;
 
-	cid = candidate_create(b->app->db, b->patches, prefix, 0,
+	cid = candidate_create_on(b->app->db, b->app->branch_id, b->patches,
+				  prefix, 0,
 			       !strcmp(kind, "confirm") ? "confirm" : "bisect",
 			       b->id, "bisection");
 	if (cid < 0)
@@ -219,6 +220,10 @@ int bisect_run(struct app *app, long long candidate_id, long long *bisection_id,
 	int ret, confirm = app->cfg.bisect_confirm > 0 ? app->cfg.bisect_confirm : 1;
 
 	*bisection_id = 0;
+	if (verdict && (ret = candidate_on_branch(app, candidate_id)) < 0) {
+		free(verdict);
+		return ret;
+	}
 	if (!verdict)
 		return err_set(ERR_NOTFOUND,
 			       "candidate %lld: no such candidate, or it has no"
@@ -478,13 +483,13 @@ int bisect_due(struct app *app, long long *id)
 			    "SELECT c.id FROM candidates c WHERE c.purpose IN"
 			    " ('queue','confirm') AND c.verdict IN"
 			    " ('fail','build-failed','hang') AND c.id = (SELECT"
-			    " MAX(id) FROM candidates WHERE purpose IN"
-			    " ('queue','confirm')) AND json_array_length("
+			    " MAX(id) FROM candidates WHERE branch_id = ?1 AND"
+			    " purpose IN ('queue','confirm')) AND json_array_length("
 			    "c.patch_ids) > 0 AND NOT EXISTS (SELECT 1 FROM"
 			    " bisections b WHERE b.candidate_id = c.id AND NOT"
 			    " (b.state = 'failed' AND b.detail LIKE"
 			    " 'interrupted:%'))",
-			    NULL) == 0;
+			    "i", app->branch_id) == 0;
 }
 
 int bisect_interrupted(struct app *app, long long candidate_id)

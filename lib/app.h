@@ -10,6 +10,8 @@ struct app {
 	struct config cfg;
 	sqlite3 *db;          /* owned; opened by app_open_db() */
 	long long branch_id;  /* branches.id of cfg's selected branch */
+	int branch_given;     /* --branch named it: acting on another
+			       * branch's patch is refused, not followed */
 	const char *actor;    /* "user:NAME" (the CLI), "daemon", "token:NAME",
 			       * "bisection:ID" (borrowed) */
 	const char *self;     /* path of the stableq binary, for child steps */

@@ -322,6 +322,12 @@ static int branches_finish(struct config *c, const char *where)
 			if (!*slot)
 				*slot = xstrdup(*cslot(c, &bkeys[k]));
 		}
+	/* from here on the top-level fields borrow the selected branch's */
+	for (size_t k = 0; k < NBKEYS; k++) {
+		free(*cslot(c, &bkeys[k]));
+		*cslot(c, &bkeys[k]) = NULL;
+	}
+	c->branches_owned = 1;
 	for (int i = 0; i < c->nbranches; i++)
 		for (int j = i + 1; j < c->nbranches; j++)
 			for (size_t k = 0; k < NBKEYS; k++) {
@@ -385,11 +391,9 @@ int config_select_branch(struct config *c, const char *key)
 
 	if (!b)
 		return err_last();
-	for (size_t k = 0; k < NBKEYS; k++) {
-		char **slot = cslot(c, &bkeys[k]);
-		free(*slot);
-		*slot = xstrdup(*bslot((struct branch_conf *)b, &bkeys[k]));
-	}
+	/* pointers only: a shallow copy of a config may select its own */
+	for (size_t k = 0; k < NBKEYS; k++)
+		*cslot(c, &bkeys[k]) = *bslot((struct branch_conf *)b, &bkeys[k]);
 	c->selected = (int)(b - c->branches);
 	c->branch_key = b->key;
 	return 0;
@@ -465,6 +469,14 @@ out:
 	return ret;
 }
 
+static int is_branch_key(const char *name)
+{
+	for (size_t k = 0; k < NBKEYS; k++)
+		if (!strcmp(bkeys[k].name, name))
+			return 1;
+	return 0;
+}
+
 void config_free(struct config *c)
 {
 	if (!c)
@@ -472,7 +484,8 @@ void config_free(struct config *c)
 	for (size_t i = 0; i < NKEYS; i++)
 		if (keys[i].type == K_STR || keys[i].type == K_ENUM) {
 			char **slot = (char **)((char *)c + keys[i].off);
-			free(*slot);
+			if (!c->branches_owned || !is_branch_key(keys[i].name))
+				free(*slot);
 			*slot = NULL;
 		}
 	for (int i = 0; i < c->nbranches; i++)
@@ -481,6 +494,7 @@ void config_free(struct config *c)
 	c->branches = NULL;
 	c->nbranches = 0;
 	c->branch_key = NULL;
+	c->branches_owned = 0;
 	free(c->path);
 	c->path = NULL;
 }

@@ -28,9 +28,11 @@ struct branch_conf {
 /*
  * All strings are owned by the config and freed by config_free(). Relative
  * paths are taken relative to the directory stableq runs in. The per-branch
- * fields below (branch, linux_source, tree_dir, ...) hold the selected
- * branch's values (config_select_branch(); the first branch after
- * config_load()).
+ * fields below (branch, linux_source, tree_dir, ...) point at the selected
+ * branch's values in branches (config_select_branch(); the first branch
+ * after config_load()): change a branch's value there, not through them. A
+ * shallow copy of the struct may select another branch without touching
+ * the original.
  */
 struct config {
 	char *path;             /* the file read, or NULL for defaults only */
@@ -79,6 +81,7 @@ struct config {
 	int nbranches;
 	int selected;           /* index of the branch the fields above hold */
 	const char *branch_key; /* its key (borrowed from branches) */
+	int branches_owned;     /* the per-branch fields above are borrowed */
 };
 
 /* Fills defaults, then reads path (NULL: defaults only). Negative on a bad file. */
