@@ -41,10 +41,11 @@ void api_get_patches(struct api_request *req, struct api_response *res,
 		    0 ||
 	    api_arg_int(req, res, "offset", 0, 0, 1LL << 40, &offset) < 0)
 		return;
-	if (!(list = queue_list_json(req->app.db, state, limit, offset, &total,
-				     view && !strcmp(view, "full")
-					     ? LIST_FULL
-					     : LIST_SUMMARY)) ||
+	if (!(list = queue_list_json_branch(req->app.db, branch, state, limit,
+					    offset, &total,
+					    view && !strcmp(view, "full")
+						    ? LIST_FULL
+						    : LIST_SUMMARY)) ||
 	    api_set_branches(req->app.db, list, BRANCH_OF_PATCH) < 0) {
 		json_decref(list);
 		api_fail(res, ERR_IO);
@@ -135,6 +136,7 @@ void api_post_patches(struct api_request *req, struct api_response *res,
 {
 	struct intake_result r;
 	long long branch;
+	unsigned flags;
 	json_t *ids;
 	int ret;
 
@@ -143,14 +145,21 @@ void api_post_patches(struct api_request *req, struct api_response *res,
 			  "the body is empty: send an mbox or a patch");
 		return;
 	}
-	/* ?branch=KEY: its queue; none: the first branch's */
+	/*
+	 * ?branch=KEY: its queue, and a [PATCH X.Y] naming another branch is
+	 * refused; none: [PATCH X.Y] picks the branch, else the first one
+	 * (as `stableq import` with and without --branch).
+	 */
 	if (api_branch_arg(req, res, &branch) < 0)
 		return;
+	flags = req->app.cfg.nbranches < 2 ? 0
+		: branch		   ? INTAKE_STRICT
+					   : INTAKE_ROUTE | INTAKE_STRICT;
 	if (!branch && (branch = queue_default_branch(req->app.db)) < 0) {
 		api_fail(res, (int)branch);
 		return;
 	}
-	ret = intake_import_buffer_to(req->app.db, branch, req->body,
+	ret = intake_import_buffer_to(req->app.db, branch, flags, req->body,
 				      req->body_len, "request body",
 				      (size_t)req->app.cfg.max_patch_bytes,
 				      req->app.actor, &r);

@@ -86,17 +86,32 @@ void api_post_candidates(struct api_request *req, struct api_response *res,
 			 json_t *body)
 {
 	json_t *upto = json_object_get(body, "upto");
-	long long id, upto_id = upto ? json_integer_value(upto) : 0;
+	long long id, branch, upto_id = upto ? json_integer_value(upto) : 0;
 	enum patch_state state;
 	int ret;
 
+	if (api_branch_arg(req, res, &branch) < 0)
+		return;
 	if (upto_id && (ret = patch_get_state(req->app.db, upto_id, &state)) <
 			       0) {
 		api_fail(res, ret);
 		return;
 	}
-	id = candidate_create(req->app.db, NULL, 0, upto_id, "queue", 0,
-			      req->app.actor);
+	/* the branch: ?branch=KEY, else upto's, else the first one */
+	if (!branch && upto_id &&
+	    (ret = db_query_int(req->app.db, &branch,
+				"SELECT COALESCE(branch_id, 0) FROM patches"
+				" WHERE id = ?",
+				"i", upto_id)) < 0) {
+		api_fail(res, ret);
+		return;
+	}
+	if (!branch && (branch = queue_default_branch(req->app.db)) < 0) {
+		api_fail(res, (int)branch);
+		return;
+	}
+	id = candidate_create_on(req->app.db, branch, NULL, 0, upto_id,
+				 "queue", 0, req->app.actor);
 	if (id < 0) {
 		api_fail(res, (int)id);
 		return;

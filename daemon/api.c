@@ -54,7 +54,7 @@ static const struct api_route routes[] = {
 	{ "GET", "/candidates", api_get_candidates, 0, BODY_NONE, NULL,
 	  "purpose,limit,branch", C },
 	{ "POST", "/candidates", api_post_candidates, 1, BODY_JSON,
-	  candidate_fields, "" },
+	  candidate_fields, "branch" },
 	{ "GET", "/candidates/{id}", api_get_candidate, 0, BODY_NONE, NULL, "", C },
 	{ "GET", "/builds/{id}/log", api_get_build_log, 0, BODY_NONE, NULL, "" },
 	{ "GET", "/bisections", api_get_bisections, 0, BODY_NONE, NULL,

@@ -83,14 +83,7 @@ struct req_ctx {
 
 struct http_server {
 	struct MHD_Daemon *mhd;
-	/*
-	 * The server's copy of the daemon's app (own): its per-branch config
-	 * fields are its own strings, since the daemon's loop selects a branch
-	 * per step (config_select_branch() frees and replaces those fields)
-	 * while requests read them. app points at own.
-	 */
 	struct app *app;
-	struct app own;
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
 	struct conn *idle[POOL_MAX];

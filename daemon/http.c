@@ -71,34 +71,6 @@ static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind,
 	return MHD_YES;
 }
 
-/*
- * The per-branch fields of a config: struct branch_conf's, which
- * config_select_branch() frees and replaces. A copy of a config that may
- * select a branch (a request acting on a 6.12 patch follows it: the
- * queue_follow_patch() of revert, flag, override), or whose original
- * does (the daemon's loop, per step), owns them.
- */
-#define BRANCH_FIELDS(X)                                                     \
-	X(branch) X(linux_source) X(tree_dir) X(build_dir) X(queue_dir)      \
-	X(queue_seed) X(kernel_config_dir) X(tests_file) X(debian_changelog) \
-	X(coverage_build_dir) X(upstream_repo) X(stable_queue_repo)
-_Static_assert(sizeof(struct branch_conf) == 13 * sizeof(char *),
-	       "a per-branch config key was added: add it to BRANCH_FIELDS");
-
-static void branch_fields_own(struct config *c)
-{
-#define X(f) c->f = c->f ? xstrdup(c->f) : NULL;
-	BRANCH_FIELDS(X)
-#undef X
-}
-
-static void branch_fields_free(struct config *c)
-{
-#define X(f) free(c->f), c->f = NULL;
-	BRANCH_FIELDS(X)
-#undef X
-}
-
 static void begin_request(struct req_ctx *c, const char *url,
 			  const char *method)
 {
@@ -121,7 +93,6 @@ static void begin_request(struct req_ctx *c, const char *url,
 				     MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 	req->loopback = ci && http_is_loopback(ci->client_addr);
 	req->app = *c->srv->app;
-	branch_fields_own(&req->app.cfg); /* freed in on_completed() */
 	req->app.db = NULL;
 	req->app.actor = "http";
 }
@@ -353,7 +324,6 @@ static void on_completed(void *cls, struct MHD_Connection *conn,
 	strbuf_release(&c->body);
 	api_response_release(&c->res);
 	free(c->req.actor);
-	branch_fields_free(&c->req.app.cfg); /* NULL unless begin_request() ran */
 	free(c);
 	*con_cls = NULL;
 }
@@ -449,9 +419,7 @@ int http_start(struct app *app, struct http_server **out)
 	if ((ret = parse_listen(app->cfg.listen, &ss, &v6)) < 0)
 		return ret;
 	s = xcalloc(1, sizeof(*s));
-	s->own = *app;
-	branch_fields_own(&s->own.cfg); /* freed by http_stop() */
-	s->app = &s->own;
+	s->app = app;
 	s->max_body = app->cfg.max_patch_bytes > 0
 			      ? (size_t)app->cfg.max_patch_bytes
 			      : (size_t)8 << 20;
@@ -556,6 +524,5 @@ void http_stop(struct http_server *s)
 	}
 	pthread_cond_destroy(&s->wake);
 	pthread_mutex_destroy(&s->lock);
-	branch_fields_free(&s->own.cfg);
 	free(s);
 }

@@ -7,7 +7,11 @@ drives /usr/bin/chromium with playwright-core (installed from npm into the
 gitignored node_modules/, no browser download): the queue renders from the
 data, a patch page shows its verdicts, flagging through the page with a
 token changes the state (checked here through the API), the page refreshes
-by itself, and it is usable at 1280 and 375 px. Screenshots go to var/.
+by itself, and it is usable at 1280 and 375 px. The store has two branches
+(6.1 and 6.12): one fix is queued for both, one with a subject full of
+markup for 6.12 alone; the branch selector keeps the views to one branch,
+the branches panel says what each waits for, and the Fixes page is the fix
+x branch matrix. Screenshots go to var/.
 """
 import json
 import os
@@ -21,7 +25,7 @@ from apitest import TOP, Tap, World  # noqa: E402
 
 PLAYWRIGHT = 'playwright-core@1.55.1'  # Node >= 18: Debian 12's nodejs
 t = Tap()
-w = World()
+w = World(two_branches=True)
 
 
 def q(sql, *args):
@@ -86,6 +90,17 @@ try:
                                              author='Dennis Ritchie <dmr@example.org>'),
                           headers={'Content-Type': 'text/plain'}, token=tok)
     t.ok(s == 201, 'a fix-up of the broken patch imported', (s, j))
+    # 6.12: the line 33 fix again (one fix on both branches), and one of its own
+    hostile_subject = 'lib: <img src=x onerror=alert(1)> fix line 36'
+    both = w.mail(33, 'lib: make line 33 a fix for an old bug', 'Fixes: %s ("lib: spell two")' % w.s1[:12],
+                  w.diff('lib.c', 'line 33\n', 'line thirty-three\n'), author='Ken Thompson <ken@example.org>',
+                  prefix='PATCH 6.12')
+    s, h, raw, j = w.post('/patches?branch=6.12', both + w.mail(
+        36, hostile_subject, 'Fixes: %s ("lib: spell four")' % w.s4[:12],
+        w.diff('lib.c', 'line 36\n', 'line thirty-six\n'), prefix='PATCH 6.12'),
+        headers={'Content-Type': 'text/plain'}, token=tok)
+    t.ok(s == 201 and j['added'] == 2, 'two patches imported into the 6.12 queue, one of them a fix queued for 6.1 too', (s, j))
+    both_subject = 'lib: make line 33 a fix for an old bug'
     t.ok(w.idle(240), 'the daemon is idle: checks, a candidate and its bisection done', w.daemon_log())
     held = q("SELECT COUNT(*) FROM patches WHERE state = 'held'")[0][0]
     t.ok(held >= 1, 'the fix-up is held (%d held)' % held)
@@ -138,7 +153,7 @@ try:
     os.makedirs(shots, exist_ok=True)
     extra = w.mail(25, 'lib: fix line 25 while the page is open', '', w.diff('lib.c', 'line 25\n', 'line twenty-five\n'))
     env = dict(os.environ, EXTRA_PATCH=extra, NODE_PATH=os.path.join(TOP, 'node_modules'),
-               FAIL_CANDIDATE=str(fail_cid))
+               FAIL_CANDIDATE=str(fail_cid), BOTH_SUBJECT=both_subject, HOSTILE_SUBJECT=hostile_subject)
     p = subprocess.run(['node', os.path.join(TOP, 'tests', 'dashboard.mjs'), w.base, tok, str(target), shots],
                        cwd=TOP, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=240)
     results = []
@@ -160,7 +175,7 @@ try:
     t.ok(j and any(e['actor'] == 'token:maint' and 'broken' in (e['detail'] or '') for e in j['events']),
          '... and the event log names the token')
     for name in ('queue-1280', 'patch-1280', 'patch-flagged-1280', 'bisection-1280', 'queue-375', 'patch-375',
-                 'patch-failed-1280', 'candidate-failed-1280'):
+                 'patch-failed-1280', 'candidate-failed-1280', 'queue-6.12-1280', 'fixes-1280', 'fixes-375'):
         path = os.path.join(shots, 'dashboard-%s.png' % name)
         t.ok(os.path.exists(path) and os.path.getsize(path) > 10000, 'screenshot var/dashboard-%s.png' % name)
 except Exception:

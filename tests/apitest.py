@@ -183,12 +183,13 @@ class World:
         git(self.tree, 'checkout', '-q', name)
         return d + '\n'
 
-    def mail(self, n, subject, trailers, diff, body=None, author='Jane Dev <jane@example.org>'):
-        """A patch in mail format (git format-patch / send-email style)."""
+    def mail(self, n, subject, trailers, diff, body=None, author='Jane Dev <jane@example.org>',
+             prefix='PATCH 6.1'):
+        """A patch in mail format (git format-patch / send-email style); prefix: [PATCH 6.12] for 6.12."""
         return ('From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001\n'
                 'From: %s\n'
                 'Date: Mon, 1 Sep 2025 10:%02d:00 +0000\n'
-                'Subject: [PATCH 6.1] %s\n'
+                'Subject: [%s] %s\n'
                 'Message-Id: <api-%d.%d@example.org>\n'
                 '\n'
                 '%s\n\n'
@@ -196,7 +197,7 @@ class World:
                 'Signed-off-by: %s\n'
                 '---\n'
                 '%s'
-                '-- \n2.39.5\n\n') % (author, n % 60, subject, n, os.getpid(),
+                '-- \n2.39.5\n\n') % (author, n % 60, prefix, subject, n, os.getpid(),
                                       body or 'Body of %s.' % subject,
                                       trailers + '\n' if trailers else '',
                                       author, diff)
