@@ -518,14 +518,17 @@ out:
 
 /*
  * A release is the event that moved a branch: its subject is the branch's
- * row, or (older stores) 0 with the git branch named in the detail.
+ * row, or 0 with the git branch named in the detail ("3 patches onto
+ * linux-6.12.y (6.12-stable): ...", before branches: "... onto
+ * linux-6.1.y: ...").
  */
 static const char sql_releases[] =
 	"SELECT e.id, e.at, e.actor, b.key AS branch, b.name AS git_branch,"
 	" e.detail FROM events e LEFT JOIN branches b ON CASE WHEN"
 	" e.subject_id > 0 THEN b.id = e.subject_id ELSE e.detail LIKE '% onto '"
-	" || b.name || ':%' END WHERE e.subject_kind = 'branch' AND e.kind ="
-	" 'released' AND (? = 0 OR b.id = ?) ORDER BY e.id DESC LIMIT ?";
+	" || b.name || ':%' OR e.detail LIKE '% onto ' || b.name || ' (%' END"
+	" WHERE e.subject_kind = 'branch' AND e.kind = 'released' AND (? = 0 OR"
+	" b.id = ?) ORDER BY e.id DESC LIMIT ?";
 
 void api_get_releases(struct api_request *req, struct api_response *res,
 		      json_t *body)

@@ -20,7 +20,7 @@ import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in tests/
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from apitest import Tap, World  # noqa: E402
+from apitest import Tap, World, git  # noqa: E402
 
 t = Tap()
 w = World(two_branches=True)
@@ -210,6 +210,32 @@ try:
     s, h, raw, j = w.post('/candidates?branch=6.12', {'upto': X1}, token=tok)
     t.ok(s == 400 and snapshot(w) == before, 'POST /candidates?branch=6.12 {upto: a 6.1 patch} -> 400, nothing made', (s, j))
     bad_branch(w, 'POST /candidates?branch=9.9', lambda: w.post('/candidates?branch=9.9', {}, token=tok))
+    # ---- a release and a revert on 6.12, through the CLI and the API ------------------
+    t.ok(w.idle(), 'the daemon settles after the candidates', w.daemon_log())
+    t.is_(q(w, "SELECT state FROM patches WHERE id = ?", X2), [('queued',)], 'the 6.12 copy of the fix is queued')
+    tip61 = git(w.tree, 'rev-parse', 'linux-6.1.y')
+    p = w.sq('--branch', '6.12', 'release', '--force', check=False)
+    t.ok(p.returncode == 0, 'stableq --branch 6.12 release --force', p.stderr)
+    s, h, raw, j = w.get('/releases?branch=6.12')
+    rel = (j or {}).get('releases', [])
+    t.ok(s == 200 and len(rel) == 1 and rel[0]['branch'] == '6.12' and rel[0]['git_branch'] == 'linux-6.12.y'
+         and 'linux-6.12.y' in rel[0]['detail'], 'GET /releases?branch=6.12 -> the release onto linux-6.12.y', j)
+    s, h, raw, j = w.get('/releases?branch=6.1')
+    t.ok(s == 200 and j['releases'] == [], 'GET /releases?branch=6.1 -> none', j)
+    s, h, raw, j = w.post('/patches/%d/revert' % X2, {'reason': 'regresses 6.12'}, token=tok)
+    t.ok(s == 201 and j['revert']['branch'] == '6.12', 'POST /patches/{id}/revert of the released 6.12 patch -> 201', (s, j))
+    t.ok('Revert "lib: fix line 20"' in git(w.tree612, 'log', '-1', '--format=%B', 'linux-6.12.y')
+         and git(w.tree, 'rev-parse', 'linux-6.1.y') == tip61,
+         '... the revert commit is on linux-6.12.y in the 6.12 tree; linux-6.1.y did not move')
+    s, h, raw, j = w.get('/reverts?branch=6.12')
+    t.ok(s == 200 and [r['patch_id'] for r in j['reverts']] == [X2, Y2] and all(r['branch'] == '6.12' for r in j['reverts']),
+         'GET /reverts?branch=6.12 -> it, and the plan for the flagged patch', j)
+    s, h, raw, j = w.get('/reverts?branch=6.1')
+    t.ok(s == 200 and j['reverts'] == [], 'GET /reverts?branch=6.1 -> none', j)
+    mail = w.wait('mail', lambda: [m for m in w.get('/mail?branch=6.12')[3]['mail'] if m['patch_id'] == X2], 30)
+    t.ok(mail and mail[0]['subject'] == 'Patch "lib: fix line 20" has been reverted from the 6.12-stable tree',
+         'its mail: "... reverted from the 6.12-stable tree"', mail)
+
     rc = w.stop()
     t.ok(rc == 0, 'the daemon exits cleanly (%s)' % rc, w.daemon_log())
     log = open(w.log, errors='replace').read()
