@@ -653,7 +653,7 @@ views.candidates = async () => {
 
 views.candidate = async (args) => {
 	const c = await get('/candidates/' + args.id);
-	return [h('h1', {}, 'Candidate #' + c.id),
+	return [h('h1', {}, 'Candidate #' + c.id, c.branch ? [' ', h('span', { class: 'branch-tag' }, c.branch)] : null),
 		c.headline ? h('p', { class: 'summary' }, c.headline) : null,
 		section('Result', candidateBlock(c)),
 		c.coverage ? section('Build coverage', coverageBlock(c.coverage)) : null,
