@@ -423,6 +423,20 @@ static int wanted(const long long *ids, size_t n, long long id)
 	return 0;
 }
 
+char *tree_branch_version(const char *tree_dir, const char *branch)
+{
+	struct repo *r = NULL;
+	char tip[REPO_HEX_SIZE];
+	char *version = NULL;
+
+	if (repo_open(&r, tree_dir) == 0 &&
+	    repo_branch_tip(r, branch, tip) == 0)
+		branch_version(r, tip, &version);
+	repo_free(r);
+	err_clear();
+	return version;
+}
+
 int branch_version(struct repo *r, const char *tip, char **version)
 {
 	char *desc = NULL;

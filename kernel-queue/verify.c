@@ -6,6 +6,7 @@
 #include "err.h"
 #include "log.h"
 #include "queue.h"
+#include "repo.h"
 #include "strbuf.h"
 
 #include <ctype.h>
@@ -104,9 +105,7 @@ int verify_fix(struct app *app, long long patch_id,
 		     "SELECT json_array_length(patch_ids) FROM candidates WHERE"
 		     " id = ?",
 		     "i", cid);
-	db_query_text(app->db, &version,
-		      "SELECT version FROM branches WHERE id = ?", "i",
-		      app->branch_id);
+	version = tree_branch_version(app->cfg.tree_dir, app->cfg.branch);
 	strbuf_addf(&prefix, "candidate %lld (%s%s%s + %lld patch%s before it)",
 		    cid, app->cfg.branch, version && *version ? " " : "",
 		    version ? version : "", n, n == 1 ? "" : "es");
