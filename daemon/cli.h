@@ -33,5 +33,6 @@ int cmd_lava_job(struct app *app, int argc, char **argv);
 int cmd_serve(struct app *app, int argc, char **argv);
 int cmd_config(struct app *app, int argc, char **argv);
 int cmd_branches(struct app *app, int argc, char **argv);
+int cmd_verify(struct app *app, int argc, char **argv);
 
 #endif

@@ -12,26 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The version the branch's tree holds ("6.12.118"), or NULL. Caller frees. */
-static char *tree_version(const struct branch_conf *b)
-{
-	struct repo *r = NULL;
-	char tip[REPO_HEX_SIZE];
-	char *version = NULL;
-
-	if (repo_open(&r, b->tree_dir) == 0 &&
-	    repo_branch_tip(r, b->branch, tip) == 0)
-		branch_version(r, tip, &version);
-	repo_free(r);
-	err_clear();
-	return version;
-}
-
 /* {key, branch, version, tree_dir, queue_dir, patches, states {state: n}} */
 static json_t *branch_json(struct app *app, const struct branch_conf *b)
 {
 	json_t *o = json_object(), *states = json_object();
-	char *version = tree_version(b);
+	char *version = tree_branch_version(b->tree_dir, b->branch);
 	long long total = 0;
 	sqlite3_stmt *st = db_prepare(app->db,
 				      "SELECT p.state, COUNT(*) FROM patches p"

@@ -10,6 +10,7 @@
 #include "progress.h"
 #include "queue.h"
 #include "revert.h"
+#include "verify.h"
 #include "strbuf.h"
 
 #include <jansson.h>
@@ -349,5 +350,24 @@ int cmd_release(struct app *app, int argc, char **argv)
 		return fail("release");
 	printf("released %zu patch%s onto %s (%s-stable)\n", n,
 	       n == 1 ? "" : "es", app->cfg.branch, app->cfg.branch_key);
+	return 0;
+}
+
+/* stableq verify ID: the fix's Regression-test decides (verify.h). */
+int cmd_verify(struct app *app, int argc, char **argv)
+{
+	long long id = 0;
+	char *line;
+
+	if (argc != 2 || parse_id(argv[1], &id) < 0) {
+		fprintf(stderr, "usage: stableq verify PATCH-ID\n");
+		return 2;
+	}
+	on_terminal();
+	if (verify_fix(app, id, progress, app) < 0)
+		return fail("verify");
+	line = verify_summary(app->db, id);
+	printf("%s\n", line ? line : "?");
+	free(line);
 	return 0;
 }

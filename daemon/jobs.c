@@ -7,6 +7,7 @@
 #include "outbox.h"
 #include "repo.h"
 #include "revert.h"
+#include "verify.h"
 
 const struct job jobs[] = {
 	/* name            due()                  argv                                          s     builds once interrupted, summary */
@@ -22,6 +23,8 @@ const struct job jobs[] = {
 	{ "revert plan",   revert_plan_due,       { "revert", "{id}", "--plan", "--reason",
 						    "found broken; waiting for a maintainer"
 						    " (auto_revert = plan)" },                  60,   0, 0, NULL },
+	{ "verify",        verify_due,            { "verify", "{id}" },                         0,    1, 0, NULL,
+	  verify_summary },
 	{ "queue changed", candidate_queue_due,   { "candidate" },                              0,    1, 0, NULL,
 	  candidate_newest_summary },
 	{ "mail",          outbox_due,            { "mail", "send" },                           300,  0, 0, NULL },

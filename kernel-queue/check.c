@@ -304,6 +304,7 @@ static int check_one(struct check_ctx *c, struct check_row *p,
 	enum check_result v[CHECK_KIND_COUNT];
 	enum patch_state to;
 	long long ev = 0;
+	char *tested = NULL;
 	int ret;
 
 	for (int k = 0; k < CHECK_KIND_COUNT; k++)
@@ -319,7 +320,16 @@ static int check_one(struct check_ctx *c, struct check_row *p,
 	v[CHECK_FIXUP] = fixup_check(c, p, &d[CHECK_FIXUP]);
 	v[CHECK_FLAGS] = flags_check(c, p, &d[CHECK_FLAGS]);
 
-	if (v[CHECK_FIXUP] == CR_HELD) {
+	if (db_query_text(c->app->db, &tested,
+			  "SELECT detail FROM verdicts WHERE patch_id = ? AND"
+			  " check_name = 'test' AND result = 'not-present' AND"
+			  " id = (SELECT MAX(id) FROM verdicts WHERE patch_id ="
+			  " ?1 AND check_name = 'test')",
+			  "i", p->id) == 0 && tested) {
+		/* its own test passed without it here (verify.h) */
+		to = PS_REJECTED;
+		strbuf_addf(&reason, "not-present: %s", tested);
+	} else if (v[CHECK_FIXUP] == CR_HELD) {
 		to = PS_HELD;
 		strbuf_addbuf(&reason, &d[CHECK_FIXUP]);
 	} else if (v[CHECK_APPLIES] == CR_ALREADY) {
@@ -357,7 +367,10 @@ static int check_one(struct check_ctx *c, struct check_row *p,
 			goto out;
 	}
 	if (p->state != to) {
-		char *why = reason.len ? branch_said(c->app, reason.buf) : NULL;
+		/* a not-present reason names its branch already */
+		char *why = reason.len && !tested
+				    ? branch_said(c->app, reason.buf)
+				    : NULL;
 		ev = patch_set_state(c->app->db, p->id, to,
 				     why ? why : reason.len ? reason.buf : NULL,
 				     c->app->actor);
@@ -396,6 +409,7 @@ out:
 	for (int k = 0; k < CHECK_KIND_COUNT; k++)
 		strbuf_release(&d[k]);
 	strbuf_release(&reason);
+	free(tested);
 	return ret;
 }
 
@@ -407,6 +421,20 @@ static int wanted(const long long *ids, size_t n, long long id)
 		if (ids[i] == id)
 			return 1;
 	return 0;
+}
+
+char *tree_branch_version(const char *tree_dir, const char *branch)
+{
+	struct repo *r = NULL;
+	char tip[REPO_HEX_SIZE];
+	char *version = NULL;
+
+	if (repo_open(&r, tree_dir) == 0 &&
+	    repo_branch_tip(r, branch, tip) == 0)
+		branch_version(r, tip, &version);
+	repo_free(r);
+	err_clear();
+	return version;
 }
 
 int branch_version(struct repo *r, const char *tip, char **version)
