@@ -36,6 +36,15 @@ try {
 	});
 	page.on('request', r => { if (!r.url().startsWith(base) && !r.url().startsWith('data:')) outside.push(r.url()); });
 
+	// A kept-alive socket the server closed (http_timeout = 3 s) hangs up: once more on a new one.
+	const api = async path => {
+		try {
+			return await (await page.request.get(base + '/api/v1' + path)).json();
+		} catch (e) {
+			return (await page.request.get(base + '/api/v1' + path, { headers: { Connection: 'close' } })).json();
+		}
+	};
+
 	// ---- the queue at 1280 px ----
 	await page.goto(base + '/', { timeout: T });
 	await page.waitForSelector('table.patches tbody tr', { timeout: T });
@@ -140,7 +149,9 @@ try {
 
 	await page.goto(base + '/#/candidate/' + failCand, { timeout: T });
 	await page.waitForSelector('.failure', { timeout: T });
-	const summ = await page.locator('.summary').innerText().catch(e => String(e));
+	const summ = await page.locator('.summary').innerText({ timeout: T }).catch(async e =>
+		String(e) + '\npage: ' + await page.locator('#view').innerText().catch(() => '') + '\napi: ' +
+		JSON.stringify(await api('/candidates/' + failCand)).slice(0, 600));
 	say(summ.startsWith(`candidate ${failCand}: fail: kunit, kunit.cmdline.cmdline_test_tail_int, user-copy`),
 		'the candidate page says what it found in one line', summ);
 	const cFirst = await page.locator('.cand > *:not(.line)').first().getAttribute('class');
@@ -190,7 +201,6 @@ try {
 	say(true, 'the queue page shows it without a reload');
 
 	// ---- two branches: the panel, the selector, the fix x branch matrix ----
-	const api = async path => (await page.request.get(base + '/api/v1' + path)).json();
 	await page.goto(base + '/', { timeout: T });
 	await page.waitForSelector('#branches tr[data-branch]', { timeout: T });
 	const brs = (await api('/branches')).branches;

@@ -822,6 +822,7 @@ function parseHash() {
 views.notfound = async () => [h('h1', {}, 'Not found'), h('p', {}, h('a', { href: '#/' }, 'Back to the queue'))];
 
 let rendering = false;
+let again = null; /* a render asked for while one ran: null, or its force */
 let lastKey = '';
 
 /* Busy forms are not redrawn under the user's hands. */
@@ -833,8 +834,11 @@ function userBusy() {
 }
 
 async function render(force) {
-	if (rendering)
+	if (rendering) {
+		/* not dropped: a navigation during a refresh is drawn after it */
+		again = again || !!force;
 		return;
+	}
 	rendering = true;
 	const { view, args } = parseHash();
 	const main = document.getElementById('view');
@@ -855,6 +859,11 @@ async function render(force) {
 	}
 	document.getElementById('updated').textContent = 'updated ' + new Date().toLocaleTimeString();
 	rendering = false;
+	if (again !== null) {
+		const f = again;
+		again = null;
+		render(f);
+	}
 }
 
 /* Polls /health; redraws the view when something happened (a new event, a new step). */
