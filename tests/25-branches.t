@@ -268,5 +268,15 @@ ok $? "stableq bisect $bad: the same bisection in one run"
 bid2=$(q "SELECT MAX(id) FROM bisections WHERE candidate_id = $bad")
 is "$(path "$bid2") $(q "SELECT state FROM bisections WHERE id = $bid2")" "$(path "$bid") $(q "SELECT state FROM bisections WHERE id = $bid")" \
 	"... takes the same steps to the same end as the one taken a step at a time"
+q "INSERT INTO candidates (branch_id, purpose, patch_ids, step, verdict, detail) VALUES
+	($(q "SELECT id FROM branches WHERE key = '6.1'"), 'queue', '[$lib4,$lib4,$lib4,$lib4]', 'done', 'build-failed', 'x')"
+c=$(q "SELECT MAX(id) FROM candidates")
+out=$(SQ --branch 6.1 bisect $c --steps 1 2>/dev/null)
+like "$out" "step 1 of about" "stableq bisect $c --steps 1: one step, and it says so"
+is "$(q "SELECT state || ' ' || (SELECT COUNT(*) FROM bisection_steps s WHERE s.bisection_id = b.id) FROM bisections b WHERE candidate_id = $c")" \
+	"running 1" "... the bisection stays running after its first step"
+SQ --branch 6.1 bisect $c --steps 1 > /dev/null 2>&1
+is "$(q "SELECT COUNT(*) || ' ' || MAX((SELECT COUNT(*) FROM bisection_steps s WHERE s.bisection_id = b.id)) FROM bisections b WHERE candidate_id = $c")" \
+	"1 2" "run again, the same bisection takes its second step"
 
 done_testing
