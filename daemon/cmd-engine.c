@@ -162,14 +162,20 @@ int cmd_candidate(struct app *app, int argc, char **argv)
 
 int cmd_bisect(struct app *app, int argc, char **argv)
 {
-	long long cid = 0, bid = 0;
+	long long cid = 0, bid = 0, steps = -1;
 	json_t *j;
 
-	if (argc == 2 && parse_id(argv[1], &cid) < 0) {
-		fprintf(stderr, "usage: stableq bisect [CANDIDATE-ID] [--json]\n");
-		return 2;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--steps") && i + 1 < argc &&
+		    !parse_id(argv[i + 1], &steps))
+			i++;
+		else if (cid || parse_id(argv[i], &cid) < 0) {
+			fprintf(stderr, "usage: stableq bisect [CANDIDATE-ID]"
+					" [--steps N] [--json]\n");
+			return 2;
+		}
 	}
-	if (argc == 1 &&
+	if (!cid &&
 	    db_query_int(app->db, &cid,
 			 "SELECT id FROM candidates WHERE branch_id = ? AND"
 			 " verdict IN ('fail','build-failed','hang') AND"
@@ -181,7 +187,8 @@ int cmd_bisect(struct app *app, int argc, char **argv)
 	}
 	on_terminal();
 	if (queue_follow_candidate(app, cid) < 0 ||
-	    bisect_run(app, cid, &bid, progress, app) < 0)
+	    bisect_run(app, cid, steps > 0 && steps < 1000 ? (int)steps : -1,
+		       &bid, progress, app) < 0)
 		return fail("bisect");
 	j = bisect_json(app->db, bid);
 	if (app->json) {

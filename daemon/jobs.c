@@ -17,7 +17,8 @@ const struct job jobs[] = {
 	{ "revert resume", revert_resume_due,     { "revert", "--resume" },                     3600, 0, 0, NULL },
 	{ "confirm",       revert_confirm_due,    { "revert", "--confirm", "{id}" },            0,    1, 0, NULL, NULL },
 	{ "candidate",     candidate_pending_due, { "candidate", "--run", "{id}" },             0,    1, 0, candidate_interrupted, candidate_summary },
-	{ "bisect",        bisect_due,            { "bisect", "{id}" },                         0,    8, 0, bisect_interrupted, bisect_summary_of },
+	/* one step of a bisection at a time: another branch's step may come between */
+	{ "bisect",        bisect_due,            { "bisect", "{id}", "--steps", "1" },         0,    2, 0, bisect_interrupted, bisect_summary_of },
 	{ "revert",        revert_due,            { "revert", "{id}", "--reason",
 						    "found broken; revert first" },             0,    1, 0, NULL },
 	{ "revert plan",   revert_plan_due,       { "revert", "{id}", "--plan", "--reason",

@@ -22,7 +22,7 @@ const struct command commands[] = {
 	{ "tree", cmd_tree, 0, "tree init|status|checkout REV   (the branch's stable tree from its linux-source tarball)" },
 	{ "candidate", cmd_candidate, 1, "candidate [--upto ID] [--json]" },
 	{ "verify", cmd_verify, 1, "verify PATCH-ID           (does the fix's Regression-test fail without it?)" },
-	{ "bisect", cmd_bisect, 1, "bisect [CANDIDATE-ID] [--json]" },
+	{ "bisect", cmd_bisect, 1, "bisect [CANDIDATE-ID] [--steps N] [--json]" },
 	{ "flag", cmd_flag, 1, "flag ID --reason TEXT" },
 	{ "revert", cmd_revert, 1, "revert ID [--dry-run|--plan] [--reason TEXT] [--no-confirm] | --confirm REVERT-ID | --resume" },
 	{ "override", cmd_override, 1, "override ID --reason TEXT" },

@@ -227,14 +227,56 @@ cat "$T/head.conf" "$T/stableq.conf" > "$T/daemon.conf"
 "$STABLEQ" -c "$T/daemon.conf" serve -d > "$T/daemon.log" 2>&1 &
 echo $! > "$T/daemon.pid"
 for _ in $(seq 1 120); do
-	[ "$(q "SELECT COUNT(*) FROM candidates WHERE id >= $first AND step != 'done'")" = 0 ] && break
+	[ "$(q "SELECT COUNT(*) FROM candidates WHERE id BETWEEN $first AND $first + 3 AND step != 'done'")" = 0 ] && break
 	sleep 0.5
 done
 kill "$(cat "$T/daemon.pid")"; wait "$(cat "$T/daemon.pid")" 2>/dev/null
-is "$(q "SELECT COUNT(*) FROM candidates WHERE id >= $first AND step != 'done'")" 0 "the daemon ran every pending candidate"
+is "$(q "SELECT COUNT(*) FROM candidates WHERE id BETWEEN $first AND $first + 3 AND step != 'done'")" 0 "the daemon ran every pending candidate"
 order=$(grep -o 'step candidate [0-9]* ([0-9.]*): started' "$T/daemon.log" | sed 's/step candidate \([0-9]*\) (\([0-9.]*\)).*/\2/' | tr '\n' ' ')
 is "$order" "6.1 6.12 6.1 6.1 " "candidates ran 6.1, 6.12, 6.1, 6.1: 6.12's waited one step, not three"
 like "$(grep -m1 'step candidate [0-9]* (6.12): started' "$T/daemon.log")" "--branch 6.12 candidate --run" "the child step's argv carries --branch 6.12"
 like "$(grep 'step import (6.12): started' "$T/daemon.log")" "--branch 6.12 import $T/q-6.12" "each branch's queue_dir is imported with its --branch"
+
+# A bisection is a step per build: a failing 6.1 queue candidate of eight
+# patches (several steps to bisect) and a pending 6.12 candidate: 6.12's
+# candidate runs after the bisection's first step, not after its last.
+lib4=$(q "SELECT id FROM patches WHERE subject = 'lib: fix line 4'")
+q "INSERT INTO candidates (branch_id, purpose, patch_ids, step, verdict, detail) VALUES
+	($(q "SELECT id FROM branches WHERE key = '6.1'"), 'queue', '[$lib4,$lib4,$lib4,$lib4,$lib4,$lib4,$lib4,$lib4]', 'done', 'build-failed', 'x')"
+bad=$(q "SELECT MAX(id) FROM candidates")
+q "INSERT INTO candidates (branch_id, purpose, patch_ids) VALUES ((SELECT id FROM branches WHERE key = '6.12'), 'queue', '[]')"
+c612=$(q "SELECT MAX(id) FROM candidates")
+"$STABLEQ" -c "$T/daemon.conf" serve -d > "$T/daemon2.log" 2>&1 &
+echo $! > "$T/daemon.pid"
+for _ in $(seq 1 120); do
+	[ "$(q "SELECT COUNT(*) FROM bisections WHERE candidate_id = $bad AND state != 'running'") $(q "SELECT step FROM candidates WHERE id = $c612")" = "1 done" ] && break
+	sleep 0.5
+done
+kill "$(cat "$T/daemon.pid")"; wait "$(cat "$T/daemon.pid")" 2>/dev/null
+bid=$(q "SELECT id FROM bisections WHERE candidate_id = $bad")
+steps=$(q "SELECT COUNT(*) FROM bisection_steps WHERE bisection_id = $bid")
+ok $([ "$steps" -ge 3 ] && [ "$(q "SELECT state FROM bisections WHERE id = $bid")" != running ]; echo $?) \
+	"the 6.1 bisection ran to its end, $steps steps, one daemon step each"
+is "$(grep -c "step bisect $bad (6.1): started" "$T/daemon2.log")" "$steps" "... one daemon step per bisection step"
+order=$(grep -o "step \(bisect $bad\|candidate $c612\) ([0-9.]*): started" "$T/daemon2.log" | head -n 3 | sed 's/step \([a-z]*\) [0-9]* (\([0-9.]*\)).*/\1-\2/' | tr '\n' ' ')
+is "$order" "bisect-6.1 candidate-6.12 bisect-6.1 " "6.12's candidate ran after the bisection's first step, not after its last"
+like "$(grep -m1 "step bisect $bad (6.1): started" "$T/daemon2.log")" "--branch 6.1 bisect $bad --steps 1" "a daemon bisection step is \`bisect ID --steps 1\`"
+like "$(cat "$T/var/log/daemon-steps.log")" "bisection $bid: going on after 1 step" "the next step goes on from the stored ones"
+path() { q "SELECT group_concat(kind || ':' || prefix_len || ':' || result, ' ') FROM (SELECT * FROM bisection_steps WHERE bisection_id = $1 ORDER BY id)"; }
+SQ --branch 6.1 bisect "$bad" > "$T/bisect.log" 2>&1
+ok $? "stableq bisect $bad: the same bisection in one run"
+bid2=$(q "SELECT MAX(id) FROM bisections WHERE candidate_id = $bad")
+is "$(path "$bid2") $(q "SELECT state FROM bisections WHERE id = $bid2")" "$(path "$bid") $(q "SELECT state FROM bisections WHERE id = $bid")" \
+	"... takes the same steps to the same end as the one taken a step at a time"
+q "INSERT INTO candidates (branch_id, purpose, patch_ids, step, verdict, detail) VALUES
+	($(q "SELECT id FROM branches WHERE key = '6.1'"), 'queue', '[$lib4,$lib4,$lib4,$lib4]', 'done', 'build-failed', 'x')"
+c=$(q "SELECT MAX(id) FROM candidates")
+out=$(SQ --branch 6.1 bisect $c --steps 1 2>/dev/null)
+like "$out" "step 1 of about" "stableq bisect $c --steps 1: one step, and it says so"
+is "$(q "SELECT state || ' ' || (SELECT COUNT(*) FROM bisection_steps s WHERE s.bisection_id = b.id) FROM bisections b WHERE candidate_id = $c")" \
+	"running 1" "... the bisection stays running after its first step"
+SQ --branch 6.1 bisect $c --steps 1 > /dev/null 2>&1
+is "$(q "SELECT COUNT(*) || ' ' || MAX((SELECT COUNT(*) FROM bisection_steps s WHERE s.bisection_id = b.id)) FROM bisections b WHERE candidate_id = $c")" \
+	"1 2" "run again, the same bisection takes its second step"
 
 done_testing

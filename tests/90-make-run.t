@@ -51,7 +51,8 @@ if curl -s -o /dev/null "$URL/"; then
 	done_testing
 	exit
 fi
-(cd "$CO" && exec setsid make run > "$T/run.log" 2>&1 < /dev/null) &
+# as a user runs it: stableq reads config/stableq.conf (both branches)
+(cd "$CO" && exec env -u STABLEQ_NO_DEFAULT_CONFIG setsid make run > "$T/run.log" 2>&1 < /dev/null) &
 RUN=$!
 up=1
 for _ in $(seq 600); do
