@@ -151,6 +151,16 @@ try:
     t.ok(s == 200 and any(p['kind'] == 'build' and p['done'] == 120 and p['total'] == 654 for p in j['progress']),
          '/health lists the build in progress', j and j.get('progress'))
 
+    # The 6.12 copy of the line 33 fix: its own test passed without it (as
+    # verify_fix stores it): the matrix says the bug is not in 6.12.
+    con = sqlite3.connect(w.db, timeout=30)
+    with con:
+        con.execute("INSERT INTO verdicts (patch_id, check_name, result, detail) SELECT p.id, 'test', 'not-present',"
+                    " '6.12: kunit.lib.line33 passes without the fix (candidate 0): the bug is not in this tree'"
+                    " FROM patches p JOIN branches b ON b.id = p.branch_id WHERE b.key = '6.12' AND p.subject = ?",
+                    (both_subject,))
+    con.close()
+
     shots = os.path.join(TOP, 'var')
     os.makedirs(shots, exist_ok=True)
     env = dict(os.environ, EXTRA_PATCH=extra, NODE_PATH=os.path.join(TOP, 'node_modules'),

@@ -261,6 +261,9 @@ try {
 		say(cells.length === 2 && ['6.1', '6.12'].every((k, i) => cells[i].link === '#/patch/' + both.branches[k].id &&
 			cells[i].state === both.branches[k].state && cells[i].chips === Object.keys(both.branches[k].verdicts).length),
 		'... each cell: its branch\'s patch (a link), its state and a chip per check', JSON.stringify(cells));
+		const notPresent = await rowB.locator('td.b-cell').evaluateAll(tds => tds.map(td => td.innerText.includes('bug not present')));
+		say(JSON.stringify(notPresent) === '[false,true]' && both.branches['6.12'].checks.test === 'not-present',
+			'... its 6.12 copy, whose own test passed without it, says "bug not present"; the 6.1 one does not', JSON.stringify(notPresent));
 		await rowB.locator('td.b-cell').nth(1).locator('a[href^="#/patch/"]').click();
 		await page.waitForSelector('table.verdicts', { timeout: T });
 		say(page.url().includes('#/patch/' + both.branches['6.12'].id), 'a cell leads to its patch page', page.url());

@@ -748,6 +748,8 @@ function fixCell(c) {
 	const vs = c.verdicts || {};
 	return h('div', { class: 'fixcell', 'data-state': c.state },
 		h('div', { class: 'line' }, patchLink(c.id), ' ', stateBadge(c.state),
+			/* the fix's own test passed without it: the bug is not in this tree */
+			vs.test && vs.test.result === 'not-present' ? [' ', badge('bug not present', 'info')] : null,
 			c.candidate ? h('a', { href: '#/candidate/' + c.candidate.id, class: 'cand-verdict' },
 				badge(c.candidate.verdict || (c.candidate.step === 'pending' ? 'pending' : 'running')), ' #' + c.candidate.id) : null),
 		Object.keys(vs).length ? h('span', { class: 'chips' }, Object.keys(vs).map(n => h('span', {
