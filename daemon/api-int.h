@@ -5,6 +5,7 @@
 #include "api.h"
 
 #include <jansson.h>
+#include <sqlite3.h>
 
 /* How a route reads its body. */
 enum api_body {
@@ -58,6 +59,30 @@ int api_arg_int(const struct api_request *req, struct api_response *res,
 /* A copy of s as JSON: the parsed value if it is JSON text, else a string. */
 json_t *api_json_text(const char *s);
 
+/*
+ * {name: count} with every one of names present (0), from the rows of sql
+ * ("SELECT name, COUNT(*) ... GROUP BY name"), which takes one integer
+ * parameter id when types is "i" (NULL: none). New reference, NULL on
+ * failure.
+ */
+json_t *api_counts(sqlite3 *db, const char *const *names, size_t n,
+		   const char *sql, const char *types, long long id);
+
+/*
+ * ?branch=KEY: the branch's row id in *id (0 when the query has none).
+ * Negative with a 400 answered in res naming the key and the known ones.
+ */
+int api_branch_arg(struct api_request *req, struct api_response *res,
+		   long long *id);
+
+/* Whose "id" an object carries, for api_set_branches(). */
+enum api_branch_of { BRANCH_OF_PATCH, BRANCH_OF_CANDIDATE, BRANCH_OF_REVERT };
+/*
+ * Sets "branch" (the branch's key, or null) on objs: one object or an
+ * array of them, each found by its "id" (one query in all).
+ */
+int api_set_branches(sqlite3 *db, json_t *objs, enum api_branch_of of);
+
 /* The handlers, by page (one file each). */
 void api_get_patches(struct api_request *, struct api_response *, json_t *);
 void api_get_patch(struct api_request *, struct api_response *, json_t *);
@@ -80,6 +105,10 @@ void api_get_revert_patch(struct api_request *, struct api_response *,
 void api_get_kcidb(struct api_request *, struct api_response *, json_t *);
 void api_get_patch_diff(struct api_request *, struct api_response *,
 			json_t *);
+
+void api_get_branches(struct api_request *, struct api_response *, json_t *);
+void api_get_fixes(struct api_request *, struct api_response *, json_t *);
+void api_get_releases(struct api_request *, struct api_response *, json_t *);
 
 void api_get_mail(struct api_request *, struct api_response *, json_t *);
 void api_post_mail_release(struct api_request *, struct api_response *,

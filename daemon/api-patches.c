@@ -21,7 +21,7 @@ void api_get_patches(struct api_request *req, struct api_response *res,
 {
 	const char *state = api_arg(req, "state");
 	const char *view = api_arg(req, "view");
-	long long limit, offset, total = 0;
+	long long limit, offset, branch, total = 0;
 	json_t *list;
 
 	if (state && patch_state_parse(state) < 0) {
@@ -36,14 +36,18 @@ void api_get_patches(struct api_request *req, struct api_response *res,
 			  "unknown view '%.40s' (summary or full)", view);
 		return;
 	}
-	if (api_arg_int(req, res, "limit", LIST_DEFAULT, 1, LIST_MAX, &limit) <
+	if (api_branch_arg(req, res, &branch) < 0 ||
+	    api_arg_int(req, res, "limit", LIST_DEFAULT, 1, LIST_MAX, &limit) <
 		    0 ||
 	    api_arg_int(req, res, "offset", 0, 0, 1LL << 40, &offset) < 0)
 		return;
-	if (!(list = queue_list_json(req->app.db, state, limit, offset, &total,
-				     view && !strcmp(view, "full")
-					     ? LIST_FULL
-					     : LIST_SUMMARY))) {
+	if (!(list = queue_list_json_branch(req->app.db, branch, state, limit,
+					    offset, &total,
+					    view && !strcmp(view, "full")
+						    ? LIST_FULL
+						    : LIST_SUMMARY)) ||
+	    api_set_branches(req->app.db, list, BRANCH_OF_PATCH) < 0) {
+		json_decref(list);
 		api_fail(res, ERR_IO);
 		return;
 	}
@@ -110,7 +114,15 @@ void api_get_patch(struct api_request *req, struct api_response *res,
 		api_fail(res, ERR_IO);
 		return;
 	}
-	json_object_set_new(p, "candidates", patch_candidates(db, req->id));
+	json_t *cands = patch_candidates(db, req->id);
+	if (api_set_branches(db, p, BRANCH_OF_PATCH) < 0 ||
+	    api_set_branches(db, cands, BRANCH_OF_CANDIDATE) < 0) {
+		json_decref(p);
+		json_decref(cands);
+		api_fail(res, ERR_IO);
+		return;
+	}
+	json_object_set_new(p, "candidates", cands);
 	json_object_set_new(p, "coverage", coverage_patch_json(db, req->id));
 	json_object_set_new(p, "reverts",
 			    db_rows_json(db, sql_patch_reverts, "i", req->id));
@@ -123,6 +135,8 @@ void api_post_patches(struct api_request *req, struct api_response *res,
 		      json_t *body)
 {
 	struct intake_result r;
+	long long branch;
+	unsigned flags;
 	json_t *ids;
 	int ret;
 
@@ -131,10 +145,24 @@ void api_post_patches(struct api_request *req, struct api_response *res,
 			  "the body is empty: send an mbox or a patch");
 		return;
 	}
-	ret = intake_import_buffer(req->app.db, req->body, req->body_len,
-				   "request body",
-				   (size_t)req->app.cfg.max_patch_bytes,
-				   req->app.actor, &r);
+	/*
+	 * ?branch=KEY: its queue, and a [PATCH X.Y] naming another branch is
+	 * refused; none: [PATCH X.Y] picks the branch, else the first one
+	 * (as `stableq import` with and without --branch).
+	 */
+	if (api_branch_arg(req, res, &branch) < 0)
+		return;
+	flags = req->app.cfg.nbranches < 2 ? 0
+		: branch		   ? INTAKE_STRICT
+					   : INTAKE_ROUTE | INTAKE_STRICT;
+	if (!branch && (branch = queue_default_branch(req->app.db)) < 0) {
+		api_fail(res, (int)branch);
+		return;
+	}
+	ret = intake_import_buffer_to(req->app.db, branch, flags, req->body,
+				      req->body_len, "request body",
+				      (size_t)req->app.cfg.max_patch_bytes,
+				      req->app.actor, &r);
 	if (ret == ERR_INVALID || ret == ERR_NOTFOUND) {
 		api_error(res, 422, "invalid-patch", "%s", err_msg());
 		return;
@@ -160,6 +188,8 @@ static void answer_patch(struct api_request *req, struct api_response *res,
 {
 	json_t *p = queue_patch_json(req->app.db, req->id, 0);
 
+	if (p)
+		api_set_branches(req->app.db, p, BRANCH_OF_PATCH);
 	api_json(res, status, json_pack("{s:o*}", "patch", p));
 }
 

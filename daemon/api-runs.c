@@ -49,10 +49,12 @@ static void answer(struct api_response *res, json_t *j)
 /* ---- candidates ---- */
 
 static const char sql_candidates[] =
-	"SELECT id, purpose, step, verdict, detail, upto_patch_id,"
-	" json_array_length(patch_ids) AS patches, commit_sha, build_id,"
-	" bisection_id, started_at, finished_at FROM candidates"
-	" WHERE ? IS NULL OR purpose = ? ORDER BY id DESC LIMIT ?";
+	"SELECT c.id, b.key AS branch, c.purpose, c.step, c.verdict, c.detail,"
+	" c.upto_patch_id, json_array_length(c.patch_ids) AS patches,"
+	" c.commit_sha, c.build_id, c.bisection_id, c.started_at,"
+	" c.finished_at FROM candidates c LEFT JOIN branches b ON b.id ="
+	" c.branch_id WHERE (? IS NULL OR c.purpose = ?) AND (? = 0 OR"
+	" c.branch_id = ?) ORDER BY c.id DESC LIMIT ?";
 
 static const char *const purposes[] = { "queue", "bisect", "confirm",
 					"baseline", NULL };
@@ -61,7 +63,7 @@ void api_get_candidates(struct api_request *req, struct api_response *res,
 			json_t *body)
 {
 	const char *purpose = api_arg(req, "purpose");
-	long long limit;
+	long long limit, branch;
 	size_t i;
 
 	for (i = 0; purpose && purposes[i] && strcmp(purposes[i], purpose); i++)
@@ -71,11 +73,12 @@ void api_get_candidates(struct api_request *req, struct api_response *res,
 			  "purpose must be queue, bisect, confirm or baseline");
 		return;
 	}
-	if (api_arg_int(req, res, "limit", RECENT_DEFAULT, 1, RECENT_MAX,
+	if (api_branch_arg(req, res, &branch) < 0 ||
+	    api_arg_int(req, res, "limit", RECENT_DEFAULT, 1, RECENT_MAX,
 			&limit) < 0)
 		return;
-	json_t *rows = db_rows_json(req->app.db, sql_candidates, "tti",
-				    purpose, purpose, limit);
+	json_t *rows = db_rows_json(req->app.db, sql_candidates, "ttiii",
+				    purpose, purpose, branch, branch, limit);
 	answer(res, rows ? json_pack("{s:o}", "candidates", rows) : NULL);
 }
 
@@ -83,17 +86,32 @@ void api_post_candidates(struct api_request *req, struct api_response *res,
 			 json_t *body)
 {
 	json_t *upto = json_object_get(body, "upto");
-	long long id, upto_id = upto ? json_integer_value(upto) : 0;
+	long long id, branch, upto_id = upto ? json_integer_value(upto) : 0;
 	enum patch_state state;
 	int ret;
 
+	if (api_branch_arg(req, res, &branch) < 0)
+		return;
 	if (upto_id && (ret = patch_get_state(req->app.db, upto_id, &state)) <
 			       0) {
 		api_fail(res, ret);
 		return;
 	}
-	id = candidate_create(req->app.db, NULL, 0, upto_id, "queue", 0,
-			      req->app.actor);
+	/* the branch: ?branch=KEY, else upto's, else the first one */
+	if (!branch && upto_id &&
+	    (ret = db_query_int(req->app.db, &branch,
+				"SELECT COALESCE(branch_id, 0) FROM patches"
+				" WHERE id = ?",
+				"i", upto_id)) < 0) {
+		api_fail(res, ret);
+		return;
+	}
+	if (!branch && (branch = queue_default_branch(req->app.db)) < 0) {
+		api_fail(res, (int)branch);
+		return;
+	}
+	id = candidate_create_on(req->app.db, branch, NULL, 0, upto_id,
+				 "queue", 0, req->app.actor);
 	if (id < 0) {
 		api_fail(res, (int)id);
 		return;
@@ -106,10 +124,17 @@ void api_post_candidates(struct api_request *req, struct api_response *res,
 void api_get_candidate(struct api_request *req, struct api_response *res,
 		       json_t *body)
 {
+	json_t *c;
+
 	if (row_exists(req, res, "SELECT 1 FROM candidates WHERE id = ?",
 		       "candidate") < 0)
 		return;
-	answer(res, candidate_json(req->app.db, req->id));
+	c = candidate_json(req->app.db, req->id);
+	if (c && api_set_branches(req->app.db, c, BRANCH_OF_CANDIDATE) < 0) {
+		json_decref(c);
+		c = NULL;
+	}
+	answer(res, c);
 }
 
 /* ---- builds ---- */
@@ -153,24 +178,28 @@ void api_get_build_log(struct api_request *req, struct api_response *res,
 /* ---- bisections ---- */
 
 static const char sql_bisections[] =
-	"SELECT b.id, b.candidate_id, b.state, b.failing_tests, b.good, b.bad,"
-	" b.culprit_patch_id, p.subject AS culprit_subject, b.builds_used,"
-	" b.detail, b.started_at, b.finished_at, (SELECT COUNT(*) FROM"
-	" bisection_steps s WHERE s.bisection_id = b.id) AS steps FROM"
-	" bisections b LEFT JOIN patches p ON p.id = b.culprit_patch_id"
-	" ORDER BY b.id DESC LIMIT ?";
+	"SELECT b.id, r.key AS branch, b.candidate_id, b.state,"
+	" b.failing_tests, b.good, b.bad, b.culprit_patch_id, p.subject AS"
+	" culprit_subject, b.builds_used, b.boots_used, b.detail,"
+	" b.started_at, b.finished_at, (SELECT COUNT(*) FROM bisection_steps"
+	" s WHERE s.bisection_id = b.id) AS steps FROM bisections b JOIN"
+	" candidates c ON c.id = b.candidate_id LEFT JOIN branches r ON r.id"
+	" = c.branch_id LEFT JOIN patches p ON p.id = b.culprit_patch_id"
+	" WHERE ? = 0 OR c.branch_id = ? ORDER BY b.id DESC LIMIT ?";
 
 void api_get_bisections(struct api_request *req, struct api_response *res,
 			json_t *body)
 {
-	long long limit;
+	long long limit, branch;
 	json_t *rows, *b;
 	size_t i;
 
-	if (api_arg_int(req, res, "limit", RECENT_DEFAULT, 1, RECENT_MAX,
+	if (api_branch_arg(req, res, &branch) < 0 ||
+	    api_arg_int(req, res, "limit", RECENT_DEFAULT, 1, RECENT_MAX,
 			&limit) < 0)
 		return;
-	if (!(rows = db_rows_json(req->app.db, sql_bisections, "i", limit))) {
+	if (!(rows = db_rows_json(req->app.db, sql_bisections, "iii", branch,
+				  branch, limit))) {
 		api_fail(res, ERR_IO);
 		return;
 	}
@@ -199,18 +228,44 @@ void api_get_bisection(struct api_request *req, struct api_response *res,
 void api_get_reverts(struct api_request *req, struct api_response *res,
 		     json_t *body)
 {
-	json_t *list = revert_list_json(req->app.db);
+	json_t *list, *kept, *r;
+	long long branch;
+	size_t i;
 
-	answer(res, list ? json_pack("{s:o}", "reverts", list) : NULL);
+	if (api_branch_arg(req, res, &branch) < 0)
+		return;
+	if (!(list = revert_list_json(req->app.db)) ||
+	    api_set_branches(req->app.db, list, BRANCH_OF_REVERT) < 0) {
+		json_decref(list);
+		api_fail(res, ERR_IO);
+		return;
+	}
+	kept = json_array();
+	json_array_foreach(list, i, r)
+	{
+		/* the key the branch id stands for, read by api_set_branches */
+		const char *key = json_string_value(json_object_get(r, "branch"));
+		if (!branch || (key && !strcmp(key, api_arg(req, "branch"))))
+			json_array_append(kept, r);
+	}
+	json_decref(list);
+	api_json(res, 200, json_pack("{s:o}", "reverts", kept));
 }
 
 void api_get_revert(struct api_request *req, struct api_response *res,
 		    json_t *body)
 {
+	json_t *r;
+
 	if (row_exists(req, res, "SELECT 1 FROM reverts WHERE id = ?",
 		       "revert") < 0)
 		return;
-	answer(res, revert_json(req->app.db, req->id));
+	r = revert_json(req->app.db, req->id);
+	if (r && api_set_branches(req->app.db, r, BRANCH_OF_REVERT) < 0) {
+		json_decref(r);
+		r = NULL;
+	}
+	answer(res, r);
 }
 
 void api_get_revert_patch(struct api_request *req, struct api_response *res,

@@ -24,24 +24,43 @@ static const char *const mail_states[] = { "queued", "sending", "sent",
 					   "failed", "invalid", NULL };
 
 static const char sql_mail[] =
-	"SELECT id, patch_id, event_id, kind, message_id, mail_from, rcpt_to,"
-	" state, attempts, next_attempt_at, last_error, created_at, sent_at,"
-	" hold, substr(headers_and_body, 1, 4096) AS head FROM mail"
-	" WHERE ? IS NULL OR state = ? ORDER BY id DESC LIMIT ?";
+	"SELECT m.id, m.patch_id, b.key AS branch, m.event_id, m.kind,"
+	" m.message_id, m.mail_from, m.rcpt_to, m.state, m.attempts,"
+	" m.next_attempt_at, m.last_error, m.created_at, m.sent_at, m.hold,"
+	" substr(m.headers_and_body, 1, 4096) AS head FROM mail m LEFT JOIN"
+	" patches p ON p.id = m.patch_id LEFT JOIN branches b ON b.id ="
+	" p.branch_id WHERE (? IS NULL OR m.state = ?) AND (? = 0 OR"
+	" p.branch_id = ?) ORDER BY m.id DESC LIMIT ?";
 
-/* The Subject: of a message's header block (first line of it), or NULL. */
+/*
+ * The Subject: of a message's header block, unfolded (a long subject goes
+ * on over continuation lines that start with white space), or NULL.
+ */
 static json_t *mail_subject(const char *m)
 {
 	while (m && *m && *m != '\n' && *m != '\r') {
 		const char *eol = strchr(m, '\n');
 		if (!strncasecmp(m, "Subject:", 8)) {
+			struct strbuf sb = STRBUF_INIT;
 			const char *s = m + 8;
-			size_t n = eol ? (size_t)(eol - s) : strlen(s);
-			while (n && (*s == ' ' || *s == '\t'))
-				s++, n--;
-			while (n && (s[n - 1] == '\r' || s[n - 1] == ' '))
-				n--;
-			return json_stringn(s, n);
+			json_t *j;
+			for (;;) {
+				size_t n = eol ? (size_t)(eol - s) : strlen(s);
+				while (n && (*s == ' ' || *s == '\t'))
+					s++, n--;
+				while (n && (s[n - 1] == '\r' || s[n - 1] == ' '))
+					n--;
+				if (sb.len && n)
+					strbuf_addch(&sb, ' ');
+				strbuf_add(&sb, s, n);
+				if (!eol || (eol[1] != ' ' && eol[1] != '\t'))
+					break;
+				s = eol + 1;
+				eol = strchr(s, '\n');
+			}
+			j = json_stringn(sb.buf, sb.len);
+			strbuf_release(&sb);
+			return j;
 		}
 		m = eol ? eol + 1 : NULL;
 	}
@@ -53,7 +72,7 @@ void api_get_mail(struct api_request *req, struct api_response *res,
 {
 	const char *state = api_arg(req, "state");
 	sqlite3_stmt *st;
-	long long limit;
+	long long limit, branch;
 	json_t *arr;
 	size_t i;
 	int rc;
@@ -67,11 +86,12 @@ void api_get_mail(struct api_request *req, struct api_response *res,
 			  " invalid");
 		return;
 	}
-	if (api_arg_int(req, res, "limit", MAIL_DEFAULT, 1, LIST_MAX, &limit) <
-	    0)
+	if (api_branch_arg(req, res, &branch) < 0 ||
+	    api_arg_int(req, res, "limit", MAIL_DEFAULT, 1, LIST_MAX, &limit) <
+		    0)
 		return;
-	if (!(st = db_prepare(req->app.db, sql_mail, "tti", state, state,
-			      limit))) {
+	if (!(st = db_prepare(req->app.db, sql_mail, "ttiii", state, state,
+			      branch, branch, limit))) {
 		api_fail(res, ERR_IO);
 		return;
 	}
@@ -137,33 +157,6 @@ void api_get_events(struct api_request *req, struct api_response *res,
 
 /* ---- health ---- */
 
-/* {state: count} with every state present, from "SELECT name, COUNT(*)". */
-static json_t *counts(sqlite3 *db, const char *sql, const char *const *names,
-		      size_t n)
-{
-	sqlite3_stmt *st = db_prepare(db, sql, NULL);
-	json_t *o = json_object();
-	int rc;
-
-	for (size_t i = 0; i < n; i++)
-		json_object_set_new(o, names[i], json_integer(0));
-	if (!st) {
-		json_decref(o);
-		return NULL;
-	}
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		const char *k = db_col_text(st, 0);
-		json_object_set_new(o, k ? k : "none",
-				    json_integer(sqlite3_column_int64(st, 1)));
-	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE) {
-		json_decref(o);
-		return NULL;
-	}
-	return o;
-}
-
 static const char *state_names[PS_COUNT];
 
 static void fill_state_names(void)
@@ -212,8 +205,8 @@ void api_get_health(struct api_request *req, struct api_response *res,
 
 	fill_state_names();
 	serve_get_status(&ss);
-	queue = counts(db, sql_patch_counts, state_names, PS_COUNT);
-	mail = counts(db, sql_mail_counts, mail_states, 5);
+	queue = api_counts(db, state_names, PS_COUNT, sql_patch_counts, NULL, 0);
+	mail = api_counts(db, mail_states, 5, sql_mail_counts, NULL, 0);
 	if (!queue || !mail ||
 	    db_query_int(db, &last_event, "SELECT COALESCE(MAX(id), 0) FROM"
 					  " events",
@@ -259,7 +252,7 @@ static int gauge(sqlite3 *db, struct strbuf *sb, const char *metric,
 		 const char *label, const char *sql, const char *const *names,
 		 size_t n)
 {
-	json_t *o = counts(db, sql, names, n), *v;
+	json_t *o = api_counts(db, names, n, sql, NULL, 0), *v;
 	const char *k;
 
 	if (!o)

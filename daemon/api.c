@@ -42,8 +42,8 @@ static const struct api_field candidate_fields[] = {
 #define C .cache = 1
 static const struct api_route routes[] = {
 	{ "GET", "/patches", api_get_patches, 0, BODY_NONE, NULL,
-	  "state,limit,offset,view", C },
-	{ "POST", "/patches", api_post_patches, 1, BODY_PATCH, NULL, "" },
+	  "state,limit,offset,view,branch", C },
+	{ "POST", "/patches", api_post_patches, 1, BODY_PATCH, NULL, "branch" },
 	{ "GET", "/patches/{id}", api_get_patch, 0, BODY_NONE, NULL, "", C },
 	{ "POST", "/patches/{id}/flag", api_post_flag, 1, BODY_JSON,
 	  reason_fields, "" },
@@ -52,23 +52,30 @@ static const struct api_route routes[] = {
 	{ "POST", "/patches/{id}/override", api_post_override, 1, BODY_JSON,
 	  reason_fields, "" },
 	{ "GET", "/candidates", api_get_candidates, 0, BODY_NONE, NULL,
-	  "purpose,limit", C },
+	  "purpose,limit,branch", C },
 	{ "POST", "/candidates", api_post_candidates, 1, BODY_JSON,
-	  candidate_fields, "" },
+	  candidate_fields, "branch" },
 	{ "GET", "/candidates/{id}", api_get_candidate, 0, BODY_NONE, NULL, "", C },
 	{ "GET", "/builds/{id}/log", api_get_build_log, 0, BODY_NONE, NULL, "" },
 	{ "GET", "/bisections", api_get_bisections, 0, BODY_NONE, NULL,
-	  "limit", C },
+	  "limit,branch", C },
 	{ "GET", "/bisections/{id}", api_get_bisection, 0, BODY_NONE, NULL,
 	  "", C },
-	{ "GET", "/reverts", api_get_reverts, 0, BODY_NONE, NULL, "", C },
+	{ "GET", "/reverts", api_get_reverts, 0, BODY_NONE, NULL, "branch",
+	  C },
 	{ "GET", "/reverts/{id}", api_get_revert, 0, BODY_NONE, NULL, "", C },
 	{ "GET", "/reverts/{id}/patch", api_get_revert_patch, 0, BODY_NONE,
 	  NULL, "", C },
 	{ "GET", "/patches/{id}/diff", api_get_patch_diff, 0, BODY_NONE, NULL,
 	  "", C },
 	{ "GET", "/kcidb", api_get_kcidb, 0, BODY_NONE, NULL, "since", C },
-	{ "GET", "/mail", api_get_mail, 0, BODY_NONE, NULL, "state,limit", C },
+	{ "GET", "/mail", api_get_mail, 0, BODY_NONE, NULL,
+	  "state,limit,branch", C },
+	{ "GET", "/branches", api_get_branches, 0, BODY_NONE, NULL, "", C },
+	{ "GET", "/fixes", api_get_fixes, 0, BODY_NONE, NULL,
+	  "branch,limit,offset", C },
+	{ "GET", "/releases", api_get_releases, 0, BODY_NONE, NULL,
+	  "branch,limit", C },
 	{ "POST", "/mail/release", api_post_mail_release, 1, BODY_JSON,
 	  no_fields, "" },
 	{ "POST", "/mail/{id}/release", api_post_mail_release, 1, BODY_JSON,
@@ -324,6 +331,33 @@ json_t *api_json_text(const char *s)
 		return json_null();
 	j = json_loads(s, JSON_DECODE_ANY, NULL);
 	return j ? j : json_string(s);
+}
+
+json_t *api_counts(sqlite3 *db, const char *const *names, size_t n,
+		   const char *sql, const char *types, long long id)
+{
+	sqlite3_stmt *st = types ? db_prepare(db, sql, types, id)
+				 : db_prepare(db, sql, NULL);
+	json_t *o = json_object();
+	int rc;
+
+	for (size_t i = 0; i < n; i++)
+		json_object_set_new(o, names[i], json_integer(0));
+	if (!st) {
+		json_decref(o);
+		return NULL;
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *k = db_col_text(st, 0);
+		json_object_set_new(o, k ? k : "none",
+				    json_integer(sqlite3_column_int64(st, 1)));
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
 }
 
 /* ---- routing ---- */

@@ -32,5 +32,7 @@ int cmd_kcidb(struct app *app, int argc, char **argv);
 int cmd_lava_job(struct app *app, int argc, char **argv);
 int cmd_serve(struct app *app, int argc, char **argv);
 int cmd_config(struct app *app, int argc, char **argv);
+int cmd_branches(struct app *app, int argc, char **argv);
+int cmd_verify(struct app *app, int argc, char **argv);
 
 #endif

@@ -8,7 +8,9 @@
 #include "release.h"
 #include "log.h"
 #include "progress.h"
+#include "queue.h"
 #include "revert.h"
+#include "verify.h"
 #include "strbuf.h"
 
 #include <jansson.h>
@@ -144,8 +146,13 @@ int cmd_candidate(struct app *app, int argc, char **argv)
 	if (shown) /* a stored candidate: its verdict, tests and coverage */
 		return show_candidate(app, shown);
 	on_terminal();
-	id = run ? run : candidate_create(app->db, NULL, 0, upto, "queue", 0,
-					  app->actor);
+	/* a stored candidate (or --upto's patch) decides the branch */
+	if ((run && queue_follow_candidate(app, run) < 0) ||
+	    (upto && queue_follow_patch(app, upto) < 0))
+		return fail("candidate");
+	id = run ? run
+		 : candidate_create_on(app->db, app->branch_id, NULL, 0, upto,
+				       "queue", 0, app->actor);
 	if (id < 0)
 		return fail("candidate");
 	if (candidate_run(app, id, 1, progress, app) < 0)
@@ -155,24 +162,33 @@ int cmd_candidate(struct app *app, int argc, char **argv)
 
 int cmd_bisect(struct app *app, int argc, char **argv)
 {
-	long long cid = 0, bid = 0;
+	long long cid = 0, bid = 0, steps = -1;
 	json_t *j;
 
-	if (argc == 2 && parse_id(argv[1], &cid) < 0) {
-		fprintf(stderr, "usage: stableq bisect [CANDIDATE-ID] [--json]\n");
-		return 2;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--steps") && i + 1 < argc &&
+		    !parse_id(argv[i + 1], &steps))
+			i++;
+		else if (cid || parse_id(argv[i], &cid) < 0) {
+			fprintf(stderr, "usage: stableq bisect [CANDIDATE-ID]"
+					" [--steps N] [--json]\n");
+			return 2;
+		}
 	}
-	if (argc == 1 &&
+	if (!cid &&
 	    db_query_int(app->db, &cid,
-			 "SELECT id FROM candidates WHERE verdict IN ('fail',"
-			 "'build-failed','hang') AND purpose IN ('queue',"
-			 "'confirm') ORDER BY id DESC LIMIT 1",
-			 NULL) < 0) {
+			 "SELECT id FROM candidates WHERE branch_id = ? AND"
+			 " verdict IN ('fail','build-failed','hang') AND"
+			 " purpose IN ('queue','confirm') ORDER BY id DESC"
+			 " LIMIT 1",
+			 "i", app->branch_id) < 0) {
 		fprintf(stderr, "stableq bisect: no failing candidate\n");
 		return 1;
 	}
 	on_terminal();
-	if (bisect_run(app, cid, &bid, progress, app) < 0)
+	if (queue_follow_candidate(app, cid) < 0 ||
+	    bisect_run(app, cid, steps > 0 && steps < 1000 ? (int)steps : -1,
+		       &bid, progress, app) < 0)
 		return fail("bisect");
 	j = bisect_json(app->db, bid);
 	if (app->json) {
@@ -339,7 +355,26 @@ int cmd_release(struct app *app, int argc, char **argv)
 	}
 	if (release_queue(app, argc == 2, &n) < 0)
 		return fail("release");
-	printf("released %zu patch%s onto %s\n", n, n == 1 ? "" : "es",
-	       app->cfg.branch);
+	printf("released %zu patch%s onto %s (%s-stable)\n", n,
+	       n == 1 ? "" : "es", app->cfg.branch, app->cfg.branch_key);
+	return 0;
+}
+
+/* stableq verify ID: the fix's Regression-test decides (verify.h). */
+int cmd_verify(struct app *app, int argc, char **argv)
+{
+	long long id = 0;
+	char *line;
+
+	if (argc != 2 || parse_id(argv[1], &id) < 0) {
+		fprintf(stderr, "usage: stableq verify PATCH-ID\n");
+		return 2;
+	}
+	on_terminal();
+	if (verify_fix(app, id, progress, app) < 0)
+		return fail("verify");
+	line = verify_summary(app->db, id);
+	printf("%s\n", line ? line : "?");
+	free(line);
 	return 0;
 }

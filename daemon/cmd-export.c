@@ -3,6 +3,7 @@
 #include "err.h"
 #include "kcidb.h"
 #include "lava.h"
+#include "queue.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -67,6 +68,13 @@ int cmd_lava_job(struct app *app, int argc, char **argv)
 	if (o.candidate <= 0) {
 		fputs(LAVA_USAGE, stderr);
 		return 2;
+	}
+	/* the candidate's branch: its build directory and test set (a row
+	 * without a branch, or no row, is lava_job()'s to judge) */
+	if (queue_follow_candidate(app, o.candidate) < 0 &&
+	    err_last() != ERR_NOTFOUND) {
+		fprintf(stderr, "stableq lava-job: %s\n", err_msg());
+		return 1;
 	}
 	if (lava_job(app->db, &app->cfg, &o, &yaml) < 0) {
 		fprintf(stderr, "stableq lava-job: %s\n", err_msg());

@@ -2,6 +2,7 @@
 #include "check.h"
 #include "cli.h"
 #include "coverage.h"
+#include "db.h"
 #include "err.h"
 #include "intake.h"
 #include "queue.h"
@@ -68,16 +69,24 @@ static void verdict_line(struct strbuf *sb, json_t *verdicts)
 	}
 }
 
+static int check_imported(struct app *app, const struct intake_result *res);
+
 int cmd_import(struct app *app, int argc, char **argv)
 {
 	struct intake_result res;
+	unsigned flags;
 	int ret;
 
 	if (argc < 2) {
 		fprintf(stderr, "usage: stableq import PATH...\n");
 		return 2;
 	}
-	ret = intake_import_paths(app->db, (const char *const *)argv + 1,
+	/* several branches: [PATCH X.Y] routes a patch unless --branch said */
+	flags = app->cfg.nbranches < 2 ? 0
+		: app->branch_given    ? INTAKE_STRICT
+				       : INTAKE_ROUTE | INTAKE_STRICT;
+	ret = intake_import_paths(app->db, app->branch_id, flags,
+				  (const char *const *)argv + 1,
 				  (size_t)argc - 1, (size_t)app->cfg.max_patch_bytes,
 				  app->actor, &res);
 	if (ret < 0) {
@@ -90,23 +99,57 @@ int cmd_import(struct app *app, int argc, char **argv)
 		printf(", %zu revert%s of stableq's own left alone", res.own,
 		       res.own == 1 ? "" : "s");
 	putchar('\n');
-	if (res.added) {
+	ret = 0;
+	if (res.added)
+		ret = check_imported(app, &res);
+	intake_result_release(&res);
+	return ret;
+}
+
+/* The new patches' checks, branch by branch, each with its own evidence. */
+static int check_imported(struct app *app, const struct intake_result *res)
+{
+	const char *was = app->cfg.branch_key;
+	long long *ids = xcalloc(res->nids, sizeof(*ids));
+	int status = 0;
+
+	for (int b = 0; b < app->cfg.nbranches && !status; b++) {
+		const char *key = app->cfg.branches[b].key;
 		struct check_summary sum;
-		ret = check_run(app, res.ids, res.nids, &sum);
-		if (ret == ERR_NOTFOUND)
+		size_t n = 0;
+		int ret;
+
+		if (app_select_branch(app, key) < 0)
+			continue; /* not in the store: nothing went there */
+		for (size_t i = 0; i < res->nids; i++) {
+			long long on = 0;
+			if (db_query_int(app->db, &on,
+					 "SELECT branch_id FROM patches WHERE"
+					 " id = ?",
+					 "i", res->ids[i]) == 0 &&
+			    on == app->branch_id)
+				ids[n++] = res->ids[i];
+		}
+		if (!n)
+			continue;
+		if (app->cfg.nbranches > 1)
+			printf("branch %s:\n", key);
+		ret = check_run(app, ids, n, &sum);
+		if (ret == ERR_NOTFOUND) {
 			printf("checks not run: %s\n", tty(err_msg()));
-		else if (ret < 0) {
+		} else if (ret < 0) {
 			fprintf(stderr, "stableq import: checks: %s\n",
 				tty(err_msg()));
-			intake_result_release(&res);
-			return 1;
+			status = 1;
 		} else {
 			check_summary_print(&sum, stdout);
 			json_decref(sum.json);
 		}
 	}
-	intake_result_release(&res);
-	return 0;
+	free(ids);
+	if (app_select_branch(app, was) < 0 && !status)
+		status = 1;
+	return status;
 }
 
 int cmd_check(struct app *app, int argc, char **argv)
@@ -129,7 +172,10 @@ int cmd_check(struct app *app, int argc, char **argv)
 			}
 		}
 	}
-	ret = check_run(app, ids, n, &sum);
+	/* the patches named are checked on their branch */
+	ret = n ? queue_follow_patch(app, ids[0]) : 0;
+	if (ret >= 0)
+		ret = check_run(app, ids, n, &sum);
 	free(ids);
 	if (ret < 0) {
 		fprintf(stderr, "stableq check: %s\n", tty(err_msg()));
@@ -160,7 +206,8 @@ int cmd_queue(struct app *app, int argc, char **argv)
 		fprintf(stderr, "stableq queue: unknown state '%s'\n", state);
 		return 2;
 	}
-	list = queue_list_json(app->db, state, 0, 0, NULL, LIST_FULL);
+	list = queue_list_json_branch(app->db, app->branch_id, state, 0, 0,
+				      NULL, LIST_FULL);
 	if (!list) {
 		fprintf(stderr, "stableq queue: %s\n", tty(err_msg()));
 		return 1;
@@ -215,6 +262,7 @@ int cmd_show(struct app *app, int argc, char **argv)
 	       json_is_string(json_object_get(p, "state_reason"))
 		       ? S("state_reason")
 		       : "");
+	printf("  branch:     %s\n", S("branch"));
 	printf("  author:     %s <%s>\n", S("author_name"), S("author_email"));
 	printf("  message-id: %s\n  upstream:   %s\n", S("message_id"),
 	       S("upstream"));

@@ -7,6 +7,7 @@
 #include "outbox.h"
 #include "repo.h"
 #include "revert.h"
+#include "verify.h"
 
 const struct job jobs[] = {
 	/* name            due()                  argv                                          s     builds once interrupted, summary */
@@ -16,12 +17,15 @@ const struct job jobs[] = {
 	{ "revert resume", revert_resume_due,     { "revert", "--resume" },                     3600, 0, 0, NULL },
 	{ "confirm",       revert_confirm_due,    { "revert", "--confirm", "{id}" },            0,    1, 0, NULL, NULL },
 	{ "candidate",     candidate_pending_due, { "candidate", "--run", "{id}" },             0,    1, 0, candidate_interrupted, candidate_summary },
-	{ "bisect",        bisect_due,            { "bisect", "{id}" },                         0,    8, 0, bisect_interrupted, bisect_summary_of },
+	/* one step of a bisection at a time: another branch's step may come between */
+	{ "bisect",        bisect_due,            { "bisect", "{id}", "--steps", "1" },         0,    2, 0, bisect_interrupted, bisect_summary_of },
 	{ "revert",        revert_due,            { "revert", "{id}", "--reason",
 						    "found broken; revert first" },             0,    1, 0, NULL },
 	{ "revert plan",   revert_plan_due,       { "revert", "{id}", "--plan", "--reason",
 						    "found broken; waiting for a maintainer"
 						    " (auto_revert = plan)" },                  60,   0, 0, NULL },
+	{ "verify",        verify_due,            { "verify", "{id}" },                         0,    1, 0, NULL,
+	  verify_summary },
 	{ "queue changed", candidate_queue_due,   { "candidate" },                              0,    1, 0, NULL,
 	  candidate_newest_summary },
 	{ "mail",          outbox_due,            { "mail", "send" },                           300,  0, 0, NULL },

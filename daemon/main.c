@@ -19,9 +19,10 @@ const struct command commands[] = {
 	{ "check", cmd_check, 1, "check [ID...]" },
 	{ "queue", cmd_queue, 1, "queue [--json] [--state S]" },
 	{ "show", cmd_show, 1, "show [--json] ID" },
-	{ "tree", cmd_tree, 0, "tree init|status|checkout REV   (the stable tree from linux-source-6.1)" },
+	{ "tree", cmd_tree, 0, "tree init|status|checkout REV   (the branch's stable tree from its linux-source tarball)" },
 	{ "candidate", cmd_candidate, 1, "candidate [--upto ID] [--json]" },
-	{ "bisect", cmd_bisect, 1, "bisect [CANDIDATE-ID] [--json]" },
+	{ "verify", cmd_verify, 1, "verify PATCH-ID           (does the fix's Regression-test fail without it?)" },
+	{ "bisect", cmd_bisect, 1, "bisect [CANDIDATE-ID] [--steps N] [--json]" },
 	{ "flag", cmd_flag, 1, "flag ID --reason TEXT" },
 	{ "revert", cmd_revert, 1, "revert ID [--dry-run|--plan] [--reason TEXT] [--no-confirm] | --confirm REVERT-ID | --resume" },
 	{ "override", cmd_override, 1, "override ID --reason TEXT" },
@@ -32,6 +33,7 @@ const struct command commands[] = {
 	{ "lava-job", cmd_lava_job, 1, "lava-job CANDIDATE [--out DIR] [--url URL]   (a LAVA job: qemu, kernel, initramfs, tests)" },
 	{ "serve", cmd_serve, 0, "serve [-d] [-n] [-v]" },
 	{ "config", cmd_config, 0, "config            (print the settings in force)" },
+	{ "branches", cmd_branches, 1, "branches [--json]  (each branch: git branch, version, tree, queue)" },
 	{ NULL, NULL, 0, NULL },
 };
 
@@ -73,7 +75,7 @@ static const char *local_actor(void)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: stableq [-c FILE] [--db FILE] [-v] COMMAND [ARGS]\n\n"
+	fprintf(f, "usage: stableq [-c FILE] [--db FILE] [--branch KEY] [-v] COMMAND [ARGS]\n\n"
 		   "commands:\n");
 	for (const struct command *c = commands; c->name; c++)
 		fprintf(f, "  stableq %s\n", c->usage);
@@ -82,7 +84,7 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
 	struct app app = { .actor = local_actor() };
-	const char *conf = NULL, *dbpath = NULL;
+	const char *conf = NULL, *dbpath = NULL, *branch = NULL;
 	const struct command *cmd = NULL;
 	char **args = calloc((size_t)argc + 1, sizeof(*args));
 	int nargs = 0, ret;
@@ -95,6 +97,8 @@ int main(int argc, char **argv)
 			conf = argv[++i];
 		} else if (!strcmp(argv[i], "--db") && i + 1 < argc) {
 			dbpath = argv[++i];
+		} else if (!strcmp(argv[i], "--branch") && i + 1 < argc) {
+			branch = argv[++i];
 		} else if (!strcmp(argv[i], "--json")) {
 			app.json = 1;
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
@@ -121,10 +125,13 @@ int main(int argc, char **argv)
 	if (!conf && !getenv("STABLEQ_NO_DEFAULT_CONFIG") &&
 	    access("config/stableq.conf", R_OK) == 0)
 		conf = "config/stableq.conf";
-	if (config_load(&app.cfg, conf) < 0) {
+	if (config_load(&app.cfg, conf) < 0 ||
+	    config_select_branch(&app.cfg, branch) < 0) {
 		fprintf(stderr, "stableq: %s\n", err_msg());
+		config_free(&app.cfg);
 		return 2;
 	}
+	app.branch_given = branch != NULL;
 	if (dbpath) {
 		free(app.cfg.db);
 		app.cfg.db = strdup(dbpath);

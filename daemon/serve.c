@@ -9,6 +9,7 @@
 #include "jobs.h"
 #include "icecc.h"
 #include "log.h"
+#include "repo.h"
 #include "spawn.h"
 #include "strbuf.h"
 
@@ -68,6 +69,7 @@ static void on_signal(int sig)
 /* One step of work, run as `stableq <args>` in a child. */
 struct step {
 	const struct job *job;
+	int branch;             /* index in cfg.branches */
 	long long id;
 	char name[64];
 	char *argv[24];
@@ -92,23 +94,27 @@ static void step_release(struct step *s)
  * A job that failed is not started again at once for the same row: the
  * same failure would spin the loop. It waits 30 s, doubling up to 30 min,
  * until it succeeds; the jobs after it in the table, and the same job
- * about another row, go on meanwhile.
+ * about another row or for another branch, go on meanwhile.
  */
+#define MAX_JOBS 32
+#define MAX_BRANCHES 16
 static struct backoff {
 	long long id; /* the row the failing step was about */
 	double until;
 	int delay;
-} backoff[64];
+} backoff[MAX_BRANCHES][MAX_JOBS];
 
-static struct backoff *backoff_of(const struct job *j)
+static struct backoff *backoff_of(int branch, const struct job *j)
 {
 	size_t i = (size_t)(j - jobs);
-	return i < sizeof(backoff) / sizeof(backoff[0]) ? &backoff[i] : NULL;
+	return i < MAX_JOBS && branch >= 0 && branch < MAX_BRANCHES
+		       ? &backoff[branch][i]
+		       : NULL;
 }
 
 static void step_done(const struct step *s)
 {
-	struct backoff *b = backoff_of(s->job);
+	struct backoff *b = backoff_of(s->branch, s->job);
 
 	if (!b)
 		return;
@@ -138,14 +144,18 @@ static int step_start(struct app *app, struct step *s, const struct job *j,
 {
 	struct spawn init = SPAWN_INIT;
 	char *logdir = xstrfmt("%s/log", app->cfg.var_dir);
+	char idtext[32] = "", branch[48] = "";
 
 	step_release(s);
 	s->job = j;
 	s->id = id;
+	s->branch = app->cfg.selected;
 	if (id)
-		snprintf(s->name, sizeof(s->name), "%s %lld", j->name, id);
-	else
-		snprintf(s->name, sizeof(s->name), "%s", j->name);
+		snprintf(idtext, sizeof(idtext), " %lld", id);
+	/* with several branches the log says whose step it is */
+	if (app->cfg.nbranches > 1)
+		snprintf(branch, sizeof(branch), " (%s)", app->cfg.branch_key);
+	snprintf(s->name, sizeof(s->name), "%s%s%s", j->name, idtext, branch);
 	s->argv[s->argc++] = xstrdup(app->self);
 	if (app->cfg.path) {
 		s->argv[s->argc++] = xstrdup("-c");
@@ -153,6 +163,8 @@ static int step_start(struct app *app, struct step *s, const struct job *j,
 	}
 	s->argv[s->argc++] = xstrdup("--db");
 	s->argv[s->argc++] = xstrdup(app->cfg.db);
+	s->argv[s->argc++] = xstrdup("--branch");
+	s->argv[s->argc++] = xstrdup(app->cfg.branch_key);
 	for (size_t i = 0; i < sizeof(j->argv) / sizeof(j->argv[0]) && j->argv[i];
 	     i++) {
 		const char *a = j->argv[i];
@@ -193,26 +205,58 @@ static void step_summary(struct app *app, const struct step *s)
 	free(line);
 }
 
-/* The first due job of the table that is not backing off, started. */
-static int schedule(struct app *app, struct step *s, unsigned char *ran_once)
+/*
+ * The first due job of one branch's table that is not backing off, started
+ * (1), or 0 when that branch has nothing to do.
+ */
+static int schedule_branch(struct app *app, struct step *s, int b,
+			   unsigned char ran_once[][MAX_JOBS])
 {
+	if (app_select_branch(app, app->cfg.branches[b].key) < 0) {
+		log_warnx("branch %s: %s", app->cfg.branches[b].key, err_msg());
+		return 0;
+	}
 	for (const struct job *j = jobs; j->name; j++) {
-		struct backoff *b = backoff_of(j);
+		struct backoff *bo = backoff_of(b, j);
 		size_t i = (size_t)(j - jobs);
 		long long id = 0;
 
-		if (j->once && ran_once[i])
+		if (i >= MAX_JOBS || (j->once && ran_once[b][i]))
 			continue;
 		if (j->due(app, &id) != 1)
 			continue;
 		/* a failure about one row holds back that row, not the others */
-		if (b && now_monotonic() < b->until && b->id == id)
+		if (bo && now_monotonic() < bo->until && bo->id == id)
 			continue;
 		if (j->once)
-			ran_once[i] = 1;
-		return step_start(app, s, j, id);
+			ran_once[b][i] = 1;
+		return step_start(app, s, j, id) == 0;
 	}
 	return 0;
+}
+
+/*
+ * Branches take turns, one step each: the branch after the one that ran
+ * last is asked first, so a long series of steps on one branch (a
+ * bisection's) lets the other's next step in after each of its own. The
+ * steps run one at a time: they share the build lock, ccache and the CPUs.
+ */
+static int schedule(struct app *app, struct step *s,
+		    unsigned char ran_once[][MAX_JOBS], int *last)
+{
+	int n = app->cfg.nbranches < MAX_BRANCHES ? app->cfg.nbranches
+						  : MAX_BRANCHES;
+	int started = 0;
+
+	for (int k = 1; k <= n && !started; k++) {
+		int b = (*last + k) % n;
+		if ((started = schedule_branch(app, s, b, ran_once)))
+			*last = b;
+	}
+	/* between steps the daemon (and its API) stands on the first branch */
+	if (app_select_branch(app, NULL) < 0)
+		log_warnx("%s", err_msg());
+	return started;
 }
 
 /*
@@ -259,9 +303,29 @@ static int reload(struct app *app, struct http_server **http)
 	return 0;
 }
 
-/* `serve -n`: the file parsed (main.c did that); a configured farm answers. */
+/*
+ * `serve -n`: the file parsed (main.c did that: two branches sharing a
+ * tree, build or queue directory were refused there); each branch without
+ * its tree has its source tarball; a configured farm answers.
+ */
 static int check_config(struct app *app)
 {
+	for (int b = 0; b < app->cfg.nbranches; b++) {
+		const struct branch_conf *bc = &app->cfg.branches[b];
+		char *head = xstrfmt("%s/.git", bc->tree_dir);
+		int have_tree = access(head, F_OK) == 0;
+
+		free(head);
+		if (!have_tree && repo_source_check(bc->linux_source) < 0) {
+			fprintf(stderr, "stableq: branch %s: %s\n", bc->key,
+				err_msg());
+			return 1;
+		}
+		printf("branch %s: %s, tree %s%s, queue %s\n", bc->key,
+		       bc->branch, bc->tree_dir,
+		       have_tree ? "" : " (made from the tarball at start)",
+		       bc->queue_dir);
+	}
 	if (icecc_enabled(app->cfg.icecc)) {
 		struct icecc_farm farm;
 		char *addr = icecc_scheduler(app->cfg.icecc);
@@ -284,8 +348,8 @@ static int check_config(struct app *app)
 
 int cmd_serve(struct app *app, int argc, char **argv)
 {
-	int foreground = 0, check_only = 0;
-	unsigned char ran_once[64] = { 0 };
+	int foreground = 0, check_only = 0, last = -1;
+	unsigned char ran_once[MAX_BRANCHES][MAX_JOBS] = { { 0 } };
 	struct http_server *http = NULL;
 	struct step step = { .sp = SPAWN_INIT };
 	struct sigaction sa;
@@ -315,8 +379,12 @@ int cmd_serve(struct app *app, int argc, char **argv)
 		log_warnx("%s", err_msg());
 		return 1;
 	}
-	if (intake_seed_queue(app) < 0)
-		log_warnx("%s", err_msg());
+	for (int b = 0; b < app->cfg.nbranches; b++)
+		if (app_select_branch(app, app->cfg.branches[b].key) < 0 ||
+		    intake_seed_queue(app) < 0)
+			log_warnx("branch %s: %s", app->cfg.branches[b].key,
+				  err_msg());
+	app_select_branch(app, NULL);
 	if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
 		fatal("pipe: %s", strerror(errno));
 	memset(&sa, 0, sizeof(sa));
@@ -359,7 +427,7 @@ int cmd_serve(struct app *app, int argc, char **argv)
 		}
 		if (got_term)
 			break;
-		schedule(app, &step, ran_once);
+		schedule(app, &step, ran_once, &last);
 	}
 	if (step.running)
 		step_interrupt(app, &step);

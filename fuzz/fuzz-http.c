@@ -55,8 +55,9 @@ static void setup(void)
 	app.cfg.db = xstrfmt("%s/fuzz.db", dir);
 	free(app.cfg.var_dir);
 	app.cfg.var_dir = xstrfmt("%s/var", dir);
-	free(app.cfg.tree_dir);
-	app.cfg.tree_dir = xstrfmt("%s/linux", dir);
+	free(app.cfg.branches[0].tree_dir);
+	app.cfg.branches[0].tree_dir = xstrfmt("%s/linux", dir);
+	config_select_branch(&app.cfg, NULL);
 	port = free_port();
 	free(app.cfg.listen);
 	app.cfg.listen = xstrfmt("127.0.0.1:%d", port);

@@ -27,6 +27,10 @@ struct bis {
 	void *ctx;
 	long long last_candidate;
 	long steps_done, steps_total; /* for progress: step k of about m */
+	int budget;            /* evaluations left in this run; -1: no limit */
+	long long *done;       /* a resumed bisection's stored step candidates */
+	size_t ndone, next;    /* ... and the next of them to replay */
+	int replaying;
 };
 
 /* ceil(log2(n)): the search steps left over n + 1 possible answers. */
@@ -107,10 +111,12 @@ static enum outcome classify(struct bis *b, long long cid, struct strbuf *why)
 			/* mixed results on one build: it stops steering */
 			strbuf_addf(why, "%s%s is flaky, no longer steers",
 				    why->len ? ", " : "", json_string_value(t));
-			event_add(b->app->db, "bisection", "bisection", b->id,
-				  "flaky", "%s: passes and fails on candidate"
-				  " %lld",
-				  json_string_value(t), cid);
+			if (!b->replaying)
+				event_add(b->app->db, "bisection", "bisection",
+					  b->id, "flaky",
+					  "%s: passes and fails on candidate"
+					  " %lld",
+					  json_string_value(t), cid);
 			json_array_remove(b->steer, i);
 			continue;
 		}
@@ -128,6 +134,13 @@ static enum outcome classify(struct bis *b, long long cid, struct strbuf *why)
 	return o;
 }
 
+/*
+ * One step: the prefix built and booted, its outcome stored. A resumed
+ * bisection first replays its stored steps (their outcomes classified
+ * again from the stored results: the same answers, the same tests dropped
+ * as flaky). 1, nothing done, when the run's budget is spent: the
+ * bisection stays running and the next run goes on from here.
+ */
 static int evaluate(struct bis *b, size_t prefix, int runs, const char *kind,
 		    enum outcome *out)
 {
@@ -136,7 +149,22 @@ static int evaluate(struct bis *b, size_t prefix, int runs, const char *kind,
 	char line[512];
 	int ret;
 
-	cid = candidate_create(b->app->db, b->patches, prefix, 0,
+	if (b->next < b->ndone) {
+		cid = b->last_candidate = b->done[b->next++];
+		b->replaying = 1;
+		*out = classify(b, cid, &why);
+		b->replaying = 0;
+		b->steps_done++;
+		strbuf_release(&why);
+		return 0;
+	}
+	if (b->budget == 0)
+		return 1;
+	if (b->budget > 0)
+		b->budget--;
+
+	cid = candidate_create_on(b->app->db, b->app->branch_id, b->patches,
+				  prefix, 0,
 			       !strcmp(kind, "confirm") ? "confirm" : "bisect",
 			       b->id, "bisection");
 	if (cid < 0)
@@ -207,10 +235,38 @@ static char *excerpt_of(sqlite3 *db, long long cid, const char *test)
 	return e;
 }
 
-int bisect_run(struct app *app, long long candidate_id, long long *bisection_id,
+/* A bisection of the candidate that a run left to go on (0: none). */
+static long long resumable(struct bis *b, long long candidate_id)
+{
+	long long id = 0;
+	sqlite3_stmt *st;
+
+	if (db_query_int(b->app->db, &id,
+			 "SELECT id FROM bisections WHERE candidate_id = ? AND"
+			 " state = 'running' ORDER BY id DESC LIMIT 1",
+			 "i", candidate_id) < 0) {
+		err_clear();
+		return 0;
+	}
+	st = db_prepare(b->app->db,
+			"SELECT candidate_id FROM bisection_steps WHERE"
+			" bisection_id = ? AND candidate_id IS NOT NULL ORDER BY"
+			" id",
+			"i", id);
+	while (st && sqlite3_step(st) == SQLITE_ROW) {
+		b->done = xrealloc(b->done, (b->ndone + 1) * sizeof(*b->done));
+		b->done[b->ndone++] = sqlite3_column_int64(st, 0);
+	}
+	sqlite3_finalize(st);
+	return id;
+}
+
+int bisect_run(struct app *app, long long candidate_id, int budget,
+	       long long *bisection_id,
 	       void (*progress)(const char *line, void *ctx), void *ctx)
 {
-	struct bis b = { .app = app, .progress = progress, .ctx = ctx };
+	struct bis b = { .app = app, .progress = progress, .ctx = ctx,
+			 .budget = budget };
 	char *verdict = candidate_verdict(app->db, candidate_id);
 	char *ids_text = NULL;
 	json_t *ids = NULL, *v;
@@ -219,6 +275,10 @@ int bisect_run(struct app *app, long long candidate_id, long long *bisection_id,
 	int ret, confirm = app->cfg.bisect_confirm > 0 ? app->cfg.bisect_confirm : 1;
 
 	*bisection_id = 0;
+	if (verdict && (ret = candidate_on_branch(app, candidate_id)) < 0) {
+		free(verdict);
+		return ret;
+	}
 	if (!verdict)
 		return err_set(ERR_NOTFOUND,
 			       "candidate %lld: no such candidate, or it has no"
@@ -273,20 +333,26 @@ int bisect_run(struct app *app, long long candidate_id, long long *bisection_id,
 			      candidate_id);
 		goto out;
 	}
-	char *steer_text = json_dumps(b.steer, JSON_COMPACT);
-	ret = db_exec(app->db,
-		      "INSERT INTO bisections (candidate_id, failing_tests, good,"
-		      " bad) VALUES (?, ?, -1, ?)",
-		      "iti", candidate_id,
-		      b.by_build ? "[\"build\"]" : b.by_hang ? "[\"hang\"]"
-							   : steer_text,
-		      (long long)b.n);
-	free(steer_text);
-	if (ret < 0)
-		goto out;
-	b.id = *bisection_id = db_last_id(app->db);
-	event_add(app->db, app->actor, "bisection", b.id, "started",
-		  "candidate %lld, %zu patches", candidate_id, b.n);
+	if ((b.id = *bisection_id = resumable(&b, candidate_id))) {
+		log_info("bisection %lld: going on after %zu step%s", b.id,
+			 b.ndone, b.ndone == 1 ? "" : "s");
+	} else {
+		char *steer_text = json_dumps(b.steer, JSON_COMPACT);
+		ret = db_exec(app->db,
+			      "INSERT INTO bisections (candidate_id,"
+			      " failing_tests, good, bad) VALUES (?, ?, -1, ?)",
+			      "iti", candidate_id,
+			      b.by_build  ? "[\"build\"]"
+			      : b.by_hang ? "[\"hang\"]"
+					  : steer_text,
+			      (long long)b.n);
+		free(steer_text);
+		if (ret < 0)
+			goto out;
+		b.id = *bisection_id = db_last_id(app->db);
+		event_add(app->db, app->actor, "bisection", b.id, "started",
+			  "candidate %lld, %zu patches", candidate_id, b.n);
+	}
 
 	/*
 	 * The first bad prefix is one of 0..n (0: the branch alone fails), n
@@ -299,7 +365,7 @@ int bisect_run(struct app *app, long long candidate_id, long long *bisection_id,
 	step_progress(&b);
 	while (hi - lo > 1) {
 		long mid = lo + (hi - lo) / 2;
-		if ((ret = evaluate(&b, (size_t)mid, 1, "search", &o)) < 0)
+		if ((ret = evaluate(&b, (size_t)mid, 1, "search", &o)) != 0)
 			goto out;
 		if (o == FLAKY) {
 			end(&b, "flaky", 0, "a steering test gave mixed results");
@@ -321,7 +387,7 @@ int bisect_run(struct app *app, long long candidate_id, long long *bisection_id,
 	}
 	/* confirm: prefix hi fails, prefix hi-1 passes, each `confirm` boots */
 	long long bad_cid;
-	if ((ret = evaluate(&b, (size_t)hi, confirm, "confirm", &o)) < 0)
+	if ((ret = evaluate(&b, (size_t)hi, confirm, "confirm", &o)) != 0)
 		goto out;
 	bad_cid = b.last_candidate;
 	if (o != BAD) {
@@ -336,7 +402,7 @@ int bisect_run(struct app *app, long long candidate_id, long long *bisection_id,
 				"i", bad_cid);
 		goto out;
 	}
-	if ((ret = evaluate(&b, hi - 1, confirm, "confirm", &o)) < 0)
+	if ((ret = evaluate(&b, hi - 1, confirm, "confirm", &o)) != 0)
 		goto out;
 	if (o != GOOD) {
 		ret = end(&b, o == FLAKY ? "flaky" : "failed", 0,
@@ -412,13 +478,16 @@ int bisect_run(struct app *app, long long candidate_id, long long *bisection_id,
 	free(object);
 out:
 	if (b.id) {
-		progress_clear(app->db, "bisection", b.id);
+		/* paused (ret 1): it runs on, its progress stays */
+		if (ret != 1)
+			progress_clear(app->db, "bisection", b.id);
 		char *line = bisect_summary(app->db, b.id);
 		log_info("%s", line);
 		free(line);
 	}
 	json_decref(b.steer);
 	free(b.patches);
+	free(b.done);
 	return ret < 0 ? ret : 0;
 }
 
@@ -478,13 +547,13 @@ int bisect_due(struct app *app, long long *id)
 			    "SELECT c.id FROM candidates c WHERE c.purpose IN"
 			    " ('queue','confirm') AND c.verdict IN"
 			    " ('fail','build-failed','hang') AND c.id = (SELECT"
-			    " MAX(id) FROM candidates WHERE purpose IN"
-			    " ('queue','confirm')) AND json_array_length("
+			    " MAX(id) FROM candidates WHERE branch_id = ?1 AND"
+			    " purpose IN ('queue','confirm')) AND json_array_length("
 			    "c.patch_ids) > 0 AND NOT EXISTS (SELECT 1 FROM"
-			    " bisections b WHERE b.candidate_id = c.id AND NOT"
-			    " (b.state = 'failed' AND b.detail LIKE"
-			    " 'interrupted:%'))",
-			    NULL) == 0;
+			    " bisections b WHERE b.candidate_id = c.id AND"
+			    " b.state != 'running' AND NOT (b.state = 'failed'"
+			    " AND b.detail LIKE 'interrupted:%'))",
+			    "i", app->branch_id) == 0;
 }
 
 int bisect_interrupted(struct app *app, long long candidate_id)

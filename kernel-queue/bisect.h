@@ -19,8 +19,15 @@
  * recorded flaky and stops steering. On success the culprit is flagged
  * broken with the evidence. Every step is stored. *bisection_id is set as
  * soon as the row exists.
+ *
+ * budget: the steps (builds and boots of one prefix) this run may take;
+ * -1 to the end. A run that spends it returns 0 with the bisection still
+ * 'running'; the next run of the same candidate goes on from its stored
+ * steps (replayed from their stored results, not built again). The daemon
+ * bisects one step at a time, so another branch's step can come between.
  */
-int bisect_run(struct app *app, long long candidate_id, long long *bisection_id,
+int bisect_run(struct app *app, long long candidate_id, int budget,
+	       long long *bisection_id,
 	       void (*progress)(const char *line, void *ctx), void *ctx);
 json_t *bisect_json(sqlite3 *db, long long id);
 /*
@@ -33,10 +40,11 @@ char *bisect_summary(sqlite3 *db, long long id);
 char *bisect_summary_of(sqlite3 *db, long long candidate_id);
 
 /*
- * Jobs of the daemon's: the newest queue or confirm candidate failed and
- * nobody bisected it (*id: the candidate); a bisection of it that a stop
- * interrupted is marked so (state failed, "interrupted: ...") and does not
- * count, so it is bisected again.
+ * Jobs of the daemon's: the newest queue or confirm candidate of the branch
+ * failed and nobody bisected it, or its bisection is still running (*id:
+ * the candidate); a bisection of it that a stop interrupted is marked so
+ * (state failed, "interrupted: ...") and does not count, so it is bisected
+ * again.
  */
 int bisect_due(struct app *app, long long *id);
 int bisect_interrupted(struct app *app, long long candidate_id);

@@ -27,10 +27,39 @@ long long candidate_create(sqlite3 *db, const long long *patch_ids, size_t n,
 			   long long upto, const char *purpose,
 			   long long bisection_id, const char *actor)
 {
+	long long branch = queue_default_branch(db);
+
+	if (branch < 0)
+		return branch;
+	return candidate_create_on(db, branch, patch_ids, n, upto, purpose,
+				   bisection_id, actor);
+}
+
+long long candidate_create_on(sqlite3 *db, long long branch,
+			      const long long *patch_ids, size_t n,
+			      long long upto, const char *purpose,
+			      long long bisection_id, const char *actor)
+{
 	json_t *arr = json_array();
 	char *ids;
-	long long id;
+	long long id, on = 0;
 	int ret;
+
+	/* the patches (and upto, the last) must be this branch's */
+	for (size_t i = 0; i <= (patch_ids ? n : 0); i++) {
+		long long pid = patch_ids && i < n ? patch_ids[i] : upto;
+		if (pid > 0 &&
+		    db_query_int(db, &on,
+				 "SELECT branch_id FROM patches WHERE id = ?",
+				 "i", pid) == 0 &&
+		    on != branch) {
+			json_decref(arr);
+			return err_set(ERR_INVALID,
+				       "patch %lld is not in this branch's"
+				       " queue",
+				       pid);
+		}
+	}
 
 	if (patch_ids) {
 		for (size_t i = 0; i < n; i++)
@@ -51,7 +80,7 @@ long long candidate_create(sqlite3 *db, const long long *patch_ids, size_t n,
 					       upto, patch_state_name(s));
 			}
 		}
-		if ((ret = queue_ids(db, PS_QUEUED, &q, &nq)) < 0) {
+		if ((ret = queue_ids(db, branch, PS_QUEUED, &q, &nq)) < 0) {
 			json_decref(arr);
 			return ret;
 		}
@@ -71,9 +100,10 @@ long long candidate_create(sqlite3 *db, const long long *patch_ids, size_t n,
 	}
 	/* json_group_array() writes "[1,2]": compare equal to it */
 	ret = db_exec(db,
-		      "INSERT INTO candidates (purpose, patch_ids, upto_patch_id,"
-		      " bisection_id) VALUES (?, ?, NULLIF(?, 0), NULLIF(?, 0))",
-		      "ttii", purpose, ids, upto, bisection_id);
+		      "INSERT INTO candidates (branch_id, purpose, patch_ids,"
+		      " upto_patch_id, bisection_id) VALUES (?, ?, ?,"
+		      " NULLIF(?, 0), NULLIF(?, 0))",
+		      "ittii", branch, purpose, ids, upto, bisection_id);
 	free(ids);
 	if (ret >= 0) {
 		id = db_last_id(db);
@@ -90,14 +120,14 @@ long long candidate_create(sqlite3 *db, const long long *patch_ids, size_t n,
 	return id;
 }
 
-long long candidate_next_pending(sqlite3 *db)
+long long candidate_next_pending(sqlite3 *db, long long branch)
 {
 	long long id = 0;
 
 	if (db_query_int(db, &id,
-			 "SELECT id FROM candidates WHERE step = 'pending' ORDER"
-			 " BY id LIMIT 1",
-			 NULL) < 0)
+			 "SELECT id FROM candidates WHERE step = 'pending' AND"
+			 " (?1 = 0 OR branch_id = ?1) ORDER BY id LIMIT 1",
+			 "i", branch) < 0)
 		return 0;
 	return id;
 }
@@ -528,6 +558,22 @@ static int run_coverage(struct app *app, struct repo *r, long long id,
 	return ret;
 }
 
+int candidate_on_branch(struct app *app, long long id)
+{
+	char *key = NULL;
+	int ret = queue_candidate_branch(app->db, id, &key);
+
+	if (ret < 0)
+		return ret;
+	if (strcmp(key, app->cfg.branch_key))
+		ret = err_set(ERR_INVALID,
+			      "candidate %lld is on branch %s, not %s"
+			      " (--branch %s)",
+			      id, key, app->cfg.branch_key, key);
+	free(key);
+	return ret;
+}
+
 int candidate_run(struct app *app, long long id, int runs,
 		  void (*progress)(const char *line, void *ctx), void *ctx)
 {
@@ -541,6 +587,8 @@ int candidate_run(struct app *app, long long id, int runs,
 
 	if (runs < 1)
 		runs = 1;
+	if ((ret = candidate_on_branch(app, id)) < 0)
+		return ret;
 	if ((ret = db_query_text(app->db, &ids_text,
 				 "SELECT patch_ids FROM candidates WHERE id = ?",
 				 "i", id)) < 0) {
@@ -810,7 +858,7 @@ json_t *candidate_json(sqlite3 *db, long long id)
 
 int candidate_pending_due(struct app *app, long long *id)
 {
-	return (*id = candidate_next_pending(app->db)) > 0;
+	return (*id = candidate_next_pending(app->db, app->branch_id)) > 0;
 }
 
 int candidate_queue_due(struct app *app, long long *id)
@@ -818,12 +866,13 @@ int candidate_queue_due(struct app *app, long long *id)
 	*id = 0;
 	return db_query_int(app->db, id,
 			    "SELECT 1 WHERE EXISTS (SELECT 1 FROM patches WHERE"
-			    " state = 'queued') AND NOT EXISTS (SELECT 1 FROM"
-			    " candidates WHERE purpose IN ('queue','confirm')"
-			    " AND patch_ids = (SELECT json_group_array(id) FROM"
-			    " (SELECT id FROM patches WHERE state = 'queued'"
-			    " ORDER BY queue_pos)))",
-			    NULL) == 0;
+			    " branch_id = ?1 AND state = 'queued') AND NOT"
+			    " EXISTS (SELECT 1 FROM candidates WHERE branch_id ="
+			    " ?1 AND purpose IN ('queue','confirm') AND"
+			    " patch_ids = (SELECT json_group_array(id) FROM"
+			    " (SELECT id FROM patches WHERE branch_id = ?1 AND"
+			    " state = 'queued' ORDER BY queue_pos)))",
+			    "i", app->branch_id) == 0;
 }
 
 int candidate_interrupted(struct app *app, long long id)

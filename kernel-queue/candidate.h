@@ -11,12 +11,24 @@
  * and then run: apply -> build -> boot -> done. The verdict is pass, fail,
  * build-failed, apply-failed or hang, with per-test rows.
  *
- * patch_ids: the patches to apply in order (NULL: the queued patches, up to
- * and including upto if upto > 0). purpose: queue, bisect, confirm, baseline.
+ * patch_ids: the patches to apply in order (NULL: branch's queued patches,
+ * up to and including upto if upto > 0; a patch of another branch's queue
+ * is refused). purpose: queue, bisect, confirm, baseline. branch:
+ * branches.id; the row always names it.
  */
+long long candidate_create_on(sqlite3 *db, long long branch,
+			      const long long *patch_ids, size_t n,
+			      long long upto, const char *purpose,
+			      long long bisection_id, const char *actor);
+/* The same on the default (first configured) branch. */
 long long candidate_create(sqlite3 *db, const long long *patch_ids, size_t n,
 			   long long upto, const char *purpose,
 			   long long bisection_id, const char *actor);
+/*
+ * 0 when candidate id is on app's selected branch, else negative with
+ * "candidate 12 is on branch 6.12, not 6.1 (--branch 6.12)".
+ */
+int candidate_on_branch(struct app *app, long long id);
 /*
  * Runs a pending candidate to its verdict (runs: boots of the same build,
  * >= 1; a test with mixed results across runs is recorded 'flaky').
@@ -40,8 +52,8 @@ char *candidate_newest_summary(sqlite3 *db, long long id);
  * coverage{} (coverage.h, or null), summary ("pass: 7 tests; 58 of 62
  * patches compiled, 4 in the booted kernel", null while it runs)} */
 json_t *candidate_json(sqlite3 *db, long long id);
-/* Oldest pending candidate, 0 if none. */
-long long candidate_next_pending(sqlite3 *db);
+/* Oldest pending candidate of branch (0: any), 0 if none. */
+long long candidate_next_pending(sqlite3 *db, long long branch);
 /* Jobs of the daemon's: a pending candidate to run (*id) ... */
 int candidate_pending_due(struct app *app, long long *id);
 /* ... the queued patches changed since their last candidate ... */

@@ -75,7 +75,9 @@ static enum ev fixes_one(struct check_ctx *c, long long self, const char *sha,
 	if (db_query_int(c->app->db, &qid,
 			 "SELECT id FROM patches WHERE id != ?1 AND state IN"
 			 " ('imported','checked','queued','held','released',"
-			 "'broken') AND " SHA_MATCH("upstream", "?2")
+			 "'broken') AND branch_id IS (SELECT branch_id FROM"
+			 " patches WHERE id = ?1) AND "
+			 SHA_MATCH("upstream", "?2")
 			 " ORDER BY queue_pos LIMIT 1",
 			 "it", self, sha) == 0) {
 		strbuf_addf(why, "Fixes: %.12s is in the queue as patch %lld",
@@ -293,7 +295,8 @@ static enum check_result dep_standing(struct check_ctx *c, long long self,
 
 	if (depth >= DEP_DEPTH ||
 	    db_query_int(c->app->db, &did,
-			 "SELECT id FROM patches WHERE id != ?1 AND "
+			 "SELECT id FROM patches WHERE id != ?1 AND branch_id"
+			 " IS (SELECT branch_id FROM patches WHERE id = ?1) AND "
 			 SHA_MATCH("upstream", "?2") " ORDER BY queue_pos LIMIT 1",
 			 "it", self, sha) < 0 ||
 	    check_row_load(c->app->db, did, &d) < 0)

@@ -55,6 +55,14 @@ int check_result_parse(const char *name)
 	return -1;
 }
 
+/* "6.12: text" when several branches are configured, else NULL. */
+static char *branch_said(const struct app *app, const char *text)
+{
+	if (app->cfg.nbranches < 2)
+		return NULL;
+	return xstrfmt("%s: %s", app->cfg.branch_key, text);
+}
+
 int check_verdict_add(sqlite3 *db, long long patch_id, enum check_kind k,
 		      enum check_result r, const char *detail)
 {
@@ -92,8 +100,10 @@ static enum check_result fixup_check(struct check_ctx *c,
 			"  substr(t.value, 1, 12) AND"
 			"  substr(x.released_commit, 1, min(12, length(t.value))) ="
 			"  substr(t.value, 1, min(12, length(x.released_commit)))))"
-			" WHERE t.patch_id = ? AND t.kind = 'fixes' AND"
-			" x.state IN ('broken','dropped','reverted')",
+			" WHERE t.patch_id = ?1 AND t.kind = 'fixes' AND"
+			" x.state IN ('broken','dropped','reverted') AND"
+			" x.branch_id IS (SELECT branch_id FROM patches WHERE"
+			" id = ?1)",
 			"i", p->id);
 	while (st && sqlite3_step(st) == SQLITE_ROW) {
 		strbuf_addf(detail,
@@ -170,6 +180,8 @@ static int reverse_after_later(struct check_ctx *c, const struct check_row *p,
 				      "SELECT l.id, l.diff FROM patches l WHERE"
 				      " l.id != ?1 AND l.queue_pos > (SELECT"
 				      " queue_pos FROM patches WHERE id = ?1) AND"
+				      " l.branch_id IS (SELECT branch_id FROM"
+				      " patches WHERE id = ?1) AND"
 				      " l.state NOT IN ('rejected','dropped',"
 				      "'reverted') AND EXISTS (SELECT 1 FROM"
 				      " patch_files f JOIN patch_files g ON"
@@ -294,6 +306,7 @@ static int check_one(struct check_ctx *c, struct check_row *p,
 	enum check_result v[CHECK_KIND_COUNT];
 	enum patch_state to;
 	long long ev = 0;
+	char *tested = NULL;
 	int ret;
 
 	for (int k = 0; k < CHECK_KIND_COUNT; k++)
@@ -308,7 +321,16 @@ static int check_one(struct check_ctx *c, struct check_row *p,
 	v[CHECK_FIXUP] = fixup_check(c, p, &d[CHECK_FIXUP]);
 	v[CHECK_FLAGS] = flags_check(c, p, &d[CHECK_FLAGS]);
 
-	if (v[CHECK_FIXUP] == CR_HELD) {
+	if (db_query_text(c->app->db, &tested,
+			  "SELECT detail FROM verdicts WHERE patch_id = ? AND"
+			  " check_name = 'test' AND result = 'not-present' AND"
+			  " id = (SELECT MAX(id) FROM verdicts WHERE patch_id ="
+			  " ?1 AND check_name = 'test')",
+			  "i", p->id) == 0 && tested) {
+		/* its own test passed without it here (verify.h) */
+		to = PS_REJECTED;
+		strbuf_addf(&reason, "not-present: %s", tested);
+	} else if (v[CHECK_FIXUP] == CR_HELD) {
 		to = PS_HELD;
 		strbuf_addbuf(&reason, &d[CHECK_FIXUP]);
 	} else if (v[CHECK_APPLIES] == CR_ALREADY) {
@@ -332,14 +354,28 @@ static int check_one(struct check_ctx *c, struct check_row *p,
 		*advance = 1;
 	}
 
-	for (int k = 0; k < CHECK_KIND_COUNT; k++)
-		if ((ret = check_verdict_add(c->app->db, p->id, k, v[k],
-					     d[k].buf)) < 0)
+	/*
+	 * With several branches each reason names the branch whose evidence
+	 * (tree, changelog, queue) it rests on: one fix has a row per branch
+	 * and the verdicts may differ.
+	 */
+	for (int k = 0; k < CHECK_KIND_COUNT; k++) {
+		char *det = branch_said(c->app, d[k].buf);
+		ret = check_verdict_add(c->app->db, p->id, k, v[k],
+					det ? det : d[k].buf);
+		free(det);
+		if (ret < 0)
 			goto out;
+	}
 	if (p->state != to) {
+		/* a not-present reason names its branch already */
+		char *why = reason.len && !tested
+				    ? branch_said(c->app, reason.buf)
+				    : NULL;
 		ev = patch_set_state(c->app->db, p->id, to,
-				     reason.len ? reason.buf : NULL,
+				     why ? why : reason.len ? reason.buf : NULL,
 				     c->app->actor);
+		free(why);
 		if (ev < 0) {
 			ret = (int)ev;
 			goto out;
@@ -374,6 +410,7 @@ out:
 	for (int k = 0; k < CHECK_KIND_COUNT; k++)
 		strbuf_release(&d[k]);
 	strbuf_release(&reason);
+	free(tested);
 	return ret;
 }
 
@@ -385,6 +422,20 @@ static int wanted(const long long *ids, size_t n, long long id)
 		if (ids[i] == id)
 			return 1;
 	return 0;
+}
+
+char *tree_branch_version(const char *tree_dir, const char *branch)
+{
+	struct repo *r = NULL;
+	char tip[REPO_HEX_SIZE];
+	char *version = NULL;
+
+	if (repo_open(&r, tree_dir) == 0 &&
+	    repo_branch_tip(r, branch, tip) == 0)
+		branch_version(r, tip, &version);
+	repo_free(r);
+	err_clear();
+	return version;
 }
 
 int branch_version(struct repo *r, const char *tip, char **version)
@@ -494,11 +545,19 @@ int check_run(struct app *app, const long long *ids, size_t n,
 	if ((ret = open_ctx(&c, app)) < 0)
 		goto out;
 	for (size_t i = 0; ids && i < n; i++) {
-		enum patch_state s;
-		if ((ret = patch_get_state(app->db, ids[i], &s)) < 0)
+		char *key = NULL;
+		if ((ret = queue_patch_branch(app->db, ids[i], &key)) < 0)
+			goto out;
+		if (strcmp(key, app->cfg.branch_key))
+			ret = err_set(ERR_INVALID,
+				      "patch %lld is in branch %s's queue, not"
+				      " %s's (--branch %s)",
+				      ids[i], key, app->cfg.branch_key, key);
+		free(key);
+		if (ret < 0)
 			goto out;
 	}
-	if ((ret = queue_ids(app->db, -1, &all, &nall)) < 0)
+	if ((ret = queue_ids(app->db, app->branch_id, -1, &all, &nall)) < 0)
 		goto out;
 	done = xcalloc(nall + 1, sizeof(*done));
 	for (size_t i = 0; i < nall; i++) {
@@ -599,7 +658,7 @@ void check_summary_print(const struct check_summary *s, FILE *f)
 int check_due(struct app *app, long long *id)
 {
 	return db_query_int(app->db, id,
-			    "SELECT id FROM patches WHERE state = 'imported'"
-			    " ORDER BY id LIMIT 1",
-			    NULL) == 0;
+			    "SELECT id FROM patches WHERE branch_id = ? AND"
+			    " state = 'imported' ORDER BY id LIMIT 1",
+			    "i", app->branch_id) == 0;
 }

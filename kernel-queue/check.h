@@ -88,6 +88,8 @@ int check_run(struct app *app, const long long *ids, size_t n,
 struct repo;
 /* "6.1.192" from the v6.1.192 tag the tip descends from; caller frees. */
 int branch_version(struct repo *r, const char *tip, char **version);
+/* The same for a tree and branch by name; NULL when not there. Caller frees. */
+char *tree_branch_version(const char *tree_dir, const char *branch);
 void check_summary_print(const struct check_summary *s, FILE *f);
 
 /* A job of the daemon's: patches imported and not checked yet. */

@@ -62,7 +62,8 @@ int revert_flag(struct app *app, long long patch_id, const char *reason,
 
 	if (!reason || !*reason)
 		return err_set(ERR_INVALID, "a reason is required");
-	if ((ret = db_begin(app->db)) < 0)
+	if ((ret = queue_follow_patch(app, patch_id)) < 0 ||
+	    (ret = db_begin(app->db)) < 0)
 		return ret;
 	r = flag_locked(app, patch_id, reason, ev);
 	if (r < 0) {

@@ -124,7 +124,87 @@ static int parse_path(struct parsed *ps, const char *path, size_t max)
 	return ret;
 }
 
-static int store(sqlite3 *db, struct parsed *ps, const char *actor,
+/*
+ * The stable version a subject prefix names: "PATCH 6.12 2/3" and
+ * "PATCH 6.1.y" name "6.12" and "6.1" (in ver, NUL-terminated); 0 when it
+ * names none.
+ */
+static int prefix_version(const char *prefix, char *ver, size_t size)
+{
+	const char *p = prefix;
+
+	while (p && *p) {
+		size_t n = strcspn(p, " \t");
+		size_t d1 = strspn(p, "0123456789"), d2;
+		if (d1 && d1 < n && p[d1] == '.' &&
+		    (d2 = strspn(p + d1 + 1, "0123456789")) > 0) {
+			size_t len = d1 + 1 + d2;
+			if ((len == n || (len + 2 == n && p[len] == '.' &&
+					  (p[len + 1] == 'y' || p[len + 1] == 'x'))) &&
+			    len < size) {
+				memcpy(ver, p, len);
+				ver[len] = '\0';
+				return 1;
+			}
+		}
+		p += n;
+		p += strspn(p, " \t");
+	}
+	return 0;
+}
+
+/*
+ * Which branch's queue a patch goes to: branch, or with INTAKE_ROUTE the
+ * configured branch its [PATCH X.Y] prefix names. With INTAKE_STRICT a
+ * prefix that names a branch not configured, or (without INTAKE_ROUTE)
+ * another branch than the one asked for, is refused.
+ */
+static int branch_of(sqlite3 *db, long long branch, unsigned flags,
+		     const struct patch *p, const char *path, long long *out)
+{
+	char ver[32], *keys = NULL, *want = NULL;
+	long long id = 0;
+	int ret;
+
+	*out = branch;
+	if (!(flags & (INTAKE_ROUTE | INTAKE_STRICT)) || !p->subject_prefix ||
+	    !prefix_version(p->subject_prefix, ver, sizeof(ver)))
+		return 0;
+	if (db_query_int(db, &id,
+			 "SELECT id FROM branches WHERE key = ? AND ord IS NOT"
+			 " NULL",
+			 "t", ver) < 0) {
+		db_query_text(db, &keys,
+			      "SELECT group_concat(key, ', ') FROM (SELECT key"
+			      " FROM branches WHERE ord IS NOT NULL ORDER BY"
+			      " ord)",
+			      NULL);
+		ret = err_set(ERR_INVALID,
+			      "%s: \"[%s] %s\" is for branch %s, which is not"
+			      " configured (configured: %s)",
+			      path, p->subject_prefix, p->subject, ver,
+			      keys ? keys : "none");
+		free(keys);
+		return ret;
+	}
+	if (flags & INTAKE_ROUTE) {
+		*out = id;
+		return 0;
+	}
+	if (id == branch)
+		return 0;
+	db_query_text(db, &want, "SELECT key FROM branches WHERE id = ?", "i",
+		      branch);
+	ret = err_set(ERR_INVALID,
+		      "%s: \"[%s] %s\" is for branch %s, not %s",
+		      path, p->subject_prefix, p->subject, ver,
+		      want ? want : "?");
+	free(want);
+	return ret;
+}
+
+static int store(sqlite3 *db, long long branch, unsigned flags,
+		 struct parsed *ps, const char *actor,
 		 struct intake_result *res)
 {
 	long long source_id = 0;
@@ -141,7 +221,10 @@ static int store(sqlite3 *db, struct parsed *ps, const char *actor,
 	if ((ret = db_begin(db)) < 0)
 		return ret;
 	for (size_t i = 0; i < ps->n; i++) {
-		long long id = 0;
+		long long id = 0, to;
+		if ((ret = branch_of(db, branch, flags, ps->v[i], ps->paths[i],
+				     &to)) < 0)
+			goto fail;
 		if (ps->paths[i] != last_path) {
 			ret = db_exec(db,
 				      "INSERT INTO sources (kind, path, actor)"
@@ -152,7 +235,7 @@ static int store(sqlite3 *db, struct parsed *ps, const char *actor,
 			source_id = db_last_id(db);
 			last_path = ps->paths[i];
 		}
-		ret = queue_add(db, ps->v[i], source_id, &id);
+		ret = queue_add(db, to, ps->v[i], source_id, &id);
 		if (ret < 0) {
 			err_prefix(ret, "%s", ps->paths[i]);
 			goto fail;
@@ -180,9 +263,9 @@ fail:
 	return ret;
 }
 
-int intake_import_paths(sqlite3 *db, const char *const *paths, size_t n,
-			size_t max_bytes, const char *actor,
-			struct intake_result *res)
+int intake_import_paths(sqlite3 *db, long long branch, unsigned flags,
+			const char *const *paths, size_t n, size_t max_bytes,
+			const char *actor, struct intake_result *res)
 {
 	struct parsed ps = { 0 };
 	int ret = 0;
@@ -191,7 +274,7 @@ int intake_import_paths(sqlite3 *db, const char *const *paths, size_t n,
 	for (size_t i = 0; i < n && ret >= 0; i++)
 		ret = parse_path(&ps, paths[i], max_bytes);
 	if (ret >= 0)
-		ret = store(db, &ps, actor, res);
+		ret = store(db, branch, flags, &ps, actor, res);
 	parsed_free(&ps);
 	return ret;
 }
@@ -199,6 +282,21 @@ int intake_import_paths(sqlite3 *db, const char *const *paths, size_t n,
 int intake_import_buffer(sqlite3 *db, const char *buf, size_t len,
 			 const char *name, size_t max_bytes, const char *actor,
 			 struct intake_result *res)
+{
+	long long branch = queue_default_branch(db);
+
+	if (branch < 0) {
+		memset(res, 0, sizeof(*res));
+		return (int)branch;
+	}
+	return intake_import_buffer_to(db, branch, 0, buf, len, name,
+				       max_bytes, actor, res);
+}
+
+int intake_import_buffer_to(sqlite3 *db, long long branch, unsigned flags,
+			    const char *buf, size_t len, const char *name,
+			    size_t max_bytes, const char *actor,
+			    struct intake_result *res)
 {
 	struct parsed ps = { 0 };
 	int ret;
@@ -210,7 +308,7 @@ int intake_import_buffer(sqlite3 *db, const char *buf, size_t len,
 			       name, len, max_bytes);
 	ret = parse_buffer(&ps, buf, len, name, max_bytes, "api");
 	if (ret >= 0)
-		ret = store(db, &ps, actor, res);
+		ret = store(db, branch, flags, &ps, actor, res);
 	parsed_free(&ps);
 	return ret;
 }

@@ -21,14 +21,33 @@ void intake_result_release(struct intake_result *r);
 /*
  * Parses every path first (a directory with a quilt `series`, an mbox, a
  * patch file); any error names the file and line and changes nothing. Then
- * stores all patches in one transaction, in order, skipping duplicates. A
+ * stores all patches in one transaction, in order, skipping duplicates,
+ * into branch's queue (branches.id) or the one flags route them to. A
  * queue directory's revert patches written by stableq are not patches to
  * import: they are counted in own and left alone.
  */
-int intake_import_paths(sqlite3 *db, const char *const *paths, size_t n,
-			size_t max_bytes, const char *actor,
-			struct intake_result *res);
-/* The same for a buffer (an mbox or a patch, e.g. an API request body). */
+/*
+ * How a patch's [PATCH X.Y] subject prefix picks its branch. INTAKE_ROUTE:
+ * it goes to the configured branch X.Y (a patch without one to the branch
+ * given). INTAKE_STRICT: a prefix naming a branch that is not configured,
+ * or (without INTAKE_ROUTE) another branch than the one given, is refused
+ * and nothing is stored. 0: every patch goes to the branch given (one
+ * branch configured: [PATCH 6.1] is not checked against its key).
+ */
+enum { INTAKE_ROUTE = 1, INTAKE_STRICT = 2 };
+
+int intake_import_paths(sqlite3 *db, long long branch, unsigned flags,
+			const char *const *paths, size_t n, size_t max_bytes,
+			const char *actor, struct intake_result *res);
+/*
+ * The same for a buffer (an mbox or a patch, e.g. an API request body)
+ * into branch's queue (branches.id) ...
+ */
+int intake_import_buffer_to(sqlite3 *db, long long branch, unsigned flags,
+			    const char *buf, size_t len, const char *name,
+			    size_t max_bytes, const char *actor,
+			    struct intake_result *res);
+/* ... or into the default (first configured) branch's. */
 int intake_import_buffer(sqlite3 *db, const char *buf, size_t len,
 			 const char *name, size_t max_bytes, const char *actor,
 			 struct intake_result *res);

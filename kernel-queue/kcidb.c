@@ -457,9 +457,12 @@ json_t *kcidb_export(sqlite3 *db, const struct config *cfg, const char *since,
 	st = db_prepare(db,
 			"SELECT id, purpose, verdict, detail, patch_ids,"
 			" commit_sha, started_at, build_id FROM candidates"
-			" WHERE step = 'done' AND (? IS NULL OR"
-			" COALESCE(finished_at, started_at) >= ?) ORDER BY id",
-			"tt", since, since);
+			" WHERE step = 'done' AND (?1 IS NULL OR"
+			" COALESCE(finished_at, started_at) >= ?1) AND (?2 IS"
+			" NULL OR branch_id IS (SELECT id FROM branches WHERE"
+			" key = ?2)) ORDER BY id",
+			"tt", since,
+			cfg->nbranches > 1 ? cfg->branch_key : NULL);
 	if (!st)
 		return NULL;
 	c.base = base_url ? base_url : "";

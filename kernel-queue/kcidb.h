@@ -42,8 +42,9 @@ int kcidb_parse_since(const char *text, char **out);
 /*
  * The candidates finished at or after since (NULL: all), as one KCIDB
  * object {version, checkouts, builds, tests}. base_url prefixes the links
- * ("http://127.0.0.1:8080"; NULL or "": no links). cfg gives the branch,
- * the tree (for the base commit) and the kernel config directory. A new
+ * ("http://127.0.0.1:8080"; NULL or "": no links). cfg gives the branch
+ * (with several configured, its selected one's candidates only), the tree (for the base commit) and
+ * the kernel config directory. A new
  * reference, or NULL with err_msg().
  */
 json_t *kcidb_export(sqlite3 *db, const struct config *cfg, const char *since,

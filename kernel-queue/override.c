@@ -13,7 +13,8 @@ int revert_override(struct app *app, long long patch_id, const char *reason)
 
 	if (!reason || !*reason)
 		return err_set(ERR_INVALID, "a reason is required");
-	if ((ret = db_begin(app->db)) < 0)
+	if ((ret = queue_follow_patch(app, patch_id)) < 0 ||
+	    (ret = db_begin(app->db)) < 0)
 		return ret;
 	if ((ret = patch_get_state(app->db, patch_id, &s)) < 0)
 		goto fail;

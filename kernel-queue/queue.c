@@ -1,5 +1,6 @@
 /* queue.c: patches in SQLite: insertion with dedupe, states, verdicts, dependencies, JSON. */
 #include "queue.h"
+#include "app.h"
 #include "db.h"
 #include "err.h"
 #include "strbuf.h"
@@ -99,40 +100,56 @@ int verdict_add(sqlite3 *db, long long patch_id, const char *check,
 	return ret < 0 ? ret : 0;
 }
 
-static int find_duplicate(sqlite3 *db, const struct patch *p, long long *id)
+long long queue_default_branch(sqlite3 *db)
+{
+	long long id = 0;
+
+	if (db_query_int(db, &id,
+			 "SELECT id FROM branches WHERE ord IS NOT NULL ORDER"
+			 " BY ord LIMIT 1",
+			 NULL) < 0)
+		return err_set(ERR_NOTFOUND, "no branch is configured");
+	return id;
+}
+
+static int find_duplicate(sqlite3 *db, long long branch, const struct patch *p,
+			  long long *id)
 {
 	int ret;
 
 	if (p->message_id) {
 		ret = db_query_int(db, id,
-				   "SELECT id FROM patches WHERE message_id = ?",
-				   "t", p->message_id);
+				   "SELECT id FROM patches WHERE branch_id = ?"
+				   " AND message_id = ?",
+				   "it", branch, p->message_id);
 		if (ret != ERR_NOTFOUND)
 			return ret < 0 ? ret : 1;
 	}
 	if (p->upstream && strlen(p->upstream) >= 12) {
 		ret = db_query_int(db, id,
-				   "SELECT id FROM patches WHERE"
-				   " substr(upstream, 1, 12) = substr(?1, 1, 12)"
+				   "SELECT id FROM patches WHERE branch_id = ?2"
+				   " AND substr(upstream, 1, 12) = substr(?1, 1, 12)"
 				   " AND substr(upstream, 1, min(length(upstream),"
 				   " length(?1))) = substr(?1, 1,"
 				   " min(length(upstream), length(?1)))",
-				   "t", p->upstream);
+				   "ti", p->upstream, branch);
 		if (ret != ERR_NOTFOUND)
 			return ret < 0 ? ret : 1;
 	}
-	ret = db_query_int(db, id, "SELECT id FROM patches WHERE patch_id = ?",
-			   "t", p->patch_id);
+	ret = db_query_int(db, id,
+			   "SELECT id FROM patches WHERE branch_id = ? AND"
+			   " patch_id = ?",
+			   "it", branch, p->patch_id);
 	if (ret != ERR_NOTFOUND)
 		return ret < 0 ? ret : 1;
 	return 0;
 }
 
-int queue_add(sqlite3 *db, const struct patch *p, long long source_id,
-	      long long *id)
+int queue_add(sqlite3 *db, long long branch, const struct patch *p,
+	      long long source_id, long long *id)
 {
 	long long pos = 0;
-	int ret = find_duplicate(db, p, id);
+	int ret = find_duplicate(db, branch, p, id);
 	char change[2] = { 0, 0 };
 
 	if (ret != 0)
@@ -143,12 +160,12 @@ int queue_add(sqlite3 *db, const struct patch *p, long long source_id,
 				NULL)) < 0)
 		return ret;
 	ret = db_exec(db,
-		      "INSERT INTO patches (source_id, queue_pos, filename,"
-		      " subject, subject_prefix, series_part, series_total,"
-		      " author_name, author_email, date, message_id,"
-		      " in_reply_to, upstream, patch_id, message, diff)"
-		      " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-		      "iitttddttttttttt", source_id, pos, p->filename,
+		      "INSERT INTO patches (branch_id, source_id, queue_pos,"
+		      " filename, subject, subject_prefix, series_part,"
+		      " series_total, author_name, author_email, date,"
+		      " message_id, in_reply_to, upstream, patch_id, message,"
+		      " diff) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+		      "iiitttddttttttttt", branch, source_id, pos, p->filename,
 		      p->subject, p->subject_prefix, p->series_part,
 		      p->series_total, p->author_name, p->author_email,
 		      p->date, p->message_id, p->in_reply_to, p->upstream,
@@ -193,19 +210,22 @@ int queue_link_dependencies(sqlite3 *db)
 		"INSERT OR IGNORE INTO dependencies (patch_id, depends_on, kind)"
 		" SELECT t.patch_id, x.id, 'stable-dep-of' FROM patch_tags t"
 		" JOIN patches x ON substr(x.upstream, 1, 12) ="
-		"  substr(t.value, 1, 12)"
+		"  substr(t.value, 1, 12) AND x.branch_id IS (SELECT branch_id"
+		"  FROM patches o WHERE o.id = t.patch_id)"
 		" WHERE t.kind = 'stable_dep_of' AND x.id != t.patch_id",
 		/* ... and X needs P: X goes with P */
 		"INSERT OR IGNORE INTO dependencies (patch_id, depends_on, kind)"
 		" SELECT x.id, t.patch_id, 'prereq' FROM patch_tags t"
 		" JOIN patches x ON substr(x.upstream, 1, 12) ="
-		"  substr(t.value, 1, 12)"
+		"  substr(t.value, 1, 12) AND x.branch_id IS (SELECT branch_id"
+		"  FROM patches o WHERE o.id = t.patch_id)"
 		" WHERE t.kind = 'stable_dep_of' AND x.id != t.patch_id",
 		/* a prerequisite note (# 6.1.x: sha: subject) names what P needs */
 		"INSERT OR IGNORE INTO dependencies (patch_id, depends_on, kind)"
 		" SELECT t.patch_id, x.id, 'prereq' FROM patch_tags t"
 		" JOIN patches x ON substr(x.upstream, 1, 12) ="
-		"  substr(t.value, 1, 12)"
+		"  substr(t.value, 1, 12) AND x.branch_id IS (SELECT branch_id"
+		"  FROM patches o WHERE o.id = t.patch_id)"
 		" WHERE t.kind = 'prereq' AND x.id != t.patch_id",
 		/*
 		 * the next part of a [PATCH n/m] series: same source, same m,
@@ -215,19 +235,22 @@ int queue_link_dependencies(sqlite3 *db)
 		"INSERT OR IGNORE INTO dependencies (patch_id, depends_on, kind)"
 		" SELECT b.id, a.id, 'series' FROM patches a JOIN patches b ON"
 		"  b.queue_pos = (SELECT MIN(queue_pos) FROM patches n WHERE"
-		"  n.queue_pos > a.queue_pos) AND a.source_id = b.source_id AND"
+		"  n.queue_pos > a.queue_pos AND n.branch_id IS a.branch_id) AND"
+		"  b.branch_id IS a.branch_id AND a.source_id = b.source_id AND"
 		"  a.series_total > 1 AND a.series_total = b.series_total AND"
 		"  b.series_part = a.series_part + 1 AND a.series_part > 0",
 		/* fix-ups: Fixes: names X's upstream or branch commit */
 		"INSERT OR IGNORE INTO dependencies (patch_id, depends_on, kind)"
 		" SELECT t.patch_id, x.id, 'fixes' FROM patch_tags t"
 		" JOIN patches x ON substr(x.upstream, 1, 12) ="
-		"  substr(t.value, 1, 12)"
+		"  substr(t.value, 1, 12) AND x.branch_id IS (SELECT branch_id"
+		"  FROM patches o WHERE o.id = t.patch_id)"
 		" WHERE t.kind = 'fixes' AND x.id != t.patch_id",
 		"INSERT OR IGNORE INTO dependencies (patch_id, depends_on, kind)"
 		" SELECT t.patch_id, x.id, 'fixes' FROM patch_tags t"
 		" JOIN patches x ON substr(x.released_commit, 1, 12) ="
-		"  substr(t.value, 1, 12)"
+		"  substr(t.value, 1, 12) AND x.branch_id IS (SELECT branch_id"
+		"  FROM patches o WHERE o.id = t.patch_id)"
 		" WHERE t.kind = 'fixes' AND x.id != t.patch_id",
 	};
 	for (size_t i = 0; i < sizeof(sql) / sizeof(sql[0]); i++) {
@@ -238,7 +261,8 @@ int queue_link_dependencies(sqlite3 *db)
 	return 0;
 }
 
-int queue_ids(sqlite3 *db, int state, long long **ids, size_t *n)
+int queue_ids(sqlite3 *db, long long branch, int state, long long **ids,
+	      size_t *n)
 {
 	sqlite3_stmt *st;
 	size_t alloc = 16;
@@ -246,14 +270,13 @@ int queue_ids(sqlite3 *db, int state, long long **ids, size_t *n)
 
 	*n = 0;
 	*ids = xmalloc(alloc * sizeof(**ids));
-	if (state >= 0)
-		st = db_prepare(db,
-				"SELECT id FROM patches WHERE state = ? ORDER BY"
-				" queue_pos",
-				"t", patch_state_name((enum patch_state)state));
-	else
-		st = db_prepare(db, "SELECT id FROM patches ORDER BY queue_pos",
-				NULL);
+	/* branch 0: every branch's */
+	st = db_prepare(db,
+			"SELECT id FROM patches WHERE (?1 = 0 OR branch_id = ?1)"
+			" AND (?2 IS NULL OR state = ?2) ORDER BY queue_pos",
+			"it", branch,
+			state >= 0 ? patch_state_name((enum patch_state)state)
+				   : NULL);
 	if (!st) {
 		free(*ids);
 		*ids = NULL;
@@ -391,7 +414,8 @@ static json_t *patch_row_json(sqlite3 *db, sqlite3_stmt *st, int full)
 }
 
 #define PATCH_COLS                                                             \
-	"id, subject, subject_prefix, author_name, author_email, date,"        \
+	"id, (SELECT key FROM branches WHERE id = branch_id) AS branch,"       \
+	" subject, subject_prefix, author_name, author_email, date,"           \
 	" message_id, in_reply_to, upstream, patch_id, state, state_reason,"   \
 	" queue_pos, filename, series_part, series_total, released_commit,"    \
 	" source_id, created_at, updated_at, message, diff"
@@ -416,7 +440,8 @@ json_t *queue_patch_json(sqlite3 *db, long long id, int full)
 
 /* The columns of a full list row: all but the message and the diff. */
 #define LIST_COLS                                                              \
-	"id, subject, subject_prefix, author_name, author_email, date,"        \
+	"id, (SELECT key FROM branches WHERE id = branch_id) AS branch,"       \
+	" subject, subject_prefix, author_name, author_email, date,"           \
 	" message_id, in_reply_to, upstream, patch_id, state, state_reason,"   \
 	" queue_pos, filename, series_part, series_total, released_commit,"    \
 	" source_id, created_at, updated_at"
@@ -456,6 +481,13 @@ static json_t *page_find(struct page_ref *refs, size_t n, long long id)
  * takes the rows of st (LIST_COLS or SUMMARY_COLS) and adds their tags,
  * latest verdicts and (full) files; st goes back to the cache.
  */
+json_t *queue_list_json(sqlite3 *db, const char *state, long long limit,
+			long long offset, long long *total,
+			enum list_view view)
+{
+	return queue_list_json_branch(db, 0, state, limit, offset, total, view);
+}
+
 static json_t *page_json(sqlite3 *db, sqlite3_stmt *st, int full)
 {
 	json_t *arr, *idarr;
@@ -587,25 +619,59 @@ fail:
 	return NULL;
 }
 
-json_t *queue_list_json(sqlite3 *db, const char *state, long long limit,
-			long long offset, long long *total,
-			enum list_view view)
+json_t *queue_patches_json(sqlite3 *db, const long long *ids, size_t n)
+{
+	struct strbuf sb = STRBUF_INIT;
+	sqlite3_stmt *st;
+
+	strbuf_addch(&sb, '[');
+	for (size_t i = 0; i < n; i++)
+		strbuf_addf(&sb, "%s%lld", i ? "," : "", ids[i]);
+	strbuf_addch(&sb, ']');
+	st = db_stmt(db,
+		     "SELECT " LIST_COLS " FROM patches WHERE id IN (SELECT"
+		     " value FROM json_each(?)) ORDER BY queue_pos",
+		     "t", sb.buf);
+	strbuf_release(&sb);
+	return st ? page_json(db, st, 1) : NULL;
+}
+
+json_t *queue_list_json_branch(sqlite3 *db, long long branch,
+			       const char *state, long long limit,
+			       long long offset, long long *total,
+			       enum list_view view)
 {
 	int full = view == LIST_FULL;
 	sqlite3_stmt *st;
 
 	if (limit <= 0)
 		limit = -1;
-	/* Two statements, so that each can walk an index in queue order. */
-	if (total && (state ? db_query_int(db, total,
-					   "SELECT COUNT(*) FROM patches WHERE"
-					   " state = ?",
-					   "t", state)
-			    : db_query_int(db, total,
-					   "SELECT COUNT(*) FROM patches",
-					   NULL)) < 0)
+	/* Statements that each can walk an index in queue order. */
+	if (total && (branch ? db_query_int(db, total,
+					    "SELECT COUNT(*) FROM patches WHERE"
+					    " branch_id = ? AND (?2 IS NULL OR"
+					    " state = ?2)",
+					    "it", branch, state)
+		      : state ? db_query_int(db, total,
+					     "SELECT COUNT(*) FROM patches WHERE"
+					     " state = ?",
+					     "t", state)
+			      : db_query_int(db, total,
+					     "SELECT COUNT(*) FROM patches",
+					     NULL)) < 0)
 		return NULL;
-	{
+	if (branch) {
+		static const char *const sql[2] = {
+			"SELECT " SUMMARY_COLS " FROM patches WHERE branch_id ="
+			" ?1 AND (?2 IS NULL OR state = ?2) ORDER BY queue_pos"
+			" LIMIT ?3 OFFSET ?4",
+			"SELECT " LIST_COLS " FROM patches WHERE branch_id ="
+			" ?1 AND (?2 IS NULL OR state = ?2) ORDER BY queue_pos"
+			" LIMIT ?3 OFFSET ?4",
+		};
+		st = db_stmt(db, sql[full], "itii", branch, state, limit,
+			     offset);
+	} else {
 		/* [full][state given] */
 		static const char *const sql[2][2] = {
 			{ "SELECT " SUMMARY_COLS " FROM patches ORDER BY"
@@ -626,19 +692,64 @@ json_t *queue_list_json(sqlite3 *db, const char *state, long long limit,
 	return page_json(db, st, full);
 }
 
-json_t *queue_patches_json(sqlite3 *db, const long long *ids, size_t n)
+/* The branch key of the row sql (one '?': id) finds; "<what> <id>: no such <what>". */
+static int row_branch(sqlite3 *db, const char *sql, const char *what,
+		      long long id, char **key)
 {
-	struct strbuf sb = STRBUF_INIT;
-	sqlite3_stmt *st;
+	int ret = db_query_text(db, key, sql, "i", id);
 
-	strbuf_addch(&sb, '[');
-	for (size_t i = 0; i < n; i++)
-		strbuf_addf(&sb, "%s%lld", i ? "," : "", ids[i]);
-	strbuf_addch(&sb, ']');
-	st = db_stmt(db,
-		     "SELECT " LIST_COLS " FROM patches WHERE id IN (SELECT"
-		     " value FROM json_each(?)) ORDER BY queue_pos",
-		     "t", sb.buf);
-	strbuf_release(&sb);
-	return st ? page_json(db, st, 1) : NULL;
+	if (ret == ERR_NOTFOUND)
+		return err_set(ERR_NOTFOUND, "%s %lld: no such %s", what, id,
+			       what);
+	return ret;
+}
+
+int queue_patch_branch(sqlite3 *db, long long patch_id, char **key)
+{
+	return row_branch(db,
+			  "SELECT b.key FROM patches p JOIN branches b ON"
+			  " b.id = p.branch_id WHERE p.id = ?",
+			  "patch", patch_id, key);
+}
+
+int queue_candidate_branch(sqlite3 *db, long long candidate_id, char **key)
+{
+	return row_branch(db,
+			  "SELECT b.key FROM candidates c JOIN branches b ON"
+			  " b.id = c.branch_id WHERE c.id = ?",
+			  "candidate", candidate_id, key);
+}
+
+/*
+ * Selects the branch of a row (key from get) for app unless --branch
+ * chose another one.
+ */
+static int follow(struct app *app, const char *what, long long id,
+		  int (*get)(sqlite3 *, long long, char **))
+{
+	char *key = NULL;
+	int ret = get(app->db, id, &key);
+
+	if (ret < 0 || !strcmp(key, app->cfg.branch_key))
+		goto out;
+	if (app->branch_given)
+		ret = err_set(ERR_INVALID,
+			      "%s %lld is in branch %s's queue, not %s's"
+			      " (--branch %s)",
+			      what, id, key, app->cfg.branch_key, key);
+	else
+		ret = app_select_branch(app, key);
+out:
+	free(key);
+	return ret;
+}
+
+int queue_follow_patch(struct app *app, long long patch_id)
+{
+	return follow(app, "patch", patch_id, queue_patch_branch);
+}
+
+int queue_follow_candidate(struct app *app, long long candidate_id)
+{
+	return follow(app, "candidate", candidate_id, queue_candidate_branch);
 }

@@ -34,13 +34,17 @@ const char *patch_state_name(enum patch_state s);
 int patch_state_parse(const char *name);
 
 /*
- * Inserts a parsed patch at the end of the queue (inside the caller's
- * transaction) with its tags and files. Duplicates (same Message-Id,
- * upstream SHA or patch-id as a stored patch) are not inserted: returns
- * 0 and sets *id to the existing patch; a new patch returns 1 and its id.
+ * Inserts a parsed patch at the end of branch's queue (branches.id; inside
+ * the caller's transaction) with its tags and files. Duplicates (same
+ * Message-Id, upstream SHA or patch-id as a patch of that branch) are not
+ * inserted: returns 0 and sets *id to the existing patch; a new patch
+ * returns 1 and its id. The same fix queued for another branch is a row of
+ * its own.
  */
-int queue_add(sqlite3 *db, const struct patch *p, long long source_id,
-	      long long *id);
+int queue_add(sqlite3 *db, long long branch, const struct patch *p,
+	      long long source_id, long long *id);
+/* The default (first configured) branch's id, or negative. */
+long long queue_default_branch(sqlite3 *db);
 
 /*
  * Recomputes the "goes with" edges of the dependencies table for all
@@ -62,8 +66,12 @@ int patch_get_state(sqlite3 *db, long long id, enum patch_state *out);
 int verdict_add(sqlite3 *db, long long patch_id, const char *check,
 		const char *result, const char *detail);
 
-/* Ids of the patches in a state (or all with state < 0), in queue order. */
-int queue_ids(sqlite3 *db, int state, long long **ids, size_t *n);
+/*
+ * Ids of branch's patches (0: every branch's) in a state (or all with
+ * state < 0), in queue order.
+ */
+int queue_ids(sqlite3 *db, long long branch, int state, long long **ids,
+	      size_t *n);
 
 /*
  * JSON for one patch: id, subject, author_name, author_email, message_id,
@@ -84,12 +92,35 @@ json_t *queue_patch_json(sqlite3 *db, long long id, int full);
  */
 enum list_view { LIST_SUMMARY, LIST_FULL };
 
-/* An array of patches by state (NULL: all), limit/offset, in queue order. */
+/*
+ * An array of patches by state (NULL: all), limit/offset, in queue order,
+ * of every branch (each row names its "branch" key) ...
+ */
 json_t *queue_list_json(sqlite3 *db, const char *state, long long limit,
 			long long offset, long long *total,
 			enum list_view view);
 /* The LIST_FULL objects of the patches ids, in queue order (one query
  * each for the rows, tags, verdicts and files, whatever n is). */
 json_t *queue_patches_json(sqlite3 *db, const long long *ids, size_t n);
+/* ... or of one branch's queue (branches.id; 0: every branch). */
+json_t *queue_list_json_branch(sqlite3 *db, long long branch,
+			       const char *state, long long limit,
+			       long long offset, long long *total,
+			       enum list_view view);
+/*
+ * The branch a patch (or a candidate) belongs to, by key; caller frees.
+ * ERR_NOTFOUND for an unknown id.
+ */
+int queue_patch_branch(sqlite3 *db, long long patch_id, char **key);
+int queue_candidate_branch(sqlite3 *db, long long candidate_id, char **key);
+
+/*
+ * What acts on a patch (or a candidate) acts on its branch: selects that
+ * branch in app (its tree, queue directory, ...) unless app->branch_given
+ * named another (then an error naming both). Negative for an unknown id.
+ */
+struct app;
+int queue_follow_patch(struct app *app, long long patch_id);
+int queue_follow_candidate(struct app *app, long long candidate_id);
 
 #endif

@@ -19,7 +19,7 @@ int release_queue(struct app *app, int force, size_t *n)
 	*n = 0;
 	if ((ret = release_resume(app)) < 0)
 		return ret;
-	if ((ret = queue_ids(app->db, PS_QUEUED, &ids, &nids)) < 0)
+	if ((ret = queue_ids(app->db, app->branch_id, PS_QUEUED, &ids, &nids)) < 0)
 		return ret;
 	if (!nids) {
 		free(ids);
@@ -27,12 +27,13 @@ int release_queue(struct app *app, int force, size_t *n)
 	}
 	if (!force &&
 	    db_query_int(app->db, &ok,
-			 "SELECT id FROM candidates WHERE purpose IN ('queue',"
-			 "'confirm') AND verdict = 'pass' AND patch_ids = (SELECT"
-			 " json_group_array(id) FROM (SELECT id FROM patches WHERE"
-			 " state = 'queued' ORDER BY queue_pos)) ORDER BY id DESC"
-			 " LIMIT 1",
-			 NULL) < 0) {
+			 "SELECT id FROM candidates WHERE branch_id = ?1 AND"
+			 " purpose IN ('queue','confirm') AND verdict = 'pass'"
+			 " AND patch_ids = (SELECT json_group_array(id) FROM"
+			 " (SELECT id FROM patches WHERE branch_id = ?1 AND"
+			 " state = 'queued' ORDER BY queue_pos)) ORDER BY id"
+			 " DESC LIMIT 1",
+			 "i", app->branch_id) < 0) {
 		free(ids);
 		return err_set(ERR_CONFLICT,
 			       "the %zu queued patches have not passed a"
@@ -94,8 +95,9 @@ int release_queue(struct app *app, int force, size_t *n)
 	}
 	if ((ret = queue_link_dependencies(app->db)) < 0 ||
 	    (ret = (int)event_add(app->db, app->actor, "branch", 0, "released",
-				  "%zu patches onto %s: %.12s..%.12s", nids,
-				  app->cfg.branch, tip, parent)) < 0 ||
+				  "%zu patches onto %s (%s-stable): %.12s..%.12s",
+				  nids, app->cfg.branch, app->cfg.branch_key,
+				  tip, parent)) < 0 ||
 	    (ret = db_commit(app->db)) < 0) {
 		db_rollback(app->db);
 		goto out;
@@ -123,10 +125,11 @@ int release_resume(struct app *app)
 	int ret;
 
 	if (db_query_text(app->db, &newest,
-			  "SELECT released_commit FROM patches WHERE state IN"
-			  " ('released','broken') AND released_commit IS NOT NULL"
-			  " ORDER BY queue_pos DESC LIMIT 1",
-			  NULL) < 0 ||
+			  "SELECT released_commit FROM patches WHERE branch_id"
+			  " = ? AND state IN ('released','broken') AND"
+			  " released_commit IS NOT NULL ORDER BY queue_pos DESC"
+			  " LIMIT 1",
+			  "i", app->branch_id) < 0 ||
 	    !newest)
 		return 0;
 	if ((ret = repo_open(&r, app->cfg.tree_dir)) < 0 ||

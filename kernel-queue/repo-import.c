@@ -614,6 +614,38 @@ static int dir_state(const char *dir)
 	return n;
 }
 
+int repo_source_check(const char *tarball)
+{
+	const char *base = strrchr(tarball, '/');
+	struct stat st;
+	char *pkg, *tar;
+	int ret, missing;
+
+	if (!tarball || !*tarball)
+		return err_set(ERR_INVALID, "linux_source is not set");
+	if (!(missing = stat(tarball, &st) < 0) && S_ISREG(st.st_mode))
+		return 0;
+	/* /usr/src/linux-source-6.12.tar.xz comes with linux-source-6.12 */
+	pkg = xstrdup(base ? base + 1 : tarball);
+	if ((tar = strstr(pkg, ".tar")))
+		*tar = '\0';
+	if (!strncmp(pkg, "linux-source-", 13) && pkg[13])
+		ret = err_set(ERR_NOTFOUND,
+			      "%s: %s; it comes with the Debian package %s"
+			      " (apt-get install %s, or make deps)",
+			      tarball, missing ? "no such file" : "not a file",
+			      pkg, pkg);
+	else
+		ret = err_set(ERR_NOTFOUND,
+			      "%s: %s; linux_source names the tarball of a"
+			      " Debian linux-source package"
+			      " (/usr/src/linux-source-X.Y.tar.xz from"
+			      " linux-source-X.Y)",
+			      tarball, missing ? "no such file" : "not a file");
+	free(pkg);
+	return ret;
+}
+
 int repo_init_from_tarball(const char *tarball, const char *dir_arg,
 			   const char *branch, char **version,
 			   repo_progress_fn *progress, void *ctx)
@@ -640,13 +672,9 @@ int repo_init_from_tarball(const char *tarball, const char *dir_arg,
 	    !*branch)
 		return err_set(ERR_INVALID, "tree init: tarball, directory "
 					    "and branch are required");
-	if (stat(tarball, &tst) < 0 || !S_ISREG(tst.st_mode))
-		return err_set(ERR_NOTFOUND,
-			       "%s: %s; it comes with the Debian package "
-			       "linux-source-6.1 (apt-get install "
-			       "linux-source-6.1, or make deps)",
-			       tarball,
-			       errno == ENOENT ? "no such file" : "not a file");
+	if ((ret = repo_source_check(tarball)) < 0 || stat(tarball, &tst) < 0)
+		return ret < 0 ? ret : err_set(ERR_IO, "%s: %s", tarball,
+					       strerror(errno));
 	repo_lib_init();
 	/* "var/linux/" would put the temp dir inside the tree */
 	dir = xstrdup(dir_arg);

@@ -59,6 +59,12 @@ typedef void repo_progress_fn(void *ctx, const char *phase, size_t done,
  * version). *version (may be NULL) receives "6.1.192"; the caller frees it.
  * progress may be NULL.
  */
+/*
+ * 0 when the kernel source tarball is there; else an error naming the
+ * Debian package it comes with ("/usr/src/linux-source-6.12.tar.xz: no
+ * such file; it comes with the Debian package linux-source-6.12 ...").
+ */
+int repo_source_check(const char *tarball);
 int repo_init_from_tarball(const char *tarball, const char *dir,
 			   const char *branch, char **version,
 			   repo_progress_fn *progress, void *ctx);

@@ -150,7 +150,8 @@ json_t *revert_plan(struct app *app, long long patch_id)
 	struct plan p;
 	json_t *o;
 
-	if (plan_build(app, patch_id, &p) < 0)
+	if (queue_follow_patch(app, patch_id) < 0 ||
+	    plan_build(app, patch_id, &p) < 0)
 		return NULL;
 	o = plan_json(patch_id, &p);
 	plan_free(&p);
@@ -161,9 +162,9 @@ int revert_store_plan(struct app *app, long long patch_id, const char *reason)
 {
 	struct plan p;
 	long long id;
-	int ret = plan_build(app, patch_id, &p);
+	int ret = queue_follow_patch(app, patch_id);
 
-	if (ret < 0)
+	if (ret < 0 || (ret = plan_build(app, patch_id, &p)) < 0)
 		return ret;
 	if ((ret = db_begin(app->db)) < 0)
 		goto out;

@@ -264,7 +264,8 @@ int revert_execute(struct app *app, long long patch_id, const char *reason,
 	*revert_id = 0;
 	if (!reason || !*reason)
 		return err_set(ERR_INVALID, "a reason is required");
-	if ((ret = revert_resume(app)) < 0)
+	if ((ret = queue_follow_patch(app, patch_id)) < 0 ||
+	    (ret = revert_resume(app)) < 0)
 		return ret;
 	if ((ret = plan_build(app, patch_id, &p)) < 0)
 		return ret;
@@ -361,10 +362,11 @@ out:
 int revert_resume(struct app *app)
 {
 	sqlite3_stmt *st = db_prepare(app->db,
-				      "SELECT id, base_commit, chain_tip FROM"
-				      " reverts WHERE state = 'applying' ORDER"
-				      " BY id",
-				      NULL);
+				      "SELECT r.id, r.base_commit, r.chain_tip"
+				      " FROM reverts r JOIN patches p ON p.id ="
+				      " r.patch_id WHERE r.state = 'applying'"
+				      " AND p.branch_id = ? ORDER BY r.id",
+				      "i", app->branch_id);
 	struct repo *r = NULL;
 	int ret = 0;
 
@@ -407,8 +409,10 @@ int revert_resume(struct app *app)
 json_t *revert_json(sqlite3 *db, long long id)
 {
 	return db_object_json(db, "revert", id,
-			      "SELECT r.id, r.patch_id, p.subject, r.state,"
-			      " r.reason, r.actor, r.base_commit, r.chain_tip,"
+			      "SELECT r.id, r.patch_id, (SELECT key FROM"
+			      " branches WHERE id = p.branch_id) AS branch,"
+			      " p.subject, r.state, r.reason, r.actor,"
+			      " r.base_commit, r.chain_tip,"
 			      " r.confirm_candidate_id, r.created_at,"
 			      " r.finished_at FROM reverts r JOIN patches p ON"
 			      " p.id = r.patch_id WHERE r.id = ?",
@@ -422,8 +426,9 @@ json_t *revert_json(sqlite3 *db, long long id)
 json_t *revert_list_json(sqlite3 *db)
 {
 	return db_rows_json(db,
-			    "SELECT r.id, r.patch_id, p.subject, r.state,"
-			    " r.reason, r.actor, r.confirm_candidate_id,"
+			    "SELECT r.id, r.patch_id, (SELECT key FROM branches"
+			    " WHERE id = p.branch_id) AS branch, p.subject,"
+			    " r.state, r.reason, r.actor, r.confirm_candidate_id,"
 			    " r.created_at, r.finished_at, (SELECT COUNT(*)"
 			    " FROM revert_items i WHERE i.revert_id = r.id) AS"
 			    " items FROM reverts r JOIN patches p ON p.id ="
@@ -468,7 +473,8 @@ int revert_run(struct app *app, long long patch_id, const char *reason,
 		return 0;
 	if ((ret = db_begin(app->db)) < 0)
 		return ret;
-	cid = candidate_create(app->db, NULL, 0, 0, "confirm", 0, app->actor);
+	cid = candidate_create_on(app->db, app->branch_id, NULL, 0, 0,
+				  "confirm", 0, app->actor);
 	if (cid < 0 ||
 	    (ret = db_exec(app->db,
 			   "UPDATE reverts SET confirm_candidate_id = ? WHERE"
@@ -500,6 +506,8 @@ int revert_confirm(struct app *app, long long revert_id,
 			       "revert %lld: no such revert, or it has no"
 			       " confirmation candidate",
 			       revert_id);
+	if ((ret = queue_follow_candidate(app, cid)) < 0)
+		return ret;
 	v = candidate_verdict(app->db, cid);
 	if (!v) {
 		/* not run yet, or interrupted: run it now */
@@ -534,40 +542,43 @@ int revert_confirm_due(struct app *app, long long *revert_id)
 {
 	/* a confirmation candidate whose outcome the revert has not recorded */
 	return db_query_int(app->db, revert_id,
-			    "SELECT r.id FROM reverts r WHERE r.state = 'done'"
-			    " AND r.confirm_candidate_id IS NOT NULL AND NOT"
-			    " EXISTS (SELECT 1 FROM events e WHERE"
+			    "SELECT r.id FROM reverts r JOIN patches p ON p.id"
+			    " = r.patch_id WHERE p.branch_id = ? AND r.state ="
+			    " 'done' AND r.confirm_candidate_id IS NOT NULL AND"
+			    " NOT EXISTS (SELECT 1 FROM events e WHERE"
 			    " e.subject_kind = 'revert' AND e.subject_id = r.id"
 			    " AND e.kind IN ('confirmed','unconfirmed')) ORDER"
 			    " BY r.id LIMIT 1",
-			    NULL) == 0;
+			    "i", app->branch_id) == 0;
 }
 
 int revert_due(struct app *app, long long *id)
 {
 	return !strcmp(app->cfg.auto_revert, "yes") &&
 	       db_query_int(app->db, id,
-			    "SELECT p.id FROM patches p WHERE p.state = 'broken'"
-			    " AND NOT EXISTS (SELECT 1 FROM reverts r WHERE"
-			    " r.patch_id = p.id AND r.state != 'failed')"
-			    " ORDER BY p.id LIMIT 1",
-			    NULL) == 0;
+			    "SELECT p.id FROM patches p WHERE p.branch_id = ?"
+			    " AND p.state = 'broken' AND NOT EXISTS (SELECT 1"
+			    " FROM reverts r WHERE r.patch_id = p.id AND"
+			    " r.state != 'failed') ORDER BY p.id LIMIT 1",
+			    "i", app->branch_id) == 0;
 }
 
 int revert_plan_due(struct app *app, long long *id)
 {
 	return strcmp(app->cfg.auto_revert, "yes") &&
 	       db_query_int(app->db, id,
-			    "SELECT p.id FROM patches p WHERE p.state = 'broken'"
-			    " AND NOT EXISTS (SELECT 1 FROM reverts r WHERE"
-			    " r.patch_id = p.id) ORDER BY p.id LIMIT 1",
-			    NULL) == 0;
+			    "SELECT p.id FROM patches p WHERE p.branch_id = ?"
+			    " AND p.state = 'broken' AND NOT EXISTS (SELECT 1"
+			    " FROM reverts r WHERE r.patch_id = p.id) ORDER BY"
+			    " p.id LIMIT 1",
+			    "i", app->branch_id) == 0;
 }
 
 int revert_resume_due(struct app *app, long long *id)
 {
 	return db_query_int(app->db, id,
-			    "SELECT id FROM reverts WHERE state = 'applying'"
-			    " ORDER BY id LIMIT 1",
-			    NULL) == 0;
+			    "SELECT r.id FROM reverts r JOIN patches p ON p.id"
+			    " = r.patch_id WHERE p.branch_id = ? AND r.state ="
+			    " 'applying' ORDER BY r.id LIMIT 1",
+			    "i", app->branch_id) == 0;
 }

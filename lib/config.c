@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum ktype { K_STR, K_INT, K_LONG, K_ENUM };
 
@@ -72,8 +73,44 @@ static const struct key keys[] = {
 	  "/usr/share/doc/linux-source-6.1/changelog.Debian.gz", NULL },
 	{ "mail_bulk_limit", K_INT, S(mail_bulk_limit), "5", NULL },
 };
+#define B(f) offsetof(struct branch_conf, f)
+/*
+ * The keys a `[branch KEY]` section may give. distinct: two branches may
+ * not share the path (one tree, build or queue directory each).
+ */
+static const struct bkey {
+	const char *name;
+	size_t boff, coff;
+	int distinct;
+} bkeys[] = {
+	{ "branch", B(branch), S(branch), 0 },
+	{ "linux_source", B(linux_source), S(linux_source), 0 },
+	{ "tree_dir", B(tree_dir), S(tree_dir), 1 },
+	{ "build_dir", B(build_dir), S(build_dir), 1 },
+	{ "queue_dir", B(queue_dir), S(queue_dir), 1 },
+	{ "queue_seed", B(queue_seed), S(queue_seed), 0 },
+	{ "kernel_config_dir", B(kernel_config_dir), S(kernel_config_dir), 0 },
+	{ "tests_file", B(tests_file), S(tests_file), 0 },
+	{ "debian_changelog", B(debian_changelog), S(debian_changelog), 0 },
+	{ "coverage_build_dir", B(coverage_build_dir), S(coverage_build_dir),
+	  1 },
+	{ "upstream_repo", B(upstream_repo), S(upstream_repo), 0 },
+	{ "stable_queue_repo", B(stable_queue_repo), S(stable_queue_repo), 0 },
+};
+#undef B
 #undef S
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
+#define NBKEYS (sizeof(bkeys) / sizeof(bkeys[0]))
+
+static char **bslot(struct branch_conf *b, const struct bkey *k)
+{
+	return (char **)((char *)b + k->boff);
+}
+
+static char **cslot(struct config *c, const struct bkey *k)
+{
+	return (char **)((char *)c + k->coff);
+}
 
 static const char *key_names[NKEYS + 1];
 
@@ -153,15 +190,224 @@ static void fill_defaults(struct config *c)
 	}
 }
 
+/* Branches ------------------------------------------------------------- */
+
+static void branch_free(struct branch_conf *b)
+{
+	free(b->key);
+	for (size_t i = 0; i < NBKEYS; i++)
+		free(*bslot(b, &bkeys[i]));
+	memset(b, 0, sizeof(*b));
+}
+
+static int key_valid(const char *key)
+{
+	size_t n = strlen(key);
+
+	if (!n || n > 32)
+		return 0;
+	for (const char *p = key; *p; p++)
+		if (!isalnum((unsigned char)*p) && !strchr("._-", *p))
+			return 0;
+	return 1;
+}
+
+/* `[branch KEY]`: a new branch, its keys to follow. */
+static int section_start(struct config *c, char *p, const char *where)
+{
+	char *end = strchr(p, ']');
+	char *key;
+
+	p += 1 + strspn(p + 1, " \t");
+	if (!end || end[1 + strspn(end + 1, " \t")] != '\0' ||
+	    strncmp(p, "branch", 6) || !isspace((unsigned char)p[6]))
+		return err_set(ERR_INVALID,
+			       "%s: expected a section '[branch KEY]'", where);
+	*end = '\0';
+	key = p + 7;
+	key += strspn(key, " \t");
+	while (end > key && isspace((unsigned char)end[-1]))
+		*--end = '\0';
+	if (!key_valid(key))
+		return err_set(ERR_INVALID,
+			       "%s: a branch key is 1 to 32 letters, digits, "
+			       "'.', '_' or '-', not '%s'",
+			       where, key);
+	for (int i = 0; i < c->nbranches; i++)
+		if (!strcmp(c->branches[i].key, key))
+			return err_set(ERR_INVALID,
+				       "%s: branch %s is configured twice",
+				       where, key);
+	c->branches = xrealloc(c->branches,
+			       (size_t)(c->nbranches + 1) * sizeof(*c->branches));
+	memset(&c->branches[c->nbranches], 0, sizeof(*c->branches));
+	c->branches[c->nbranches++].key = xstrdup(key);
+	return 0;
+}
+
+static int section_key(struct config *c, const char *name, const char *val,
+		       const char *where)
+{
+	struct branch_conf *b = &c->branches[c->nbranches - 1];
+
+	for (size_t i = 0; i < NBKEYS; i++)
+		if (!strcmp(bkeys[i].name, name)) {
+			char **slot = bslot(b, &bkeys[i]);
+			free(*slot);
+			*slot = xstrdup(val);
+			return 0;
+		}
+	for (size_t i = 0; i < NKEYS; i++)
+		if (!strcmp(keys[i].name, name))
+			return err_set(ERR_INVALID,
+				       "%s: '%s' is not a per-branch key (set it "
+				       "before the first [branch] section)",
+				       where, name);
+	return err_set(ERR_INVALID, "%s: unknown key '%s'", where, name);
+}
+
+/* linux-6.12.y -> "6.12"; any other git branch name is its own key. */
+static char *key_of_branch(const char *branch)
+{
+	size_t n = strlen(branch);
+
+	if (n > 8 && !strncmp(branch, "linux-", 6) &&
+	    !strcmp(branch + n - 2, ".y"))
+		return xstrndup(branch + 6, n - 8);
+	return xstrdup(branch);
+}
+
+/* A path as compared for sharing: absolute, without "." and "//". */
+static char *path_norm(const char *path)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char cwd[4096];
+	const char *p = path;
+
+	if (*path != '/' && getcwd(cwd, sizeof(cwd)))
+		strbuf_addstr(&sb, cwd);
+	while (*p) {
+		size_t n;
+		p += strspn(p, "/");
+		n = strcspn(p, "/");
+		if (!n)
+			break;
+		if (!(n == 1 && *p == '.')) {
+			strbuf_addch(&sb, '/');
+			strbuf_add(&sb, p, n);
+		}
+		p += n;
+	}
+	if (!sb.len)
+		strbuf_addch(&sb, '/');
+	return strbuf_detach(&sb, NULL);
+}
+
+/*
+ * After the file: no section makes the top-level keys the one branch; the
+ * keys a section left out inherit the top-level values; two branches may
+ * not share a tree, build or queue directory, nor a git branch name (the
+ * store keys branches by it too).
+ */
+static int branches_finish(struct config *c, const char *where)
+{
+	if (!c->nbranches) {
+		c->branches = xcalloc(1, sizeof(*c->branches));
+		c->nbranches = 1;
+		c->branches[0].key = key_of_branch(c->branch);
+	}
+	for (int i = 0; i < c->nbranches; i++)
+		for (size_t k = 0; k < NBKEYS; k++) {
+			char **slot = bslot(&c->branches[i], &bkeys[k]);
+			if (!*slot)
+				*slot = xstrdup(*cslot(c, &bkeys[k]));
+		}
+	/* from here on the top-level fields borrow the selected branch's */
+	for (size_t k = 0; k < NBKEYS; k++) {
+		free(*cslot(c, &bkeys[k]));
+		*cslot(c, &bkeys[k]) = NULL;
+	}
+	c->branches_owned = 1;
+	for (int i = 0; i < c->nbranches; i++)
+		for (int j = i + 1; j < c->nbranches; j++)
+			for (size_t k = 0; k < NBKEYS; k++) {
+				const char *a = *bslot(&c->branches[i], &bkeys[k]);
+				const char *b = *bslot(&c->branches[j], &bkeys[k]);
+				int same;
+				if (!bkeys[k].distinct &&
+				    strcmp(bkeys[k].name, "branch"))
+					continue;
+				if (bkeys[k].distinct) {
+					char *na = path_norm(a), *nb = path_norm(b);
+					same = !strcmp(na, nb);
+					free(na);
+					free(nb);
+				} else {
+					same = !strcmp(a, b);
+				}
+				if (same)
+					return err_set(ERR_INVALID,
+						       "%s: branches %s and %s have "
+						       "the same %s (%s): each "
+						       "branch needs its own",
+						       where, c->branches[i].key,
+						       c->branches[j].key,
+						       bkeys[k].name, a);
+			}
+	return config_select_branch(c, NULL);
+}
+
+const struct branch_conf *config_branch(const struct config *c,
+					const char *key)
+{
+	if (!c->nbranches) {
+		err_set(ERR_NOTFOUND, "no branch is configured");
+		return NULL;
+	}
+	if (!key)
+		return &c->branches[0];
+	for (int i = 0; i < c->nbranches; i++)
+		if (!strcmp(c->branches[i].key, key))
+			return &c->branches[i];
+	char *known = config_branch_keys(c);
+	err_set(ERR_NOTFOUND, "unknown branch '%s' (configured: %s)", key,
+		known);
+	free(known);
+	return NULL;
+}
+
+char *config_branch_keys(const struct config *c)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	for (int i = 0; i < c->nbranches; i++)
+		strbuf_addf(&sb, "%s%s", i ? ", " : "", c->branches[i].key);
+	return strbuf_detach(&sb, NULL);
+}
+
+int config_select_branch(struct config *c, const char *key)
+{
+	const struct branch_conf *b = config_branch(c, key);
+
+	if (!b)
+		return err_last();
+	/* pointers only: a shallow copy of a config may select its own */
+	for (size_t k = 0; k < NBKEYS; k++)
+		*cslot(c, &bkeys[k]) = *bslot((struct branch_conf *)b, &bkeys[k]);
+	c->selected = (int)(b - c->branches);
+	c->branch_key = b->key;
+	return 0;
+}
+
 int config_load(struct config *c, const char *path)
 {
 	struct strbuf sb = STRBUF_INIT;
-	int ret = 0, lineno = 0;
+	int ret = 0, lineno = 0, in_section = 0;
 	char *line, *next;
 
 	fill_defaults(c);
 	if (!path)
-		return 0;
+		return branches_finish(c, "defaults");
 	c->path = xstrdup(path);
 	if ((ret = strbuf_read_file(&sb, path, 1 << 20)) < 0)
 		return ERR_NOTFOUND;
@@ -177,6 +423,12 @@ int config_load(struct config *c, const char *path)
 			p++;
 		if (!*p || *p == '#' || *p == ';')
 			continue;
+		if (*p == '[') {
+			if ((ret = section_start(c, p, where)) < 0)
+				goto out;
+			in_section = 1;
+			continue;
+		}
 		char *eq = strchr(p, '=');
 		if (!eq) {
 			ret = err_set(ERR_INVALID, "%s: expected 'key = value'",
@@ -194,6 +446,11 @@ int config_load(struct config *c, const char *path)
 		while (vend > v && isspace((unsigned char)vend[-1]))
 			vend--;
 		*vend = '\0';
+		if (in_section) {
+			if ((ret = section_key(c, p, v, where)) < 0)
+				goto out;
+			continue;
+		}
 		const struct key *k = NULL;
 		for (size_t i = 0; i < NKEYS; i++)
 			if (!strcmp(keys[i].name, p))
@@ -206,9 +463,18 @@ int config_load(struct config *c, const char *path)
 		if ((ret = set_key(c, k, v, where)) < 0)
 			goto out;
 	}
+	ret = branches_finish(c, path);
 out:
 	strbuf_release(&sb);
 	return ret;
+}
+
+static int is_branch_key(const char *name)
+{
+	for (size_t k = 0; k < NBKEYS; k++)
+		if (!strcmp(bkeys[k].name, name))
+			return 1;
+	return 0;
 }
 
 void config_free(struct config *c)
@@ -218,9 +484,17 @@ void config_free(struct config *c)
 	for (size_t i = 0; i < NKEYS; i++)
 		if (keys[i].type == K_STR || keys[i].type == K_ENUM) {
 			char **slot = (char **)((char *)c + keys[i].off);
-			free(*slot);
+			if (!c->branches_owned || !is_branch_key(keys[i].name))
+				free(*slot);
 			*slot = NULL;
 		}
+	for (int i = 0; i < c->nbranches; i++)
+		branch_free(&c->branches[i]);
+	free(c->branches);
+	c->branches = NULL;
+	c->nbranches = 0;
+	c->branch_key = NULL;
+	c->branches_owned = 0;
 	free(c->path);
 	c->path = NULL;
 }
@@ -240,5 +514,16 @@ void config_dump(const struct config *c, void (*emit)(const char *line))
 				       *(char *const *)base);
 		emit(line);
 		free(line);
+	}
+	for (int i = 0; i < c->nbranches; i++) {
+		char *line = xstrfmt("[branch %s]", c->branches[i].key);
+		emit(line);
+		free(line);
+		for (size_t k = 0; k < NBKEYS; k++) {
+			line = xstrfmt("%s = %s", bkeys[k].name,
+				       *bslot(&c->branches[i], &bkeys[k]));
+			emit(line);
+			free(line);
+		}
 	}
 }

@@ -3,8 +3,36 @@
 #define STABLEQ_CONFIG_H
 
 /*
+ * One stable branch stableq keeps a queue for: a `[branch KEY]` section of
+ * the file, or, when the file has none, the top-level keys (the default
+ * branch, its key "X.Y" from `branch = linux-X.Y.y`, else the git branch
+ * name). Keys a section does not give inherit the top-level value. Owned
+ * by the config.
+ */
+struct branch_conf {
+	char *key;              /* "6.1", "6.12": --branch, ?branch= */
+	char *branch;           /* the git branch: linux-6.12.y */
+	char *linux_source;
+	char *tree_dir;
+	char *build_dir;
+	char *queue_dir;
+	char *queue_seed;
+	char *kernel_config_dir;
+	char *tests_file;
+	char *debian_changelog;
+	char *coverage_build_dir;
+	char *upstream_repo;
+	char *stable_queue_repo;
+};
+
+/*
  * All strings are owned by the config and freed by config_free(). Relative
- * paths are taken relative to the directory stableq runs in.
+ * paths are taken relative to the directory stableq runs in. The per-branch
+ * fields below (branch, linux_source, tree_dir, ...) point at the selected
+ * branch's values in branches (config_select_branch(); the first branch
+ * after config_load()): change a branch's value there, not through them. A
+ * shallow copy of the struct may select another branch without touching
+ * the original.
  */
 struct config {
 	char *path;             /* the file read, or NULL for defaults only */
@@ -49,11 +77,30 @@ struct config {
 	int poll_interval;      /* seconds between daemon passes */
 	char *debian_changelog; /* changelog.Debian.gz of the tree's source package; "" none */
 	int mail_bulk_limit;    /* more recipients than this in one step: the mail waits */
+	struct branch_conf *branches; /* in file order; at least one */
+	int nbranches;
+	int selected;           /* index of the branch the fields above hold */
+	const char *branch_key; /* its key (borrowed from branches) */
+	int branches_owned;     /* the per-branch fields above are borrowed */
 };
 
 /* Fills defaults, then reads path (NULL: defaults only). Negative on a bad file. */
 int config_load(struct config *c, const char *path);
 void config_free(struct config *c);
+/*
+ * The branch named key, or the first one when key is NULL; NULL (with an
+ * error listing the known keys) when there is no such branch.
+ */
+const struct branch_conf *config_branch(const struct config *c,
+					const char *key);
+/*
+ * Points the per-branch fields of c at branch key's values (NULL: the
+ * first branch). Negative, c unchanged, for an unknown key.
+ */
+int config_select_branch(struct config *c, const char *key);
+/* The known keys, ", "-separated, for messages. Caller frees. */
+char *config_branch_keys(const struct config *c);
+
 /* Prints every key with its value, for `stableq config`. */
 void config_dump(const struct config *c, void (*emit)(const char *line));
 /* The table of keys, for documentation tests. NULL-terminated names. */

@@ -322,12 +322,56 @@ void db_rollback(sqlite3 *db)
 		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
 }
 
+/*
+ * Rows that break a foreign key, after a migration rebuilt a table (with
+ * foreign keys off, as SQLite's ALTER TABLE documentation says): 0 when
+ * none, else an error naming the first.
+ */
+static int fk_check(sqlite3 *db)
+{
+	sqlite3_stmt *st = db_prepare(db, "PRAGMA foreign_key_check", NULL);
+	int ret = 0;
+
+	if (!st)
+		return ERR_IO;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		ret = err_set(ERR_IO,
+			      "foreign key check: %s row %lld refers to a "
+			      "missing %s row",
+			      db_col_text(st, 0), sqlite3_column_int64(st, 1),
+			      db_col_text(st, 2));
+	sqlite3_finalize(st);
+	return ret;
+}
+
+static int migrate_one(sqlite3 *db, const struct embedded_file *f, int n)
+{
+	char pragma[64];
+
+	if (db_begin(db) < 0)
+		return ERR_IO;
+	snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %d", n);
+	if (db_exec_script(db, f->start) < 0 || fk_check(db) < 0 ||
+	    db_exec_script(db, pragma) < 0 || db_commit(db) < 0) {
+		db_rollback(db);
+		return err_prefix(ERR_IO, "migration %s", f->path);
+	}
+	return 0;
+}
+
+/*
+ * Foreign keys are off while migrations run (a table rebuild drops and
+ * renames a table others refer to; PRAGMA foreign_keys is a no-op inside a
+ * transaction) and each migration checks them before its commit.
+ */
 static int migrate(sqlite3 *db)
 {
 	long long version = 0;
-	int n = 0;
+	int n = 0, ret = 0;
 
 	if (db_query_int(db, &version, "PRAGMA user_version", NULL) < 0)
+		return ERR_IO;
+	if (db_exec_script(db, "PRAGMA foreign_keys = OFF") < 0)
 		return ERR_IO;
 	for (const struct embedded_file *f = embedded_files; f->path; f++) {
 		if (strncmp(f->path, "sql/", 4) || !strstr(f->path, ".sql"))
@@ -335,19 +379,13 @@ static int migrate(sqlite3 *db)
 		n++;
 		if (n <= version)
 			continue;
-		if (db_begin(db) < 0)
-			return ERR_IO;
-		if (db_exec_script(db, f->start) < 0) {
-			db_rollback(db);
-			return err_prefix(ERR_IO, "migration %s", f->path);
-		}
-		char pragma[64];
-		snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %d", n);
-		if (db_exec_script(db, pragma) < 0 || db_commit(db) < 0) {
-			db_rollback(db);
-			return err_prefix(ERR_IO, "migration %s", f->path);
-		}
+		if ((ret = migrate_one(db, f, n)) < 0)
+			break;
 	}
+	if (db_exec_script(db, "PRAGMA foreign_keys = ON") < 0 && !ret)
+		ret = ERR_IO;
+	if (ret < 0)
+		return ret;
 	if (version > n)
 		return err_set(ERR_INVALID,
 			       "database schema version %lld is newer than this "

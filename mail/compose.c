@@ -134,10 +134,13 @@ static void body_log(struct strbuf *b, const char *log)
  */
 static json_t *patch_load(sqlite3 *db, long long id)
 {
+	/* branch: the git branch of the patch's own queue (linux-6.12.y) */
 	json_t *p = db_row_json(db,
-				"SELECT subject, subject_prefix, author_name,"
-				" author_email, message_id, in_reply_to,"
-				" upstream FROM patches WHERE id = ?",
+				"SELECT p.subject, p.subject_prefix,"
+				" p.author_name, p.author_email, p.message_id,"
+				" p.in_reply_to, p.upstream, b.name AS branch"
+				" FROM patches p LEFT JOIN branches b ON b.id ="
+				" p.branch_id WHERE p.id = ?",
 				"i", id);
 
 	if (!p && err_last() == ERR_NOTFOUND)
@@ -355,7 +358,7 @@ static void body_event(struct strbuf *b, const json_t *it)
 	}
 }
 
-static void compose_body(struct strbuf *b, const struct config *cfg,
+static void compose_body(struct strbuf *b, const char *branch,
 			 long long patch_id, const json_t *chain,
 			 const json_t *p, const char *author,
 			 const char *subject, const char *status)
@@ -381,8 +384,7 @@ static void compose_body(struct strbuf *b, const struct config *cfg,
 		strbuf_addf(b, "  Message-ID: <%s>\n", msgid);
 	if (upstream && *upstream)
 		strbuf_addf(b, "  upstream commit %s\n", upstream);
-	strbuf_addf(b, "  stableq patch %lld, branch %s\n", patch_id,
-		    cfg->branch ? cfg->branch : "");
+	strbuf_addf(b, "  stableq patch %lld, branch %s\n", patch_id, branch);
 	for (size_t i = 0; i < n; i++) {
 		const json_t *it = json_array_get(chain, i);
 		if (n > 1)
@@ -395,7 +397,7 @@ static void compose_body(struct strbuf *b, const struct config *cfg,
 	strbuf_addf(b,
 		    "\n-- \nstableq on %s for %s, the revert-first stable "
 		    "queue.\nThis mail is automatic: patch %lld",
-		    host, cfg->branch ? cfg->branch : "", patch_id);
+		    host, branch, patch_id);
 	for (size_t i = 0; i < n; i++) {
 		json_int_t ev = json_integer_value(
 			json_object_get(json_array_get(chain, i), "event_id"));
@@ -464,6 +466,11 @@ long long outbox_add(sqlite3 *db, const struct config *cfg,
 	const char *author_email = row_str(p, "author_email");
 	const char *pmsgid = row_str(p, "message_id");
 	const char *pirt = row_str(p, "in_reply_to");
+	/* the patch's own branch names the queue; a patch of a store
+	 * without branch rows is the configured branch's */
+	const char *branch = row_str(p, "branch");
+	if (!branch || !*branch)
+		branch = cfg->branch ? cfg->branch : "";
 
 	invalid = parse_from(cfg->mail_from, &from_name, &from_addr);
 	domain = invalid ? "localhost" : strrchr(from_addr, '@') + 1;
@@ -504,7 +511,7 @@ long long outbox_add(sqlite3 *db, const struct config *cfg,
 		subject_strip(&psubj);
 		utf8_truncate(&psubj, SUBJECT_MAX_OCTETS);
 		strbuf_rtrim(&psubj);
-		stable = stable_name(cfg->branch);
+		stable = stable_name(branch);
 		status = xstrfmt("%s %s %s", k->verb, stable, k->place);
 		subject = xstrfmt("Patch \"%s\" %s", psubj.buf, status);
 	}
@@ -552,7 +559,7 @@ long long outbox_add(sqlite3 *db, const struct config *cfg,
 
 	{
 		char *aname = clean_header_text(author_name, NAME_MAX_OCTETS);
-		compose_body(&body, cfg, n->patch_id, chain, p, aname,
+		compose_body(&body, branch, n->patch_id, chain, p, aname,
 			     psubj.buf, status);
 		free(aname);
 	}

@@ -329,6 +329,27 @@ is "$(hdr "$F" Bcc)" "(none)" "hostile subject: no Bcc header"
 is "$($PY -c 'import json,sys; print(" ".join(sorted(json.load(open(sys.argv[1]))["rcpt_tos"])))' "${F%.eml}.json")" \
 	"GREG@kroah.test evil@example.test stable-list@lists.test" "hostile subject: nobody else in the envelope"
 
+# ---- 6c. the patch's own branch names the queue, not the config's ----------
+# The config's branch is linux-6.1.y; patch 7 is in the 6.12 queue.
+sql <<'EOF' || bail "cannot insert the 6.12 patch"
+INSERT INTO branches (key, name, version, base_tag) VALUES
+ ('6.12', 'linux-6.12.y', '6.12.118', 'v6.12.118');
+INSERT INTO patches (id, queue_pos, subject, subject_prefix, author_name,
+  author_email, message_id, upstream, patch_id, message, diff, branch_id)
+VALUES (7, 7, 'x86: zero the value on a faulting get_user', 'PATCH 6.12',
+  'Ada', 'ada@example.test', 'x86.7@kernel.test', NULL, 'p7', 'm', 'd',
+  (SELECT id FROM branches WHERE key = '6.12'));
+EOF
+M14=$(enqueue 7 dropped --why "The bug is not in 6.12.118.")
+out=$($SQ -c "$CONF" --db "$DB" mail send)
+like "$out" "mail $M14: sent to ada@example.test (patch 7" "a 6.12 patch's mail goes out"
+F=$(copies "$(sql "SELECT '<' || message_id || '>' FROM mail WHERE id = $M14")")
+is "$(hdr "$F" Subject)" 'Patch "x86: zero the value on a faulting get_user" has been dropped from the 6.12-stable queue' \
+	"a 6.12 patch: dropped from the 6.12-stable queue (its branch, not the config's 6.1)"
+B=$(body "$F")
+like "$B" "stableq patch 7, branch linux-6.12.y" "... its body names linux-6.12.y"
+like "$B" "for linux-6.12.y, the revert-first stable queue" "... and so does its signature"
+
 # ---- 7. no relay configured: nothing sent, one log line ---------------------
 M8=$(enqueue 2 dropped --why "x")
 printf 'mail_from = stableq test <stableq@stableq.test>\n' >"$T/norelay.conf"

@@ -6,9 +6,12 @@ patch 12. So that they run as written while other daemons may hold port 8080
 on this machine, the test runs in a network namespace of its own
 (`unshare -rn`: a private loopback), where the daemon listens on
 127.0.0.1:8080. The store holds twelve imported patches, $TOKEN is a write
-token and fix.patch a new patch in the working directory; each command
+token and fix.patch (and fix-6.12.patch, its [PATCH 6.12] backport) a new
+patch in the working directory; each command
 then runs with `sh -c`, in README order, and must exit 0 and print JSON that
 is not an error. A curl line added to the README later is run the same way.
+The store has two branches (6.1 and 6.12), as the README's ?branch= lines
+expect.
 """
 import fcntl
 import json
@@ -60,7 +63,7 @@ def readme_curls():
 curls = readme_curls()
 t.ok(len(curls) >= 6, 'README.md shows %d curl commands' % len(curls), curls)
 loopback_up()
-w = World(port=8080)
+w = World(port=8080, two_branches=True)  # the README shows ?branch=6.12
 try:
     # twelve patches, so that the README's patch 12 exists
     mbox = ''.join(w.mail(n, 'lib: fix line %d' % n, '',
@@ -75,6 +78,9 @@ try:
         # a patch with a message of some length, as a real one has
         f.write(w.mail(21, 'lib: fix line 21', '', w.diff('lib.c', 'line 21\n', 'line 21 fixed\n'),
                        body='Line 21 was wrong.\n\n' + 'It said the wrong thing. ' * 60))
+    with open(os.path.join(work, 'fix-6.12.patch'), 'w') as f:
+        f.write(w.mail(21, 'lib: fix line 21', '', w.diff('lib.c', 'line 21\n', 'line 21 fixed\n'),
+                       body='Line 21 was wrong.', prefix='PATCH 6.12'))
     env = dict(os.environ, TOKEN=w.token('readme'))
 
     w.start()

@@ -7,7 +7,11 @@ drives /usr/bin/chromium with playwright-core (installed from npm into the
 gitignored node_modules/, no browser download): the queue renders from the
 data, a patch page shows its verdicts, flagging through the page with a
 token changes the state (checked here through the API), the page refreshes
-by itself, and it is usable at 1280 and 375 px. Screenshots go to var/.
+by itself, and it is usable at 1280 and 375 px. The store has two branches
+(6.1 and 6.12): one fix is queued for both, one with a subject full of
+markup for 6.12 alone; the branch selector keeps the views to one branch,
+the branches panel says what each waits for, and the Fixes page is the fix
+x branch matrix. Screenshots go to var/.
 """
 import json
 import os
@@ -21,7 +25,7 @@ from apitest import TOP, Tap, World  # noqa: E402
 
 PLAYWRIGHT = 'playwright-core@1.55.1'  # Node >= 18: Debian 12's nodejs
 t = Tap()
-w = World()
+w = World(two_branches=True)
 
 
 def q(sql, *args):
@@ -72,6 +76,18 @@ try:
         w.mail(33, 'lib: make line 33 a fix for an old bug', 'Fixes: %s ("lib: spell two")' % w.s1[:12],
                w.diff('lib.c', 'line 33\n', 'line thirty-three\n'), author='Ken Thompson <ken@example.org>'),
     ]
+    # made now, like the rest: the daemon works in the tree once patches come
+    fixup = w.mail(9, 'lib: follow-up for the line 7 fix', 'Fixes: %s ("lib: fix line 7 for the odd case")' % up[:12],
+                   w.diff('lib.c', 'line 9\n', 'line nine\n'), author='Dennis Ritchie <dmr@example.org>')
+    extra = w.mail(25, 'lib: fix line 25 while the page is open', '', w.diff('lib.c', 'line 25\n', 'line twenty-five\n'))
+    # for 6.12:
+    # the line 33 fix again (one fix on both branches), and one of its own
+    hostile_subject = 'lib: <img src=x onerror=alert(1)> fix line 36'
+    mails612 = w.mail(33, 'lib: make line 33 a fix for an old bug', 'Fixes: %s ("lib: spell two")' % w.s1[:12],
+                      w.diff('lib.c', 'line 33\n', 'line thirty-three\n'), author='Ken Thompson <ken@example.org>',
+                      prefix='PATCH 6.12') + w.mail(
+        36, hostile_subject, 'Fixes: %s ("lib: spell four")' % w.s4[:12],
+        w.diff('lib.c', 'line 36\n', 'line thirty-six\n'), prefix='PATCH 6.12')
     s, h, raw, j = w.post('/patches', ''.join(mails), headers={'Content-Type': 'application/mbox'}, token=tok)
     t.ok(s == 201 and j['added'] == 5, 'five patches imported through the API', (s, j))
     ids = j['ids'] if j else [0] * 5
@@ -80,12 +96,12 @@ try:
          'the daemon checks them')
     s, h, raw, j = w.post('/patches/%d/flag' % A, {'reason': 'the odd case regressed on arm64'}, token=tok)
     t.is_(s, 200, 'one patch flagged broken through the API')
-    s, h, raw, j = w.post('/patches', w.mail(9, 'lib: follow-up for the line 7 fix',
-                                             'Fixes: %s ("lib: fix line 7 for the odd case")' % up[:12],
-                                             w.diff('lib.c', 'line 9\n', 'line nine\n'),
-                                             author='Dennis Ritchie <dmr@example.org>'),
-                          headers={'Content-Type': 'text/plain'}, token=tok)
+    s, h, raw, j = w.post('/patches', fixup, headers={'Content-Type': 'text/plain'}, token=tok)
     t.ok(s == 201, 'a fix-up of the broken patch imported', (s, j))
+    # 6.12: the line 33 fix again (one fix on both branches), and one of its own
+    s, h, raw, j = w.post('/patches?branch=6.12', mails612, headers={'Content-Type': 'text/plain'}, token=tok)
+    t.ok(s == 201 and j['added'] == 2, 'two patches imported into the 6.12 queue, one of them a fix queued for 6.1 too', (s, j))
+    both_subject = 'lib: make line 33 a fix for an old bug'
     t.ok(w.idle(240), 'the daemon is idle: checks, a candidate and its bisection done', w.daemon_log())
     held = q("SELECT COUNT(*) FROM patches WHERE state = 'held'")[0][0]
     t.ok(held >= 1, 'the fix-up is held (%d held)' % held)
@@ -109,8 +125,9 @@ try:
     import sqlite3
     con = sqlite3.connect(w.db, timeout=30)
     with con:
-        cur = con.execute("INSERT INTO candidates (purpose, patch_ids, step, verdict, detail, boots)"
-                          " VALUES ('bisect', ?, 'done', 'fail', 'user-copy failed; kunit failed', 1)",
+        cur = con.execute("INSERT INTO candidates (branch_id, purpose, patch_ids, step, verdict, detail, boots)"
+                          " VALUES ((SELECT id FROM branches WHERE key = '6.1'), 'bisect', ?, 'done', 'fail',"
+                          " 'user-copy failed; kunit failed', 1)",
                           ('[%d]' % target,))
         fail_cid = cur.lastrowid
         rows = [('boot', 'pass', None, None), ('dmesg-clean', 'pass', None, None),
@@ -134,11 +151,20 @@ try:
     t.ok(s == 200 and any(p['kind'] == 'build' and p['done'] == 120 and p['total'] == 654 for p in j['progress']),
          '/health lists the build in progress', j and j.get('progress'))
 
+    # The 6.12 copy of the line 33 fix: its own test passed without it (as
+    # verify_fix stores it): the matrix says the bug is not in 6.12.
+    con = sqlite3.connect(w.db, timeout=30)
+    with con:
+        con.execute("INSERT INTO verdicts (patch_id, check_name, result, detail) SELECT p.id, 'test', 'not-present',"
+                    " '6.12: kunit.lib.line33 passes without the fix (candidate 0): the bug is not in this tree'"
+                    " FROM patches p JOIN branches b ON b.id = p.branch_id WHERE b.key = '6.12' AND p.subject = ?",
+                    (both_subject,))
+    con.close()
+
     shots = os.path.join(TOP, 'var')
     os.makedirs(shots, exist_ok=True)
-    extra = w.mail(25, 'lib: fix line 25 while the page is open', '', w.diff('lib.c', 'line 25\n', 'line twenty-five\n'))
     env = dict(os.environ, EXTRA_PATCH=extra, NODE_PATH=os.path.join(TOP, 'node_modules'),
-               FAIL_CANDIDATE=str(fail_cid))
+               FAIL_CANDIDATE=str(fail_cid), BOTH_SUBJECT=both_subject, HOSTILE_SUBJECT=hostile_subject)
     p = subprocess.run(['node', os.path.join(TOP, 'tests', 'dashboard.mjs'), w.base, tok, str(target), shots],
                        cwd=TOP, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=240)
     results = []
@@ -151,6 +177,7 @@ try:
          p.stderr.decode(errors='replace')[-3000:])
     for r in results:
         t.ok(r['ok'], 'chromium: ' + r['name'], *([r['diag']] if r.get('diag') else []))
+    t.ok(w.alive(), 'the daemon is still running after the browser run', w.daemon_log())
 
     # The page's flag, seen through the API.
     s, h, raw, j = w.get('/patches/%d' % target)
@@ -160,7 +187,7 @@ try:
     t.ok(j and any(e['actor'] == 'token:maint' and 'broken' in (e['detail'] or '') for e in j['events']),
          '... and the event log names the token')
     for name in ('queue-1280', 'patch-1280', 'patch-flagged-1280', 'bisection-1280', 'queue-375', 'patch-375',
-                 'patch-failed-1280', 'candidate-failed-1280'):
+                 'patch-failed-1280', 'candidate-failed-1280', 'queue-6.12-1280', 'fixes-1280', 'fixes-375'):
         path = os.path.join(shots, 'dashboard-%s.png' % name)
         t.ok(os.path.exists(path) and os.path.getsize(path) > 10000, 'screenshot var/dashboard-%s.png' % name)
 except Exception:

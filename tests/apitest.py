@@ -85,9 +85,15 @@ def git(repo, *args):
 
 
 class World:
-    """A temp dir with a small stable tree, a config and a database."""
+    """A temp dir with a small stable tree, a config and a database.
 
-    def __init__(self, read_access='loopback', extra_conf='', port=None):
+    two_branches: a second tree for 6.12 (a clone of the 6.1 tree with the
+    6.12.5 version and one commit of its own, "lib: spell four", self.s4),
+    and the config's [branch 6.1] and [branch 6.12] sections for both.
+    """
+
+    def __init__(self, read_access='loopback', extra_conf='', port=None, two_branches=False,
+                 poll_interval=1):
         self.dir = tempfile.mkdtemp(prefix='stableq-api.')
         self.tree = os.path.join(self.dir, 'linux')
         self.db = os.path.join(self.dir, 'stableq.db')
@@ -97,6 +103,18 @@ class World:
         self.proc = None
         self.log = os.path.join(self.dir, 'daemon.log')
         self._make_tree()
+        sections = ''
+        if two_branches:
+            self.tree612 = os.path.join(self.dir, 'linux-6.12')
+            self._make_tree_612()
+            sections = '\n'.join(
+                ['[branch 6.1]', 'tree_dir = %s' % self.tree, 'branch = linux-6.1.y',
+                 'build_dir = %s/build' % self.dir, 'queue_dir = %s/queue' % self.dir,
+                 'coverage_build_dir = %s/build-cover' % self.dir,
+                 '[branch 6.12]', 'tree_dir = %s' % self.tree612, 'branch = linux-6.12.y',
+                 'build_dir = %s/build-6.12' % self.dir, 'queue_dir = %s/queue-6.12' % self.dir,
+                 'coverage_build_dir = %s/build-cover-6.12' % self.dir, ''])
+            os.makedirs(os.path.join(self.dir, 'queue-6.12'), exist_ok=True)
         with open(self.conf, 'w') as f:
             f.write('\n'.join([
                 'db = %s' % self.db,
@@ -113,8 +131,8 @@ class World:
                 'read_access = %s' % read_access,
                 'max_patch_bytes = 65536',
                 'http_timeout = 3',
-                'poll_interval = 1',
-                extra_conf, '']))
+                'poll_interval = %d' % poll_interval,
+                extra_conf, sections]))
         os.makedirs(os.path.join(self.dir, 'queue'), exist_ok=True)
 
     # ---- the tree and the patches ----
@@ -137,8 +155,21 @@ class World:
         self.s1 = git(t, 'rev-parse', 'HEAD')
         git(t, 'branch', '-q', 'linux-6.1.y')
 
-    def _edit(self, name, old, new):
-        p = os.path.join(self.tree, name)
+    def _make_tree_612(self):
+        """6.12: the 6.1 tree's history, then its own release and a commit only it has."""
+        t = self.tree612
+        run(['git', 'clone', '-q', self.tree, t], env=GIT_ENV)
+        git(t, 'remote', 'remove', 'origin')
+        self._edit('Makefile', 'PATCHLEVEL = 1\nSUBLEVEL = 10\n', 'PATCHLEVEL = 12\nSUBLEVEL = 5\n', tree=t)
+        git(t, 'commit', '-qam', 'Linux 6.12.5')
+        git(t, 'tag', 'v6.12.5')
+        self._edit('lib.c', 'line 4\n', 'line four\n', tree=t)
+        git(t, 'commit', '-qam', 'lib: spell four')
+        self.s4 = git(t, 'rev-parse', 'HEAD')
+        git(t, 'branch', '-q', 'linux-6.12.y')
+
+    def _edit(self, name, old, new, tree=None):
+        p = os.path.join(tree or self.tree, name)
         with open(p) as f:
             s = f.read()
         assert old in s, (name, old)
@@ -152,12 +183,13 @@ class World:
         git(self.tree, 'checkout', '-q', name)
         return d + '\n'
 
-    def mail(self, n, subject, trailers, diff, body=None, author='Jane Dev <jane@example.org>'):
-        """A patch in mail format (git format-patch / send-email style)."""
+    def mail(self, n, subject, trailers, diff, body=None, author='Jane Dev <jane@example.org>',
+             prefix='PATCH 6.1'):
+        """A patch in mail format (git format-patch / send-email style); prefix: [PATCH 6.12] for 6.12."""
         return ('From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001\n'
                 'From: %s\n'
                 'Date: Mon, 1 Sep 2025 10:%02d:00 +0000\n'
-                'Subject: [PATCH 6.1] %s\n'
+                'Subject: [%s] %s\n'
                 'Message-Id: <api-%d.%d@example.org>\n'
                 '\n'
                 '%s\n\n'
@@ -165,7 +197,7 @@ class World:
                 'Signed-off-by: %s\n'
                 '---\n'
                 '%s'
-                '-- \n2.39.5\n\n') % (author, n % 60, subject, n, os.getpid(),
+                '-- \n2.39.5\n\n') % (author, n % 60, prefix, subject, n, os.getpid(),
                                       body or 'Body of %s.' % subject,
                                       trailers + '\n' if trailers else '',
                                       author, diff)

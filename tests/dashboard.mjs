@@ -36,6 +36,15 @@ try {
 	});
 	page.on('request', r => { if (!r.url().startsWith(base) && !r.url().startsWith('data:')) outside.push(r.url()); });
 
+	// A kept-alive socket the server closed (http_timeout = 3 s) hangs up: once more on a new one.
+	const api = async path => {
+		try {
+			return await (await page.request.get(base + '/api/v1' + path)).json();
+		} catch (e) {
+			return (await page.request.get(base + '/api/v1' + path, { headers: { Connection: 'close' } })).json();
+		}
+	};
+
 	// ---- the queue at 1280 px ----
 	await page.goto(base + '/', { timeout: T });
 	await page.waitForSelector('table.patches tbody tr', { timeout: T });
@@ -140,7 +149,9 @@ try {
 
 	await page.goto(base + '/#/candidate/' + failCand, { timeout: T });
 	await page.waitForSelector('.failure', { timeout: T });
-	const summ = await page.locator('.summary').innerText().catch(e => String(e));
+	const summ = await page.locator('.summary').innerText({ timeout: T }).catch(async e =>
+		String(e) + '\npage: ' + await page.locator('#view').innerText().catch(() => '') + '\napi: ' +
+		JSON.stringify(await api('/candidates/' + failCand)).slice(0, 600));
 	say(summ.startsWith(`candidate ${failCand}: fail: kunit, kunit.cmdline.cmdline_test_tail_int, user-copy`),
 		'the candidate page says what it found in one line', summ);
 	const cFirst = await page.locator('.cand > *:not(.line)').first().getAttribute('class');
@@ -188,6 +199,98 @@ try {
 	await page.waitForFunction(n => document.querySelectorAll('table.patches tbody tr').length === n + 1,
 		before, { timeout: T });
 	say(true, 'the queue page shows it without a reload');
+
+	// ---- two branches: the panel, the selector, the fix x branch matrix ----
+	await page.goto(base + '/', { timeout: T });
+	await page.waitForSelector('#branches tr[data-branch]', { timeout: T });
+	const brs = (await api('/branches')).branches;
+	const panel = {};
+	for (const b of brs)
+		panel[b.key] = await page.locator(`#branches tr[data-branch="${b.key}"] .waits`).innerText().catch(e => String(e));
+	say(brs.length === 2 && brs.every(b => panel[b.key] === b.waits_for),
+		'the branches panel says what each branch waits for, as GET /branches', JSON.stringify({ panel, api: brs.map(b => b.waits_for) }));
+	const opts = await page.locator('#branch option').evaluateAll(os => os.map(o => o.value || 'all'));
+	say(JSON.stringify(opts) === JSON.stringify(['all', '6.1', '6.12']), 'the header\'s branch selector: all, 6.1, 6.12', JSON.stringify(opts));
+
+	await page.selectOption('#branch', '6.12');
+	await page.waitForSelector('h1:has-text("Queue 6.12")', { timeout: T });
+	const l612 = await api('/patches?branch=6.12&limit=100');
+	const tags = await page.locator('table.patches .branch-tag').allTextContents();
+	say(l612.total > 0 && tags.length === l612.patches.length && tags.every(x => x === '6.12'),
+		`6.12 selected: the queue shows 6.12's patches only (${tags.length} of ${l612.total})`, JSON.stringify(tags));
+	const b612 = brs.find(b => b.key === '6.12');
+	const c612 = {};
+	for (const st of Object.keys(b612.patches))
+		c612[st] = Number(await page.locator(`.counts a.st-${st} b`).textContent());
+	say(Object.keys(b612.patches).every(st => c612[st] === b612.patches[st]),
+		'... and the counts are 6.12\'s', JSON.stringify({ page: c612, api: b612.patches }));
+	say(await page.locator('#branches tr.on[data-branch="6.12"]').count() === 1, '... its row of the panel is marked');
+	await page.screenshot({ path: join(shots, 'dashboard-queue-6.12-1280.png'), fullPage: true });
+	for (const [hash, sel, path, key] of [
+		['#/candidates', 'h1:has-text("Candidates 6.12")', '/candidates?limit=100&branch=6.12', 'candidates'],
+		['#/bisections', 'h1:has-text("Bisections 6.12")', '/bisections?limit=100&branch=6.12', 'bisections'],
+		['#/reverts', 'h1:has-text("Reverts 6.12")', '/reverts?branch=6.12', 'reverts'],
+	]) {
+		await page.goto(base + '/' + hash, { timeout: T });
+		await page.waitForSelector(sel, { timeout: T });
+		const want = (await api(path))[key].length;
+		const shown = await page.locator('#view tbody tr').count();
+		const keys = await page.locator('#view tbody .branch-tag').allTextContents();
+		say(shown === want && keys.every(x => x === '6.12'), `the ${key} page keeps to 6.12 (${shown} of ${want})`, JSON.stringify(keys));
+	}
+
+	await page.goto(base + '/#/fixes', { timeout: T });
+	await page.waitForSelector('h1:has-text("Fixes by branch")', { timeout: T });
+	const mFix = await api('/fixes?branch=6.12&limit=100');
+	say(await page.locator('table.fixes tbody tr').count() === mFix.fixes.length,
+		`the matrix keeps to the fixes on 6.12 (${mFix.fixes.length})`);
+	await page.selectOption('#branch', '');
+	await page.waitForFunction(() => !document.querySelector('h1').textContent.includes(' on '), null, { timeout: T });
+	const m = await api('/fixes?limit=100');
+	const heads = await page.locator('table.fixes thead th').allTextContents();
+	say(JSON.stringify(heads) === JSON.stringify(['Fix', '6.1', '6.12']), 'all branches: the matrix has a column per branch', JSON.stringify(heads));
+	say(await page.locator('table.fixes tbody tr').count() === m.fixes.length, `... and a row per fix (${m.fixes.length})`);
+	const both = m.fixes.find(f => f.subject === process.env.BOTH_SUBJECT);
+	say(both && both.branches['6.1'] && both.branches['6.12'], 'the fix queued for both branches is one fix', JSON.stringify(both));
+	if (both) {
+		const rowB = page.locator(`table.fixes tr[data-fix="${both.fix}"]`);
+		const cells = await rowB.locator('td.b-cell').evaluateAll(tds => tds.map(td => {
+			const a = td.querySelector('a[href^="#/patch/"]'), st = td.querySelector('.state');
+			return { link: a && a.getAttribute('href'), state: st && st.textContent, chips: td.querySelectorAll('.chip').length };
+		}));
+		say(cells.length === 2 && ['6.1', '6.12'].every((k, i) => cells[i].link === '#/patch/' + both.branches[k].id &&
+			cells[i].state === both.branches[k].state && cells[i].chips === Object.keys(both.branches[k].verdicts).length),
+		'... each cell: its branch\'s patch (a link), its state and a chip per check', JSON.stringify(cells));
+		const notPresent = await rowB.locator('td.b-cell').evaluateAll(tds => tds.map(td => td.innerText.includes('bug not present')));
+		say(JSON.stringify(notPresent) === '[false,true]' && both.branches['6.12'].checks.test === 'not-present',
+			'... its 6.12 copy, whose own test passed without it, says "bug not present"; the 6.1 one does not', JSON.stringify(notPresent));
+		await rowB.locator('td.b-cell').nth(1).locator('a[href^="#/patch/"]').click();
+		await page.waitForSelector('table.verdicts', { timeout: T });
+		say(page.url().includes('#/patch/' + both.branches['6.12'].id), 'a cell leads to its patch page', page.url());
+		const meta = await page.locator('dl.meta').innerText();
+		say(meta.includes('6.12'), '... which names its branch (6.12)', meta.slice(0, 300));
+		await page.goto(base + '/#/fixes', { timeout: T });
+		await page.waitForSelector('table.fixes', { timeout: T });
+	}
+	const only = m.fixes.find(f => f.subject === process.env.HOSTILE_SUBJECT);
+	say(only && only.branches['6.1'] === null, 'a fix only for 6.12 has no patch on 6.1', JSON.stringify(only));
+	if (only) {
+		const cell61 = await page.locator(`table.fixes tr[data-fix="${only.fix}"] td.b-cell`).first().innerText();
+		say(cell61.includes('not queued'), '... its 6.1 cell says "not queued"', cell61);
+		const subj = await page.locator(`table.fixes tr[data-fix="${only.fix}"] .subject`).innerText();
+		say(subj === process.env.HOSTILE_SUBJECT && await page.locator('#view img').count() === 0,
+			'a subject with markup is shown as text, never as markup', subj);
+	}
+	await page.screenshot({ path: join(shots, 'dashboard-fixes-1280.png'), fullPage: true });
+	await page.setViewportSize({ width: 375, height: 800 });
+	await page.goto(base + '/#/fixes', { timeout: T });
+	await page.waitForSelector('table.fixes tbody tr', { timeout: T });
+	const wideFix = await page.evaluate(() => document.documentElement.scrollWidth);
+	say(wideFix <= 375, `at 375 px the matrix needs no sideways scrolling (${wideFix} px wide)`);
+	const cellLabel = await page.evaluate(() => getComputedStyle(document.querySelector('table.fixes td.b-cell'), '::before').content);
+	say(cellLabel === '"6.1"', 'at 375 px each cell is labelled with its branch', cellLabel);
+	await page.screenshot({ path: join(shots, 'dashboard-fixes-375.png'), fullPage: true });
+	await page.setViewportSize({ width: 1280, height: 900 });
 
 	// ---- a phone ----
 	await page.setViewportSize({ width: 375, height: 800 });

@@ -1169,7 +1169,15 @@ static void test_tarball(void)
 	ret = repo_init_from_tarball(P("%s/missing.tar.xz", tmp), tree,
 				     "linux-6.1.y", &ver, NULL, NULL);
 	is_int(ret, ERR_NOTFOUND, "missing tarball: not found");
-	like(err_msg(), "linux-source-6.1", "  names the Debian package");
+	like(err_msg(), "a Debian linux-source package",
+	     "  says which kind of Debian package has it");
+	ret = repo_init_from_tarball(P("%s/linux-source-6.12.tar.xz", tmp),
+				     tree, "linux-6.12.y", &ver, NULL, NULL);
+	is_int(ret, ERR_NOTFOUND, "missing 6.12 tarball: not found");
+	like(err_msg(), "linux-source-6.12.tar.xz: no such file; it comes with"
+			" the Debian package linux-source-6.12 (apt-get install"
+			" linux-source-6.12",
+	     "  names the Debian package to install");
 
 	ret = repo_init_from_tarball(tarball, tree, "linux-6.1.y", &ver,
 				     on_progress, NULL);

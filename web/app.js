@@ -3,6 +3,7 @@
 
 const API = 'api/v1';
 const TOKEN_KEY = 'stableq.token';
+const BRANCH_KEY = 'stableq.branch';
 const POLL_MS = 3000;
 const STATES = ['imported', 'checked', 'queued', 'held', 'rejected', 'broken',
 	'dropped', 'released', 'reverted'];
@@ -77,6 +78,83 @@ async function post(path, data, tok) {
 	if (!r.ok)
 		throw new ApiError(r.status, body);
 	return body;
+}
+
+/* ---- branches: the selector, the panel ---- */
+
+/* GET /branches as last read (each render reads it again). */
+let branches = [];
+
+/* The branch chosen in the header ('' for all), if the store knows it. */
+function selectedBranch() {
+	let k = '';
+	try {
+		k = localStorage.getItem(BRANCH_KEY) || '';
+	} catch (e) { /* private mode: all branches */ }
+	return branches.some(b => b.key === k) ? k : '';
+}
+
+function setSelectedBranch(k) {
+	try {
+		if (k)
+			localStorage.setItem(BRANCH_KEY, k);
+		else
+			localStorage.removeItem(BRANCH_KEY);
+	} catch (e) { /* private mode */ }
+}
+
+/* path with the chosen branch as ?branch= (nothing for all). */
+function onBranch(path) {
+	const k = selectedBranch();
+	return k ? path + (path.includes('?') ? '&' : '?') + 'branch=' + encodeURIComponent(k) : path;
+}
+
+/* Reads /branches and fills the header's selector with their keys. */
+async function loadBranches() {
+	branches = (await get('/branches')).branches || [];
+	const sel = document.getElementById('branch');
+	const k = selectedBranch();
+	const want = ['', ...branches.map(b => b.key)];
+	if ([...sel.options].map(o => o.value).join('\n') !== want.join('\n'))
+		sel.replaceChildren(...want.map(v => h('option', { value: v }, v || 'all')));
+	sel.value = k;
+}
+
+/* A list's branch column, shown when there is more than one branch. */
+function branchCol(key) {
+	return branches.length > 1 ? [['Branch', h('span', { class: 'branch-tag' }, key || '?')]] : [];
+}
+
+function branchHead() {
+	return branches.length > 1 ? ['Branch'] : [];
+}
+
+/* What each branch is at and waits for: the daemon runs one step at a time for all. */
+function branchPanel() {
+	if (!branches.length)
+		return null;
+	const k = selectedBranch();
+	return h('section', { class: 'card branches', id: 'branches' }, h('h2', {}, 'Branches'),
+		table(['Branch', 'Queue', 'Latest candidate', 'Waits for'], branches.map(b => {
+			const n = b.patches || {};
+			const lc = b.latest_candidate;
+			return row([
+				['Branch', h('div', {},
+					h('b', { class: 'branch-key' }, b.key), ' ',
+					h('span', { class: 'muted' }, b.git_branch + (b.version ? ' · ' + b.version : '')))],
+				['Queue', h('span', { class: 'chips' },
+					['queued', 'held', 'checked', 'broken', 'released'].filter(s => n[s]).map(s =>
+						h('span', { class: 'state st-' + s }, n[s] + ' ' + s)),
+					Object.values(n).some(Boolean) ? null : h('span', { class: 'muted' }, 'empty'))],
+				['Latest candidate', lc ? h('span', {},
+					h('a', { href: '#/candidate/' + lc.id }, 'candidate #' + lc.id), ' ',
+					lc.verdict ? badge(lc.verdict) : badge(lc.step === 'pending' ? 'pending' : 'running')) :
+					h('span', { class: 'muted' }, 'none yet')],
+				['Waits for', h('div', {},
+					b.doing ? h('div', { class: 'doing' }, b.doing) : null,
+					h('div', { class: 'waits' + (b.waits_for === 'nothing' ? ' muted' : '') }, b.waits_for))],
+			], { 'data-branch': b.key, class: b.key === k ? 'on' : '' });
+		}), 'branch-list'));
 }
 
 /* Verdict results and states, by how they should look. */
@@ -223,9 +301,10 @@ views.queue = async (args) => {
 	const q = new URLSearchParams({ limit: PAGE, offset });
 	if (state)
 		q.set('state', state);
-	const [list, health, queued] = await Promise.all([get('/patches?' + q), get('/health'),
+	const [list, health, queued] = await Promise.all([get(onBranch('/patches?' + q)), get('/health'),
 		get('/mail?state=queued&limit=1000')]);
-	const counts = health.queue || {};
+	const sel = branches.find(b => b.key === selectedBranch());
+	const counts = (sel ? sel.patches : health.queue) || {};
 	const total = STATES.reduce((a, s) => a + (counts[s] || 0), 0);
 	const chips = h('div', { class: 'counts' },
 		h('a', { href: '#/', class: 'count' + (state ? '' : ' on') },
@@ -239,7 +318,9 @@ views.queue = async (args) => {
 		['#', patchLink(p.id)],
 		['Patch', h('div', {},
 			h('a', { href: '#/patch/' + p.id, class: 'subject' }, p.subject),
-			h('div', { class: 'sub' }, h('span', { class: 'pid' }, '#' + p.id + ' · '), p.author_name || p.author_email || '',
+			h('div', { class: 'sub' }, h('span', { class: 'pid' }, '#' + p.id + ' · '),
+				branches.length > 1 ? [h('span', { class: 'branch-tag' }, p.branch || '?'), ' '] : null,
+				p.author_name || p.author_email || '',
 				p.upstream ? ' · ' + p.upstream.slice(0, 12) : ''),
 			p.state === 'held' ? h('div', { class: 'why' }, p.state_reason || 'a fix-up of a broken patch') : null)],
 		['State', stateBadge(p.state)],
@@ -252,9 +333,10 @@ views.queue = async (args) => {
 		offset + PAGE < list.total ? h('a', { href: '#/?' + new URLSearchParams({ state, offset: offset + PAGE }) }, 'older →') : null);
 
 	return [
-		h('h1', {}, 'Queue', state ? ' · ' + state : ''),
+		h('h1', {}, 'Queue', sel ? ' ' + sel.key : '', state ? ' · ' + state : ''),
 		heldNotice(queued.mail),
 		progress(health),
+		branchPanel(),
 		chips,
 		list.patches.length ? table(['#', 'Patch', 'State', 'Checks'], rows, 'patches') :
 			h('p', { class: 'empty' }, state ? 'No patch is ' + state + '.' : 'The queue is empty: import patches with `stableq import` or POST /api/v1/patches.'),
@@ -308,6 +390,8 @@ views.patch = async (args) => {
 		['Author', [p.author_name, p.author_email ? '<' + p.author_email + '>' : ''].filter(Boolean).join(' ')],
 		['Date', p.date],
 		['Message-Id', p.message_id],
+		['Branch', p.branch ? h('span', {}, h('span', { class: 'branch-tag' }, p.branch), ' ',
+			h('a', { href: '#/fixes' }, 'the fix on every branch')) : null],
 		['Upstream', p.upstream],
 		['Fixes', (p.fixes || []).join(', ')],
 		['Stable', (p.stable_versions || []).join(', ')],
@@ -557,17 +641,19 @@ function actions(p) {
 }
 
 views.candidates = async () => {
-	const { candidates } = await get('/candidates?limit=100');
-	return [h('h1', {}, 'Candidates'), candidates.length ? table(['#', 'Purpose', 'Patches', 'Step', 'Verdict', 'Started'],
+	const { candidates } = await get(onBranch('/candidates?limit=100'));
+	return [h('h1', {}, 'Candidates', selectedBranch() ? ' ' + selectedBranch() : ''), candidates.length ?
+		table(['#', ...branchHead(), 'Purpose', 'Patches', 'Step', 'Verdict', 'Started'],
 		candidates.map(c => row([
-			['#', h('a', { href: '#/candidate/' + c.id }, '#' + c.id)], ['Purpose', c.purpose], ['Patches', c.patches],
+			['#', h('a', { href: '#/candidate/' + c.id }, '#' + c.id)], ...branchCol(c.branch),
+			['Purpose', c.purpose], ['Patches', c.patches],
 			['Step', c.step], ['Verdict', c.verdict ? badge(c.verdict) : badge(c.step === 'pending' ? 'pending' : 'running')],
 			['Started', ago(c.started_at)]]))) : h('p', { class: 'empty' }, 'No candidate yet.')];
 };
 
 views.candidate = async (args) => {
 	const c = await get('/candidates/' + args.id);
-	return [h('h1', {}, 'Candidate #' + c.id),
+	return [h('h1', {}, 'Candidate #' + c.id, c.branch ? [' ', h('span', { class: 'branch-tag' }, c.branch)] : null),
 		c.headline ? h('p', { class: 'summary' }, c.headline) : null,
 		section('Result', candidateBlock(c)),
 		c.coverage ? section('Build coverage', coverageBlock(c.coverage)) : null,
@@ -576,10 +662,11 @@ views.candidate = async (args) => {
 };
 
 views.bisections = async () => {
-	const { bisections } = await get('/bisections?limit=100');
-	return [h('h1', {}, 'Bisections'), bisections.length ? table(['#', 'Candidate', 'State', 'Range', 'Culprit', 'Builds', 'Boots', 'Started'],
+	const { bisections } = await get(onBranch('/bisections?limit=100'));
+	return [h('h1', {}, 'Bisections', selectedBranch() ? ' ' + selectedBranch() : ''), bisections.length ?
+		table(['#', ...branchHead(), 'Candidate', 'State', 'Range', 'Culprit', 'Builds', 'Boots', 'Started'],
 		bisections.map(b => row([
-			['#', h('a', { href: '#/bisection/' + b.id }, '#' + b.id)], ['Candidate', h('a', { href: '#/candidate/' + b.candidate_id }, '#' + b.candidate_id)],
+			['#', h('a', { href: '#/bisection/' + b.id }, '#' + b.id)], ...branchCol(b.branch), ['Candidate', h('a', { href: '#/candidate/' + b.candidate_id }, '#' + b.candidate_id)],
 			['State', badge(b.state)], ['Range', range(b)],
 			['Culprit', b.culprit_patch_id ? patchLink(b.culprit_patch_id, '#' + b.culprit_patch_id + ' ' + (b.culprit_subject || '')) : ''],
 			['Builds', b.builds_used], ['Boots', b.boots_used], ['Started', ago(b.started_at)]]))) : h('p', { class: 'empty' }, 'No bisection yet.')];
@@ -620,10 +707,11 @@ views.bisection = async (args) => {
 };
 
 views.reverts = async () => {
-	const { reverts } = await get('/reverts');
-	return [h('h1', {}, 'Reverts'), reverts.length ? table(['#', 'Patch', 'State', 'Patches', 'Reason', 'By', 'When'],
+	const { reverts } = await get(onBranch('/reverts'));
+	return [h('h1', {}, 'Reverts', selectedBranch() ? ' ' + selectedBranch() : ''), reverts.length ?
+		table(['#', ...branchHead(), 'Patch', 'State', 'Patches', 'Reason', 'By', 'When'],
 		reverts.map(r => row([
-			['#', h('a', { href: '#/revert/' + r.id }, '#' + r.id)],
+			['#', h('a', { href: '#/revert/' + r.id }, '#' + r.id)], ...branchCol(r.branch),
 			['Patch', patchLink(r.patch_id, '#' + r.patch_id + ' ' + (r.subject || ''))], ['State', badge(r.state)],
 			['Patches', Array.isArray(r.items) ? r.items.length : r.items],
 			['Reason', r.reason], ['By', r.actor], ['When', ago(r.created_at)]]))) : h('p', { class: 'empty' }, 'Nothing was reverted.')];
@@ -643,13 +731,54 @@ views.revert = async (args) => {
 };
 
 views.mail = async () => {
-	const { mail } = await get('/mail?limit=200');
-	return [h('h1', {}, 'Mail outbox'), heldNotice(mail), mail.length ? table(['#', 'Subject', 'To', 'Kind', 'State', 'Attempts', 'Last error', 'Created'],
+	const { mail } = await get(onBranch('/mail?limit=200'));
+	return [h('h1', {}, 'Mail outbox', selectedBranch() ? ' ' + selectedBranch() : ''), heldNotice(mail), mail.length ?
+		table(['#', ...branchHead(), 'Subject', 'To', 'Kind', 'State', 'Attempts', 'Last error', 'Created'],
 		mail.map(m => row([
-			['#', m.id], ['Subject', m.patch_id ? patchLink(m.patch_id, m.subject || '(no subject)') : (m.subject || '')],
+			['#', m.id], ...branchCol(m.branch), ['Subject', m.patch_id ? patchLink(m.patch_id, m.subject || '(no subject)') : (m.subject || '')],
 			['To', (Array.isArray(m.rcpt_to) ? m.rcpt_to : []).join(', ')], ['Kind', m.kind],
 			['State', m.hold ? badge('held', 'warn') : mailBadge(m.state)], ['Attempts', m.attempts],
 			['Last error', m.hold || m.last_error || ''], ['Created', ago(m.created_at)]]))) : h('p', { class: 'empty' }, 'No mail.')];
+};
+
+/* One cell of the matrix: the fix's patch on a branch, its state and verdicts. */
+function fixCell(c) {
+	if (!c)
+		return h('span', { class: 'muted nocell' }, 'not queued');
+	const vs = c.verdicts || {};
+	return h('div', { class: 'fixcell', 'data-state': c.state },
+		h('div', { class: 'line' }, patchLink(c.id), ' ', stateBadge(c.state),
+			/* the fix's own test passed without it: the bug is not in this tree */
+			vs.test && vs.test.result === 'not-present' ? [' ', badge('bug not present', 'info')] : null,
+			c.candidate ? h('a', { href: '#/candidate/' + c.candidate.id, class: 'cand-verdict' },
+				badge(c.candidate.verdict || (c.candidate.step === 'pending' ? 'pending' : 'running')), ' #' + c.candidate.id) : null),
+		Object.keys(vs).length ? h('span', { class: 'chips' }, Object.keys(vs).map(n => h('span', {
+			class: 'chip ' + (n === 'flags' && vs[n].result !== 'none' ? 'info' : tone(vs[n].result)),
+			title: n + ': ' + vs[n].result + (vs[n].detail ? ': ' + vs[n].detail : ''),
+		}, h('b', {}, n), ' ', vs[n].result))) : h('span', { class: 'muted' }, 'not checked'),
+		c.state_reason && ['rejected', 'held', 'broken', 'dropped'].includes(c.state) ?
+			h('div', { class: 'why' }, c.state_reason) : null);
+}
+
+views.fixes = async (args) => {
+	const offset = Number(args.offset || 0);
+	const m = await get(onBranch('/fixes?' + new URLSearchParams({ limit: PAGE, offset })));
+	const sel = selectedBranch();
+	const rows = m.fixes.map(f => row([
+		['Fix', h('div', {},
+			h('span', { class: 'subject' }, f.subject),
+			h('div', { class: 'sub' }, f.upstream ? 'upstream ' + f.upstream.slice(0, 12) : 'patch-id ' + String(f.patch_id).slice(0, 12)))],
+		...m.branches.map(k => [k, fixCell(f.branches[k]), 'b-cell'])], { 'data-fix': f.fix }));
+	const page = o => '#/fixes?' + new URLSearchParams({ offset: o });
+	return [h('h1', {}, 'Fixes by branch', sel ? ' · on ' + sel : ''),
+		h('p', { class: 'muted' }, 'One row per fix (the same upstream commit, else the same diff), one column per branch: ' +
+			'the patch there, its state, each check\u2019s latest verdict (hover for the reason) and the newest candidate with it.'),
+		m.fixes.length ? table(['Fix', ...m.branches], rows, 'fixes') :
+			h('p', { class: 'empty' }, sel ? 'No fix is queued for ' + sel + '.' : 'No fix yet.'),
+		h('div', { class: 'pager' },
+			offset > 0 ? h('a', { href: page(Math.max(0, offset - PAGE)) }, '← previous') : null,
+			h('span', { class: 'muted' }, m.total ? `${offset + 1}–${offset + m.fixes.length} of ${m.total} fixes` : ''),
+			offset + PAGE < m.total ? h('a', { href: page(offset + PAGE) }, 'next →') : null)];
 };
 
 views.events = async () => {
@@ -695,6 +824,7 @@ function parseHash() {
 views.notfound = async () => [h('h1', {}, 'Not found'), h('p', {}, h('a', { href: '#/' }, 'Back to the queue'))];
 
 let rendering = false;
+let again = null; /* a render asked for while one ran: null, or its force */
 let lastKey = '';
 
 /* Busy forms are not redrawn under the user's hands. */
@@ -706,14 +836,18 @@ function userBusy() {
 }
 
 async function render(force) {
-	if (rendering)
+	if (rendering) {
+		/* not dropped: a navigation during a refresh is drawn after it */
+		again = again || !!force;
 		return;
+	}
 	rendering = true;
 	const { view, args } = parseHash();
 	const main = document.getElementById('view');
 	const nav = { patch: 'queue', candidate: 'candidates', bisection: 'bisections', revert: 'reverts' }[view] || view;
 	document.querySelectorAll('#nav a').forEach(a => a.classList.toggle('on', a.dataset.view === nav));
 	try {
+		await loadBranches();
 		const nodes = await views[view](args);
 		const y = window.scrollY;
 		main.replaceChildren(...[nodes].flat(Infinity).filter(Boolean));
@@ -727,6 +861,11 @@ async function render(force) {
 	}
 	document.getElementById('updated').textContent = 'updated ' + new Date().toLocaleTimeString();
 	rendering = false;
+	if (again !== null) {
+		const f = again;
+		again = null;
+		render(f);
+	}
 }
 
 /* Polls /health; redraws the view when something happened (a new event, a new step). */
@@ -751,6 +890,10 @@ async function poll() {
 
 window.addEventListener('hashchange', () => render(true));
 window.addEventListener('DOMContentLoaded', () => {
+	document.getElementById('branch').addEventListener('change', ev => {
+		setSelectedBranch(ev.target.value);
+		render(true);
+	});
 	render(true);
 	poll();
 });

@@ -1,0 +1,192 @@
+/* verify.c: build the queue without a fix and let the fix's own test say whether its bug is there. */
+#include "verify.h"
+#include "candidate.h"
+#include "check.h"
+#include "db.h"
+#include "err.h"
+#include "log.h"
+#include "queue.h"
+#include "repo.h"
+#include "strbuf.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TRAILER "Regression-test:"
+
+char *verify_test_of(const char *message)
+{
+	const char *p = message;
+	size_t n;
+
+	/* a line of its own; the text is hostile: a test name or nothing */
+	while (p && *p) {
+		if (!strncasecmp(p, TRAILER, strlen(TRAILER))) {
+			p += strlen(TRAILER);
+			p += strspn(p, " \t");
+			n = strspn(p, "abcdefghijklmnopqrstuvwxyz"
+				      "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-");
+			if (n && n <= 128 && (!p[n] || p[n] == '\n' ||
+					      isspace((unsigned char)p[n])))
+				return xstrndup(p, n);
+			return NULL;
+		}
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return NULL;
+}
+
+/* The queued patches of the fix's branch before it, as a candidate. */
+static long long baseline(struct app *app, long long patch_id)
+{
+	long long *ids = NULL, cid;
+	size_t n = 0;
+	sqlite3_stmt *st = db_prepare(app->db,
+				      "SELECT id FROM patches WHERE branch_id ="
+				      " ?1 AND state = 'queued' AND queue_pos <"
+				      " (SELECT queue_pos FROM patches WHERE id"
+				      " = ?2) ORDER BY queue_pos",
+				      "ii", app->branch_id, patch_id);
+
+	while (st && sqlite3_step(st) == SQLITE_ROW) {
+		ids = xrealloc(ids, (n + 1) * sizeof(*ids));
+		ids[n++] = sqlite3_column_int64(st, 0);
+	}
+	sqlite3_finalize(st);
+	cid = candidate_create_on(app->db, app->branch_id, ids ? ids : &cid,
+				  n, 0, "baseline", 0, app->actor);
+	free(ids);
+	return cid;
+}
+
+int verify_fix(struct app *app, long long patch_id,
+	       void (*progress)(const char *line, void *ctx), void *ctx)
+{
+	char *message = NULL, *test = NULL, *result = NULL, *verdict = NULL;
+	char *version = NULL, *det = NULL;
+	struct strbuf why = STRBUF_INIT, prefix = STRBUF_INIT;
+	enum patch_state s;
+	const char *res;
+	long long cid, n = 0, ev;
+	int ret;
+
+	if ((ret = queue_follow_patch(app, patch_id)) < 0 ||
+	    (ret = patch_get_state(app->db, patch_id, &s)) < 0)
+		return ret;
+	if (s != PS_QUEUED)
+		return err_set(ERR_CONFLICT, "patch %lld is %s, not queued",
+			       patch_id, patch_state_name(s));
+	db_query_text(app->db, &message,
+		      "SELECT message FROM patches WHERE id = ?", "i", patch_id);
+	test = message ? verify_test_of(message) : NULL;
+	free(message);
+	if (!test)
+		return err_set(ERR_INVALID,
+			       "patch %lld names no test (a line \"" TRAILER
+			       " NAME\" in its message)",
+			       patch_id);
+	if ((cid = baseline(app, patch_id)) < 0) {
+		ret = (int)cid;
+		goto out;
+	}
+	log_info("patch %lld: does %s fail without it? candidate %lld",
+		 patch_id, test, cid);
+	if ((ret = candidate_run(app, cid, 1, progress, ctx)) < 0)
+		goto out;
+	verdict = candidate_verdict(app->db, cid);
+	db_query_text(app->db, &result,
+		      "SELECT result FROM test_results WHERE candidate_id = ?"
+		      " AND name = ? ORDER BY id LIMIT 1",
+		      "it", cid, test);
+	db_query_int(app->db, &n,
+		     "SELECT json_array_length(patch_ids) FROM candidates WHERE"
+		     " id = ?",
+		     "i", cid);
+	version = tree_branch_version(app->cfg.tree_dir, app->cfg.branch);
+	strbuf_addf(&prefix, "candidate %lld (%s%s%s + %lld patch%s before it)",
+		    cid, app->cfg.branch, version && *version ? " " : "",
+		    version ? version : "", n, n == 1 ? "" : "es");
+	if (result && !strcmp(result, "pass")) {
+		res = "not-present";
+		strbuf_addf(&why,
+			    "%s passes without this patch in %s: the bug it"
+			    " fixes is not in this tree",
+			    test, prefix.buf);
+	} else if (result && !strcmp(result, "fail")) {
+		res = "present";
+		strbuf_addf(&why,
+			    "%s fails without this patch in %s: the bug is in"
+			    " this tree",
+			    test, prefix.buf);
+	} else {
+		res = "unknown";
+		strbuf_addf(&why,
+			    "%s has no result in %s (verdict %s): the test did"
+			    " not decide",
+			    test, prefix.buf, verdict ? verdict : "none");
+	}
+	det = app->cfg.nbranches > 1
+		      ? xstrfmt("%s: %s", app->cfg.branch_key, why.buf)
+		      : xstrdup(why.buf);
+	if ((ret = db_begin(app->db)) < 0)
+		goto out;
+	if ((ret = verdict_add(app->db, patch_id, "test", res, det)) < 0)
+		goto fail;
+	if (!strcmp(res, "not-present")) {
+		char *reason = xstrfmt("not-present: %s", det);
+		ev = patch_set_state(app->db, patch_id, PS_REJECTED, reason,
+				     app->actor);
+		free(reason);
+		if (ev < 0) {
+			ret = (int)ev;
+			goto fail;
+		}
+	}
+	if ((ret = db_commit(app->db)) < 0)
+		goto fail;
+	log_info("patch %lld: test %s: %s", patch_id, res, det);
+	goto out;
+fail:
+	db_rollback(app->db);
+out:
+	free(test);
+	free(result);
+	free(verdict);
+	free(version);
+	free(det);
+	strbuf_release(&why);
+	strbuf_release(&prefix);
+	return ret < 0 ? ret : 0;
+}
+
+int verify_due(struct app *app, long long *id)
+{
+	/* the step validates the name; a patch whose name is bad gets no
+	 * verdict and its step fails: the daemon backs off from it */
+	return db_query_int(app->db, id,
+			    "SELECT p.id FROM patches p WHERE p.branch_id = ? AND"
+			    " p.state = 'queued' AND p.message LIKE"
+			    " '%' || char(10) || '" TRAILER "%' AND NOT EXISTS"
+			    " (SELECT 1 FROM verdicts v WHERE v.patch_id = p.id"
+			    " AND v.check_name = 'test') ORDER BY p.queue_pos"
+			    " LIMIT 1",
+			    "i", app->branch_id) == 0;
+}
+
+char *verify_summary(sqlite3 *db, long long id)
+{
+	char *line = NULL;
+
+	if (db_query_text(db, &line,
+			  "SELECT 'patch ' || patch_id || ': test ' || result ||"
+			  " ': ' || detail FROM verdicts WHERE patch_id = ? AND"
+			  " check_name = 'test' ORDER BY id DESC LIMIT 1",
+			  "i", id) < 0) {
+		err_clear();
+		return NULL;
+	}
+	return line;
+}
