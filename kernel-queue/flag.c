@@ -40,16 +40,20 @@ long long flag_locked(struct app *app, long long id, const char *reason,
 		strbuf_addf(&why, "\nBuild: %lld", ev->build_id);
 	if (ev && ev->bisection_id)
 		strbuf_addf(&why, "\nBisection: %lld", ev->bisection_id);
+	/* the branch, as the stable maintainers' mail names it */
+	char *what = xstrfmt("Your patch was flagged broken in the %s-stable"
+			     " queue",
+			     app->cfg.branch_key);
 	long long m = outbox_add(app->db, &app->cfg,
 				 &(struct notice){
 					 .patch_id = id,
 					 .event_id = evid,
 					 .kind = "flagged",
-					 .what = "Your patch was flagged broken in"
-						 " the stable queue",
+					 .what = what,
 					 .why = why.buf,
 					 .log_excerpt = ev ? ev->log_excerpt : NULL,
 				 });
+	free(what);
 	strbuf_release(&why);
 	return m < 0 ? m : evid;
 }

@@ -173,6 +173,15 @@ static int finish(struct app *app, long long revert_id)
 		ev = patch_set_state(app->db, pid,
 				     is_revert ? PS_REVERTED : PS_DROPPED, r,
 				     app->actor);
+		/* the branch, as the stable maintainers' mail names it */
+		char *what = is_revert
+				     ? xstrfmt("Your patch was reverted from the"
+					       " %s-stable branch (%s)",
+					       app->cfg.branch_key,
+					       app->cfg.branch)
+				     : xstrfmt("Your patch was dropped from the"
+					       " %s-stable queue",
+					       app->cfg.branch_key);
 		if (ev >= 0)
 			ev = outbox_add(
 				app->db, &app->cfg,
@@ -180,14 +189,12 @@ static int finish(struct app *app, long long revert_id)
 					.patch_id = pid,
 					.event_id = ev,
 					.kind = is_revert ? "reverted" : "dropped",
-					.what = is_revert ? "Your patch was reverted"
-							    " from the stable branch"
-							  : "Your patch was dropped"
-							    " from the stable queue",
+					.what = what,
 					.why = r,
 					.revert_patch = is_revert ? db_col_text(st, 4)
 								  : NULL,
 				});
+		free(what);
 		free(r);
 		if (ev < 0 ||
 		    db_exec(app->db,
