@@ -19,7 +19,7 @@
 // performance logs; close() stops the browser and chromedriver, also after
 // a failure or a signal.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -65,6 +65,29 @@ function visible(el) {
 }`;
 
 const show = chain => JSON.stringify(chain);
+
+// The processes under pid, from /proc.
+function descendants(pid) {
+	const kids = new Map();
+	for (const d of readdirSync('/proc')) {
+		if (!/^\d+$/.test(d))
+			continue;
+		try {
+			const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+			const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+			kids.set(ppid, [...(kids.get(ppid) || []), Number(d)]);
+		} catch (e) {
+			// gone meanwhile
+		}
+	}
+	const out = [];
+	for (let todo = [pid]; todo.length;) {
+		const k = kids.get(todo.pop()) || [];
+		out.push(...k);
+		todo.push(...k);
+	}
+	return out;
+}
 const sleep = ms => new Promise(r => setTimeout(r, ms));
 
 export class Browser {
@@ -361,9 +384,17 @@ export class Browser {
 		return [...this.requests.values()].map(r => r.url);
 	}
 
+	// chromedriver and every process under it (the browser), at once.
 	kill() {
-		if (this.driver)
-			this.driver.kill('SIGKILL');
+		if (this.driver) {
+			for (const pid of [this.driver.pid, ...descendants(this.driver.pid)]) {
+				try {
+					process.kill(pid, 'SIGKILL');
+				} catch (e) {
+					// gone already
+				}
+			}
+		}
 		this.driver = null;
 		if (this.profile)
 			rmSync(this.profile, { recursive: true, force: true });
