@@ -108,7 +108,6 @@ deps:
 	@pkgs=$$(grep -v '^#' config/debian-packages | grep .); \
 	missing=$$(for p in $$pkgs; do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
 		grep -q 'install ok installed' || echo $$p; done); \
-	command -v npm > /dev/null || missing="$$missing npm"; \
 	if [ -n "$$missing" ]; then \
 		echo "make deps: installing" $$missing; \
 		export DEBIAN_FRONTEND=noninteractive; \
