@@ -18,9 +18,13 @@ ok $? "good input first: an mbox of three and the seed patch as is"
 is "$(sqlite3 "$T/db" "SELECT COUNT(*) FROM patches")" 4 "four patches stored"
 is "$(sqlite3 "$T/db" "SELECT upstream FROM patches WHERE subject LIKE 'fix minor infoleak%'")" 1c109fabbd51863475cd12ac206bdd249aee35af "the seed's 'commit' line is its upstream SHA"
 before=$(snapshot)
-# no stable tree here: the checks are not run, and the reason is said once
-is "$(grep -c 'is not there' "$T/good.log")" 1 "no tree: the checks say why, in one line"
-is "$(grep -o 'is not there' "$T/good.log" | wc -l)" 1 "  and say it once (an error quoting itself doubled it)"
+# a store whose stable tree is missing: the patches are imported, the checks
+# are not run, and the reason is said once
+printf 'db = %s\ntree_dir = %s\n' "$T/notree.db" "$T/no-tree" > "$T/notree.conf"
+"$STABLEQ" -c "$T/notree.conf" import "$F/series-3.mbox" > "$T/notree.log" 2>&1
+ok $? "no tree: the import itself goes through"
+is "$(grep -c 'is not there' "$T/notree.log")" 1 "no tree: the checks say why, in one line"
+is "$(grep -o 'is not there' "$T/notree.log" | wc -l)" 1 "  and say it once (an error quoting itself doubled it)"
 
 bad() { # DESCRIPTION EXPECTED-SUBSTRING PATH...
 	local what=$1 want=$2
