@@ -15,13 +15,26 @@ BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O2 $(WARN) $(shell pkg-config --cflags
 
 # The folders are layers, lowest first; each sees only its own headers and
 # those of the layers below it, so an include that reaches up fails to build
-# (tests/05-layers.t checks the same rule on the sources).
-LAYERS := lib mail qemu-runner kernel-queue daemon
-INC_lib := -Ilib
-INC_mail := $(INC_lib) -Imail
-INC_qemu-runner := $(INC_lib) -Iqemu-runner
-INC_kernel-queue := $(INC_mail) -Iqemu-runner -Ikernel-queue
-INC_daemon := $(INC_kernel-queue) -Idaemon
+# (tests/05-layers.t checks the same rule on the sources). A layer may be
+# split into rooms (subfolders): kernel-queue/ by job, daemon/ by door.
+LAYERS := lib mail patch git qemu-runner kbuild kernel-queue daemon
+DIRS_lib := lib
+DIRS_mail := mail
+DIRS_patch := patch
+DIRS_git := git
+DIRS_qemu-runner := qemu-runner
+DIRS_kbuild := kbuild
+DIRS_kernel-queue := $(addprefix kernel-queue/,intake queue checks runs revert export)
+DIRS_daemon := daemon daemon/http daemon/cli
+incs = $(foreach l,$(1),$(addprefix -I,$(DIRS_$(l))))
+INC_lib := $(call incs,lib)
+INC_mail := $(call incs,lib mail)
+INC_patch := $(call incs,lib mail patch)
+INC_git := $(call incs,lib mail patch git)
+INC_qemu-runner := $(call incs,lib qemu-runner)
+INC_kbuild := $(call incs,lib kbuild)
+INC_kernel-queue := $(call incs,lib mail patch git qemu-runner kbuild kernel-queue)
+INC_daemon := $(call incs,$(LAYERS))
 INC_var := $(INC_lib)
 # tests, fuzzers and benchmarks see everything
 INC_ALL := $(INC_daemon)
@@ -39,7 +52,7 @@ endif
 # Unit tests are always built with ASan+UBSan.
 TEST_SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-SRC_DIRS := $(LAYERS)
+SRC_DIRS := $(foreach l,$(LAYERS),$(DIRS_$(l)))
 LIB_SRCS := $(filter-out daemon/main.c,$(wildcard $(addsuffix /*.c,$(SRC_DIRS))))
 GEN_SRCS := var/gen/embed.c
 EMBED_FILES := $(sort $(wildcard sql/*.sql)) $(sort $(wildcard web/*.html web/*.js web/*.css web/*.svg)) \

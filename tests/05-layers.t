@@ -1,69 +1,103 @@
 #!/bin/bash
-# 05-layers.t: the folders are layers. Every #include "x.h" in a layer's
-# sources names a header of its own folder or of a layer below it:
-#   lib < mail < qemu-runner < kernel-queue < daemon
-# (mail and qemu-runner stand on lib alone; kernel-queue on all three.)
+# 05-layers.t: the folders are layers, some split into rooms (subfolders).
+# Every #include "x.h" in a layer's sources names a header of its own layer
+# or of a layer below it:
+#   lib < mail < patch < git;  lib < qemu-runner;  lib < kbuild;
+#   all of them < kernel-queue < daemon
+# and in daemon/, the two doors (http/ and cli/) never include each other.
 # The Makefile compiles each folder with only those include paths, so a
 # wrong include also fails to build; this test says which line is wrong.
 . "$(dirname "$0")/lib/tap.sh"
 set -u
 cd "$TOP"
 
+LAYERS="lib mail patch git qemu-runner kbuild kernel-queue daemon"
 declare -A allowed=(
 	[lib]="lib"
 	[mail]="lib mail"
+	[patch]="lib mail patch"
+	[git]="lib mail patch git"
 	[qemu-runner]="lib qemu-runner"
-	[kernel-queue]="lib mail qemu-runner kernel-queue"
-	[daemon]="lib mail qemu-runner kernel-queue daemon"
+	[kbuild]="lib kbuild"
+	[kernel-queue]="lib mail patch git qemu-runner kbuild kernel-queue"
+	[daemon]="lib mail patch git qemu-runner kbuild kernel-queue daemon"
+)
+# rooms: a folder of a layer whose sources may not include another room's
+declare -A forbidden_rooms=(
+	[daemon/http]="daemon/cli"
+	[daemon/cli]="daemon/http"
 )
 
-# which folder holds a header of that name (headers are unique across layers)
-home_of() {
-	local h=$1 d
-	for d in lib mail qemu-runner kernel-queue daemon; do
-		[ -f "$d/$h" ] && { echo "$d"; return; }
-	done
-	echo "nowhere"
+# the folder (layer/room) that holds a header of that name; headers are
+# unique across the tree, which this test also checks
+where_is() {
+	local h=$1 f
+	f=$(git ls-files -- '*.h' | grep -E "(^|/)$h\$" | grep -v -e '^tests/' -e '^fuzz/' -e '^bench/' -e '/guest/' | head -n1)
+	if [ -n "$f" ]; then dirname "$f"; else echo "nowhere"; fi
 }
 
-# The check itself, on a folder given: prints each include that reaches up.
-violations() { # violations DIR ALLOWED...
-	local dir=$1 f line h home
+# The check itself, on one folder: prints each include that reaches up or
+# across into a forbidden room.
+violations() { # violations DIR LAYER ALLOWED...
+	local dir=$1 f line h home top
 	shift
 	for f in "$dir"/*.[ch]; do
 		[ -f "$f" ] || continue
 		while IFS= read -r line; do
 			h=${line#*\"}
 			h=${h%%\"*}
-			home=$(home_of "$h")
+			home=$(where_is "$h")
+			top=${home%%/*}
 			case " $* " in
-			*" $home "*) ;;
-			*) echo "$f: #include \"$h\" is in $home/" ;;
+			*" $top "*) ;;
+			*) echo "$f: #include \"$h\" is in $home/"; continue ;;
 			esac
+			for r in ${forbidden_rooms[$dir]:-}; do
+				[ "$home" = "$r" ] && echo "$f: #include \"$h\" is in $home/, another door"
+			done
 		done < <(grep -E '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$f")
 	done
 }
 
-for dir in lib mail qemu-runner kernel-queue daemon; do
-	n=$(ls "$dir"/*.[ch] 2>/dev/null | wc -l)
-	ok $([ "$n" -gt 0 ]; echo $?) "$dir/ has sources ($n)"
-	v=$(violations "$dir" ${allowed[$dir]})
-	is "$v" "" "$dir/ includes only from: ${allowed[$dir]}"
+# every folder that holds sources, below the layers
+folders=$(git ls-files -- '*.c' '*.h' | grep -v -e '^tests/' -e '^fuzz/' -e '^bench/' -e '/guest/' | xargs -n1 dirname | sort -u)
+for dir in $folders; do
+	layer=${dir%%/*}
+	[ -n "${allowed[$layer]:-}" ]
+	ok $? "$dir/ is in a known layer ($layer)" || continue
+	v=$(violations "$dir" ${allowed[$layer]})
+	is "$v" "" "$dir/ includes only from: ${allowed[$layer]}${forbidden_rooms[$dir]:+ (not ${forbidden_rooms[$dir]})}"
 done
+for layer in $LAYERS; do
+	n=$(git ls-files -- "$layer/*.c" | grep -vc '/guest/')
+	ok $([ "$n" -gt 0 ]; echo $?) "$layer/ has sources ($n)"
+done
+# kernel-queue/ holds rooms only: no code at its top
+n=$(ls kernel-queue/*.[ch] 2>/dev/null | wc -l)
+is "$n" "0" "kernel-queue/ keeps its code in rooms (intake, queue, checks, runs, revert, export)"
+dups=$(git ls-files -- '*.h' | grep -v -e '^tests/' -e '^fuzz/' -e '^bench/' -e '/guest/' | xargs -n1 basename | sort | uniq -d)
+is "$dups" "" "header names are unique across the tree"
 
-# The check can fail: a lib file that reaches up into daemon/ is caught.
+# The check can fail: a lib file that reaches up into daemon/, and a CLI
+# file that reaches into the HTTP door, are caught.
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-mkdir "$T/lib"
-printf '#include "strbuf.h"\n#include "api.h"\n' > "$T/lib/bad.c"
 cd "$T"
-mkdir -p daemon && cp "$TOP/daemon/api.h" daemon/ && cp "$TOP/lib/strbuf.h" lib/
+git init -q .
+mkdir -p lib daemon/http daemon/cli
+printf '#include "strbuf.h"\n#include "api.h"\n' > lib/bad.c
+printf '#include "cli.h"\n#include "api.h"\n' > daemon/cli/cmd-bad.c
+printf '/* api.h */\n' > daemon/http/api.h && printf '/* strbuf.h */\n' > lib/strbuf.h && printf '/* cli.h */\n' > daemon/cli/cli.h
+git add -A
 v=$(violations lib lib)
-is "$v" 'lib/bad.c: #include "api.h" is in daemon/' "a lib file including a daemon header is named"
+is "$v" 'lib/bad.c: #include "api.h" is in daemon/http/' "a lib file including a daemon header is named"
+v=$(violations daemon/cli lib daemon)
+is "$v" 'daemon/cli/cmd-bad.c: #include "api.h" is in daemon/http/, another door' "a CLI file including the HTTP door's header is named"
+cd "$TOP"
 
-# The README's Layout section names every layer.
+# The README's Layout section names every layer and room.
 layout=$(sed -n '/^## Layout/,/^## /p' "$TOP/README.md")
-for dir in lib mail qemu-runner kernel-queue daemon; do
+for dir in $LAYERS kernel-queue/intake kernel-queue/queue kernel-queue/checks kernel-queue/runs kernel-queue/revert kernel-queue/export daemon/http daemon/cli; do
 	like "$layout" "\`$dir/\`" "README Layout names $dir/"
 done
 

@@ -157,7 +157,7 @@ SQ local kcidb > "$T/kcidb.json"
 ok $? "stableq kcidb on the real candidate"
 py "
 import json, jsonschema, sys
-s = json.load(open('$TOP/kernel-queue/kcidb-v4.schema.json'))
+s = json.load(open('$TOP/config/kcidb-v4.schema.json'))
 d = json.load(open('$T/kcidb.json'))
 errs = [e.message for e in jsonschema.Draft202012Validator(s).iter_errors(d)]
 paths = {t['path'] for t in d['tests']}

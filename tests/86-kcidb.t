@@ -5,7 +5,7 @@ Real parts: a git tree made here, patches imported by the CLI, candidate
 commits made in the tree as stableq makes them; the runs' results (builds,
 test results) are written into the real SQLite store as candidate.c writes
 them, one candidate per verdict. The output is validated with Debian's
-python3-jsonschema against kernel-queue/kcidb-v4.schema.json (written from
+python3-jsonschema against config/kcidb-v4.schema.json (written from
 the published KCIDB I/O schema v4.5), and the daemon's answer must be the
 CLI's.
 """
@@ -26,10 +26,10 @@ import jsonschema  # noqa: E402  (Debian: python3-jsonschema)
 t = Tap()
 w = World()
 try:
-    with open(os.path.join(TOP, 'kernel-queue', 'kcidb-v4.schema.json')) as f:
+    with open(os.path.join(TOP, 'config', 'kcidb-v4.schema.json')) as f:
         schema = json.load(f)
     jsonschema.Draft202012Validator.check_schema(schema)
-    t.ok(True, 'kernel-queue/kcidb-v4.schema.json is a valid JSON Schema (2020-12)')
+    t.ok(True, 'config/kcidb-v4.schema.json is a valid JSON Schema (2020-12)')
     validator = jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker())
 
     # three patches: none carries Fixes:, so they wait and the daemon stays idle

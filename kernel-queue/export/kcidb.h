@@ -8,7 +8,7 @@
 #include <sqlite3.h>
 
 /*
- * What a finished candidate becomes (kernel-queue/kcidb-v4.schema.json is
+ * What a finished candidate becomes (config/kcidb-v4.schema.json is
  * the schema, written from the published KCIDB I/O schema v4.5):
  *
  *   checkout  "stableq:candidate-N": tree_name "stableq-6.1" (from the
