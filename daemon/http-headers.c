@@ -31,6 +31,7 @@ struct scan {
 	const char *nul;     /* the first header whose value holds a NUL */
 	const char *host;    /* the Host header */
 	int hosts;
+	size_t seen;         /* the bytes of "key: value\r\n" lines */
 };
 
 /* "chunked", alone, in any case, with optional blanks around it. */
@@ -51,6 +52,7 @@ static enum MHD_Result check_header(void *cls, enum MHD_ValueKind kind,
 
 	if (!value)
 		value = "";
+	f->seen += key_size + 2 + value_size + 2;
 	if (!f->nul && (strlen(value) != value_size || strlen(key) != key_size))
 		f->nul = key;
 	if (!strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH)) {
@@ -155,6 +157,23 @@ int http_host_allowed(const char *listen, const char *hosts, const char *value)
 	return !strcasecmp(own, name) || in_list(hosts, name);
 }
 
+/*
+ * libmicrohttpd 0.9.75 cuts a header's value at a NUL byte without a word
+ * ("Authorization: Bearer TOKEN<NUL>junk" reads as the token), so the
+ * bytes it read are counted against the lines it shows: request line,
+ * then "key: value" lines. More bytes than that is a NUL (or blanks
+ * beyond the one space after the colon, which no client sends).
+ */
+static int hidden_bytes(struct req_ctx *c, const struct scan *f)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(
+		c->conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+	size_t seen = strlen(c->req.method) + 1 + c->uri_len + 1 +
+		      c->version_len + 2 + f->seen + 2;
+
+	return ci && ci->header_size > seen;
+}
+
 int http_check_headers(struct req_ctx *c, int *has_body)
 {
 	struct scan f = { 0 };
@@ -165,6 +184,13 @@ int http_check_headers(struct req_ctx *c, int *has_body)
 	MHD_get_connection_values_n(c->conn, MHD_GET_ARGUMENT_KIND, nul_in_arg,
 				    &nul);
 	*has_body = f.te > 0;
+	if (!f.nul && hidden_bytes(c, &f)) {
+		api_error(&c->res, 400, "bad-request",
+			  "the header block holds bytes not in any header's"
+			  " value (a NUL byte, or blanks beyond one space"
+			  " after a colon): refused");
+		return -1;
+	}
 	if (nul || f.nul) {
 		api_error(&c->res, 400, "bad-request",
 			  "a NUL byte in %s%.60s: refused",

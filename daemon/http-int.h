@@ -77,6 +77,8 @@ struct req_ctx {
 	int headers_done;  /* on_headers() ran */
 	int begun;         /* on_request() has seen it */
 	int nul_in_uri;    /* the raw URI holds %00 */
+	size_t uri_len;    /* the raw URI's length */
+	size_t version_len; /* "HTTP/1.1" */
 	int parsing;       /* counted by http_headers_parsing() */
 	int gzip;          /* the client accepts gzip */
 	int revalidate;    /* a cached read: ETag, Cache-Control: no-cache */
@@ -170,8 +172,6 @@ void *http_writer_main(void *arg);
  * Transfer-Encoding other than a lone chunked; 421 for a Host not served).
  */
 int http_check_headers(struct req_ctx *c, int *has_body);
-/* Whether a Host header value names this server (see http_hosts). */
-int http_host_allowed(const char *listen, const char *hosts, const char *value);
 /* c's request line is in, its headers are being read (this thread). */
 void http_headers_parsing(struct req_ctx *c);
 /* ... and handed over (or the request ended). */

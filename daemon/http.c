@@ -197,6 +197,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 	if (!c->begun) {
 		int has_body = 0;
 		c->begun = 1;
+		c->version_len = version ? strlen(version) : 0;
 		http_headers_parsed(c);
 		c->req.method = method;
 		c->req.path = url;
@@ -261,6 +262,7 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 	strbuf_init(&c->body, 0);
 	api_response_init(&c->res);
 	c->nul_in_uri = uri && strstr(uri, "%00") != NULL;
+	c->uri_len = uri ? strlen(uri) : 0;
 	http_headers_parsing(c);
 	return c;
 }
