@@ -73,6 +73,7 @@ static const struct key keys[] = {
 	{ "debian_changelog", K_STR, S(debian_changelog),
 	  "/usr/share/doc/linux-source-6.1/changelog.Debian.gz", NULL },
 	{ "mail_bulk_limit", K_INT, S(mail_bulk_limit), "5", NULL },
+	{ "mail_max_recipients", K_INT, S(mail_max_recipients), "10", NULL },
 };
 #define B(f) offsetof(struct branch_conf, f)
 /*

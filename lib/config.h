@@ -78,6 +78,7 @@ struct config {
 	int poll_interval;      /* seconds between daemon passes */
 	char *debian_changelog; /* changelog.Debian.gz of the tree's source package; "" none */
 	int mail_bulk_limit;    /* more recipients than this in one step: the mail waits */
+	int mail_max_recipients; /* To + Cc of one mail; more: Cc cut and the mail held */
 	struct branch_conf *branches; /* in file order; at least one */
 	int nbranches;
 	int selected;           /* index of the branch the fields above hold */
