@@ -138,6 +138,15 @@ try:
     listing = w.sq('token', 'list').stdout.decode()
     t.ok('alice' in listing and tok not in listing, 'stableq token list names tokens, never secrets')
     tok_bob = w.token('bob')
+    # scopes (issue 23): `token add NAME --scope read|write|admin`, shown in `token list`
+    p = w.sq('token', 'add', 'ci-reader', '--scope', 'read')
+    t.like(p.stderr.decode(), "token 'ci-reader' (read) added", 'stableq token add NAME --scope read')
+    rows = [l.split()[:2] for l in w.sq('token', 'list').stdout.decode().splitlines()]
+    t.ok(['ci-reader', 'read'] in rows and ['alice', 'admin'] in rows,
+         '... token list shows each scope (without --scope: admin)', rows)
+    p = w.sq('token', 'add', 'root-bot', '--scope', 'root', check=False)
+    t.ok(p.returncode == 2 and b'read, write or admin' in p.stderr, '... an unknown scope is refused, naming the known ones')
+    t.is_(q("SELECT COUNT(*) FROM tokens WHERE name = 'root-bot'"), [(0,)], '... and nothing is stored')
 
     os.makedirs(os.path.join(w.dir, 'cli'), exist_ok=True)
     r_mail = w.mail(30, 'lib: fix line 30', 'Fixes: %s ("lib: spell two")' % w.s1[:12],
@@ -545,7 +554,7 @@ try:
     t.ok(n200 and n200[0] > 10, '... counting the requests answered', n200)
 
     s, h, raw, j = w.get('/routes')
-    t.ok(s == 200 and j['base'] == '/api/v1' and {'method': 'POST', 'path': '/patches/{id}/flag', 'write': True, 'query': []}
+    t.ok(s == 200 and j['base'] == '/api/v1' and {'method': 'POST', 'path': '/patches/{id}/flag', 'write': True, 'scope': 'write', 'query': []}
          in j['routes'], 'GET /routes -> the route table')
     s, h, raw, j = w.get('/openapi.json')
     t.ok(s == 200 and j.get('openapi', '').startswith('3.0') and '/patches' in j['paths'],

@@ -522,6 +522,68 @@ static void test_header_quirks(const char *auth)
 	   "http_hosts and the listen address name the hosts served");
 }
 
+/*
+ * Token scopes (issue 23, item 7), per route from the route table: read
+ * tokens read, write tokens also import, flag and override, admin tokens
+ * also revert and release mail.
+ */
+static void test_scopes(sqlite3 *db, const char *admin_auth)
+{
+	char *r = NULL, *w = NULL;
+	struct strbuf ra = STRBUF_INIT, wa = STRBUF_INIT, aa = STRBUF_INIT;
+	struct answer a;
+	static const char json[] = "Content-Type: application/json\r\n";
+
+	ok(token_add_scoped(db, "bot", TOKEN_READ, "test", &r) == 0 &&
+		   token_add_scoped(db, "ci-bot", TOKEN_WRITE, "test", &w) == 0,
+	   "a read token and a write token");
+	strbuf_addf(&ra, "Authorization: Bearer %s\r\n%s", r, json);
+	strbuf_addf(&wa, "Authorization: Bearer %s\r\n%s", w, json);
+	strbuf_addf(&aa, "%s%s", admin_auth, json);
+	is_int(request("GET", "/api/v1/patches/1", ra.buf, NULL, &a), 200,
+	       "read token: GET /patches/1");
+	answer_release(&a);
+	is_int(request("POST", "/api/v1/patches/1/flag", ra.buf,
+		       "{\"reason\": \"from a bot\"}", &a),
+	       403, "read token: POST /patches/1/flag is forbidden");
+	like(a.body.buf, "token 'bot' has scope read: POST /patches/{id}/flag needs write",
+	     "... saying which scope it needs");
+	answer_release(&a);
+	{
+		struct strbuf wt = STRBUF_INIT;
+		strbuf_addf(&wt, "Authorization: Bearer %s\r\nContent-Type: text/plain\r\n", w);
+		is_int(request("POST", "/api/v1/patches", wt.buf, patch_mail, &a), 200,
+		       "write token: POST /patches (a patch known already)");
+		answer_release(&a);
+		strbuf_release(&wt);
+	}
+	is_int(request("POST", "/api/v1/patches/1/flag", wa.buf,
+		       "{\"reason\": \"from a tester\"}", &a),
+	       409, "write token: POST /patches/1/flag passes the scope (409: flagged already)");
+	answer_release(&a);
+	is_int(request("POST", "/api/v1/patches/1/revert", wa.buf,
+		       "{\"dry_run\": true}", &a),
+	       403, "write token: POST /patches/1/revert is forbidden");
+	like(a.body.buf, "needs admin", "... it needs admin");
+	answer_release(&a);
+	is_int(request("POST", "/api/v1/mail/release", wa.buf, "{}", &a), 403,
+	       "write token: POST /mail/release is forbidden");
+	answer_release(&a);
+	is_int(request("POST", "/api/v1/patches/1/revert", aa.buf,
+		       "{\"dry_run\": true}", &a),
+	       200, "admin token: POST /patches/1/revert (dry run)");
+	answer_release(&a);
+	is_int(get("/api/v1/routes", &a), 200, "GET /routes");
+	like(a.body.buf, "\"path\":\"/patches/{id}/revert\",\"write\":true,\"scope\":\"admin\"",
+	     "... says the scope each route needs");
+	answer_release(&a);
+	strbuf_release(&ra);
+	strbuf_release(&wa);
+	strbuf_release(&aa);
+	free(r);
+	free(w);
+}
+
 /* A connection from a given loopback address (127.0.0.X), -1 if refused. */
 static int connect_from(const char *ip)
 {
@@ -816,6 +878,7 @@ int main(void)
 	}
 	test_framing(auth);
 	test_header_quirks(auth);
+	test_scopes(app.db, auth);
 	/* Compression: both forms the same bytes, each with Vary. */
 	is_int(gzipped_same("/api/v1/openapi.json", "gzip"), 1,
 	       "GET /openapi.json with Accept-Encoding: gzip: gzipped, the same bytes");
