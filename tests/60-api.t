@@ -139,10 +139,10 @@ try:
     t.ok('alice' in listing and tok not in listing, 'stableq token list names tokens, never secrets')
     tok_bob = w.token('bob')
     # scopes (issue 23): `token add NAME --scope read|write|admin`, shown in `token list`
-    p = w.sq('token', 'add', 'ci-reader', '--scope', 'read')
-    t.like(p.stderr.decode(), "token 'ci-reader' (read) added", 'stableq token add NAME --scope read')
+    p = w.sq('token', 'add', 'ci-bot', '--scope', 'read')
+    t.like(p.stderr.decode(), "token 'ci-bot' (read) added", 'stableq token add NAME --scope read')
     rows = [l.split()[:2] for l in w.sq('token', 'list').stdout.decode().splitlines()]
-    t.ok(['ci-reader', 'read'] in rows and ['alice', 'admin'] in rows,
+    t.ok(['ci-bot', 'read'] in rows and ['alice', 'admin'] in rows,
          '... token list shows each scope (without --scope: admin)', rows)
     p = w.sq('token', 'add', 'root-bot', '--scope', 'root', check=False)
     t.ok(p.returncode == 2 and b'read, write or admin' in p.stderr, '... an unknown scope is refused, naming the known ones')
