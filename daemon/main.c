@@ -103,7 +103,8 @@ int main(int argc, char **argv)
 			app.json = 1;
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			usage(stdout);
-			return 0;
+			ret = 0;
+			goto out;
 		} else if (!strcmp(argv[i], "-v") && !nargs) {
 			app.verbose++;
 		} else {
@@ -112,7 +113,8 @@ int main(int argc, char **argv)
 	}
 	if (!nargs) {
 		usage(stderr);
-		return 2;
+		ret = 2;
+		goto out;
 	}
 	for (const struct command *c = commands; c->name; c++)
 		if (!strcmp(c->name, args[0]))
@@ -120,7 +122,8 @@ int main(int argc, char **argv)
 	if (!cmd) {
 		fprintf(stderr, "stableq: unknown command '%s'\n", args[0]);
 		usage(stderr);
-		return 2;
+		ret = 2;
+		goto out;
 	}
 	if (!conf && !getenv("STABLEQ_NO_DEFAULT_CONFIG") &&
 	    access("config/stableq.conf", R_OK) == 0)
@@ -128,8 +131,8 @@ int main(int argc, char **argv)
 	if (config_load(&app.cfg, conf) < 0 ||
 	    config_select_branch(&app.cfg, branch) < 0) {
 		fprintf(stderr, "stableq: %s\n", err_msg());
-		config_free(&app.cfg);
-		return 2;
+		ret = 2;
+		goto out;
 	}
 	app.branch_given = branch != NULL;
 	if (dbpath) {
@@ -139,8 +142,8 @@ int main(int argc, char **argv)
 	log_init(app.verbose, 0);
 	if (cmd->needs_db && app_open_db(&app) < 0) {
 		fprintf(stderr, "stableq: %s\n", err_msg());
-		config_free(&app.cfg);
-		return 1;
+		ret = 1;
+		goto out;
 	}
 	if (cmd->run != cmd_serve) {
 		struct sigaction sa = { .sa_handler = on_stop };
@@ -155,6 +158,7 @@ int main(int argc, char **argv)
 	if (app.db && cmd->run != cmd_serve &&
 	    mail_guard_apply(app.db, &app.cfg, mark, cmd->name, app.actor) < 0)
 		fprintf(stderr, "stableq: bulk-mail guard: %s\n", err_msg());
+out:
 	db_close(app.db);
 	config_free(&app.cfg);
 	free(args);

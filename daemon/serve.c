@@ -10,6 +10,7 @@
 #include "icecc.h"
 #include "log.h"
 #include "repo.h"
+#include "snapshot.h"
 #include "spawn.h"
 #include "strbuf.h"
 
@@ -29,7 +30,9 @@
 static int wake_pipe[2] = { -1, -1 };
 static volatile sig_atomic_t got_term, got_hup;
 static pthread_mutex_t status_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct serve_status status = { "idle", 0, 0 };
+static struct serve_status status = { "idle", 0, 0, "" };
+/* The config the steps run with: the daemon's, as a file (snapshot.h). */
+static char *held_conf;
 
 void serve_wake(void)
 {
@@ -157,10 +160,8 @@ static int step_start(struct app *app, struct step *s, const struct job *j,
 		snprintf(branch, sizeof(branch), " (%s)", app->cfg.branch_key);
 	snprintf(s->name, sizeof(s->name), "%s%s%s", j->name, idtext, branch);
 	s->argv[s->argc++] = xstrdup(app->self);
-	if (app->cfg.path) {
-		s->argv[s->argc++] = xstrdup("-c");
-		s->argv[s->argc++] = xstrdup(app->cfg.path);
-	}
+	s->argv[s->argc++] = xstrdup("-c");
+	s->argv[s->argc++] = xstrdup(held_conf);
 	s->argv[s->argc++] = xstrdup("--db");
 	s->argv[s->argc++] = xstrdup(app->cfg.db);
 	s->argv[s->argc++] = xstrdup("--branch");
@@ -279,15 +280,28 @@ static void step_interrupt(struct app *app, struct step *s)
 	log_info("step %s: interrupted after %.1f s", s->name, s->sp.seconds);
 }
 
+/* Says in /health whether the file on disk is the config held. */
+static void set_config_error(const char *why)
+{
+	pthread_mutex_lock(&status_lock);
+	snprintf(status.config_error, sizeof(status.config_error), "%s",
+		 why ? why : "");
+	pthread_mutex_unlock(&status_lock);
+}
+
 static int reload(struct app *app, struct http_server **http)
 {
 	struct config fresh;
 
-	if (config_load(&fresh, app->cfg.path) < 0) {
-		log_warnx("SIGHUP: keeping the old config: %s", err_msg());
-		config_free(&fresh);
+	/* the steps go on with the snapshot held until the file loads */
+	if (snapshot_take(app->cfg.path, app->cfg.var_dir, &fresh) < 0) {
+		log_warnx("SIGHUP: the config file is broken, keeping the"
+			  " config held (the steps run with it too): %s",
+			  err_msg());
+		set_config_error(err_msg());
 		return -1;
 	}
+	set_config_error(NULL);
 	http_stop(*http);
 	*http = NULL;
 	free(fresh.db);
@@ -375,6 +389,16 @@ int cmd_serve(struct app *app, int argc, char **argv)
 	log_init(app->verbose, !foreground);
 	app->actor = "daemon";
 	setenv("STABLEQ_ACTOR", "daemon", 1); /* its steps act as the daemon */
+	{
+		struct config held;
+		if (snapshot_take(app->cfg.path, app->cfg.var_dir, &held) < 0) {
+			log_warnx("%s", err_msg());
+			return 1;
+		}
+		config_free(&held); /* main.c's copy is the same file */
+		free(held_conf);
+		held_conf = snapshot_path(app->cfg.var_dir);
+	}
 	if (app_open_db(app) < 0) {
 		log_warnx("%s", err_msg());
 		return 1;
@@ -434,5 +458,7 @@ int cmd_serve(struct app *app, int argc, char **argv)
 	log_info("stopping");
 	http_stop(http);
 	step_release(&step);
+	free(held_conf);
+	held_conf = NULL;
 	return 0;
 }

@@ -14,6 +14,8 @@ struct serve_status {
 	char step[64];       /* "idle", "candidate 12", "bisect 3" ... */
 	long long started;   /* unix time the step began, 0 if idle */
 	int child_pid;
+	char config_error[256]; /* "" while the file on disk is the config held;
+				 * else why it is not (the daemon keeps its own) */
 };
 void serve_get_status(struct serve_status *out);
 

@@ -67,8 +67,31 @@ static int random_bytes(unsigned char *buf, size_t n)
 	return 0;
 }
 
+static const char *const scope_names[] = { NULL, "read", "write", "admin" };
+
+const char *token_scope_name(int scope)
+{
+	return scope >= TOKEN_READ && scope <= TOKEN_ADMIN ? scope_names[scope]
+							  : NULL;
+}
+
+int token_scope_parse(const char *s)
+{
+	for (int i = TOKEN_READ; s && i <= TOKEN_ADMIN; i++)
+		if (!strcmp(s, scope_names[i]))
+			return i;
+	return err_set(ERR_INVALID, "unknown scope '%.40s' (read, write or admin)",
+		       s ? s : "");
+}
+
 int token_add(sqlite3 *db, const char *name, const char *actor,
 	      char **secret)
+{
+	return token_add_scoped(db, name, TOKEN_ADMIN, actor, secret);
+}
+
+int token_add_scoped(sqlite3 *db, const char *name, int scope,
+		     const char *actor, char **secret)
 {
 	unsigned char raw[TOKEN_SECRET_HEX / 2];
 	char hex[TOKEN_SECRET_HEX + 1], hash[65];
@@ -78,6 +101,8 @@ int token_add(sqlite3 *db, const char *name, const char *actor,
 	*secret = NULL;
 	if ((ret = token_name_check(name)) < 0)
 		return ret;
+	if (!token_scope_name(scope))
+		return err_set(ERR_INVALID, "token scope %d: not a scope", scope);
 	if ((ret = random_bytes(raw, sizeof(raw))) < 0)
 		return ret;
 	to_hex(raw, sizeof(raw), hex);
@@ -85,16 +110,17 @@ int token_add(sqlite3 *db, const char *name, const char *actor,
 	token_hash_hex(hex, TOKEN_SECRET_HEX, hash);
 	if ((ret = db_begin(db)) < 0)
 		goto out;
-	ret = db_exec(db, "INSERT INTO tokens (name, hash) VALUES (?, ?)",
-		      "tt", name, hash);
+	ret = db_exec(db,
+		      "INSERT INTO tokens (name, hash, scope) VALUES (?, ?, ?)",
+		      "ttt", name, hash, token_scope_name(scope));
 	if (ret == ERR_CONFLICT) {
 		ret = err_set(ERR_EXISTS, "token '%s' exists already", name);
 		goto fail;
 	}
 	if (ret < 0)
 		goto fail;
-	ev = event_add(db, actor, "token", db_last_id(db), "added", "token %s",
-		       name);
+	ev = event_add(db, actor, "token", db_last_id(db), "added",
+		       "token %s (%s)", name, token_scope_name(scope));
 	if (ev < 0) {
 		ret = (int)ev;
 		goto fail;
@@ -140,15 +166,21 @@ fail:
 
 int token_check(sqlite3 *db, const char *secret, size_t len, char **name)
 {
+	return token_check_scoped(db, secret, len, name, NULL);
+}
+
+int token_check_scoped(sqlite3 *db, const char *secret, size_t len,
+		       char **name, int *scope)
+{
 	char hash[65];
 	sqlite3_stmt *st;
 	char *found = NULL;
-	int rc;
+	int rc, found_scope = 0;
 
 	*name = NULL;
 	/* Hashing first makes the comparison independent of the input's length. */
 	token_hash_hex(secret, len, hash);
-	st = db_prepare(db, "SELECT name, hash FROM tokens", NULL);
+	st = db_prepare(db, "SELECT name, hash, scope FROM tokens", NULL);
 	if (!st)
 		return ERR_IO;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -158,8 +190,10 @@ int token_check(sqlite3 *db, const char *secret, size_t len, char **name)
 			continue;
 		same = !CRYPTO_memcmp(h, hash, 64);
 		/* Keep going after a match: the time does not tell which. */
-		if (same && !found)
+		if (same && !found) {
 			found = xstrdup(db_col_text(st, 0));
+			found_scope = token_scope_parse(db_col_text(st, 2));
+		}
 	}
 	if (rc != SQLITE_DONE) {
 		free(found);
@@ -171,13 +205,16 @@ int token_check(sqlite3 *db, const char *secret, size_t len, char **name)
 	if (!found)
 		return err_set(ERR_AUTH, "the token is not valid");
 	*name = found;
+	if (scope)
+		*scope = found_scope > 0 ? found_scope : TOKEN_READ;
 	return 0;
 }
 
 json_t *token_list_json(sqlite3 *db)
 {
 	return db_rows_json(db,
-			    "SELECT id, name, created_at FROM tokens ORDER BY"
+			    "SELECT id, name, scope, created_at FROM tokens"
+			    " ORDER BY"
 			    " name",
 			    NULL);
 }

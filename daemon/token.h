@@ -22,6 +22,22 @@ int token_name_check(const char *name);
 int token_add(sqlite3 *db, const char *name, const char *actor,
 	      char **secret);
 
+/*
+ * What a token may do, each scope including the ones before it: read the
+ * API; write (import, flag, override, candidates); admin (revert, release
+ * held mail). Tokens made before scopes are admin (sql/012).
+ */
+enum token_scope { TOKEN_READ = 1, TOKEN_WRITE = 2, TOKEN_ADMIN = 3 };
+
+/* "read", "write", "admin"; NULL for anything else. */
+const char *token_scope_name(int scope);
+/* The scope named s, or ERR_INVALID naming it and the known ones. */
+int token_scope_parse(const char *s);
+
+/* token_add() with a scope (token_add() makes admin tokens). */
+int token_add_scoped(sqlite3 *db, const char *name, int scope,
+		     const char *actor, char **secret);
+
 /* Removes the token name (with an event). ERR_NOTFOUND if there is none. */
 int token_remove(sqlite3 *db, const char *name, const char *actor);
 
@@ -32,8 +48,11 @@ int token_remove(sqlite3 *db, const char *name, const char *actor);
  * otherwise (ERR_IO if the store cannot be read).
  */
 int token_check(sqlite3 *db, const char *secret, size_t len, char **name);
+/* The same, with the token's scope in *scope. */
+int token_check_scoped(sqlite3 *db, const char *secret, size_t len,
+		       char **name, int *scope);
 
-/* [{id, name, created_at}] by name; a new reference or NULL (err_msg()). */
+/* [{id, name, scope, created_at}] by name; a new reference or NULL (err_msg()). */
 json_t *token_list_json(sqlite3 *db);
 
 /* sha256 of data as 64 lowercase hex digits + NUL into hex[65]. */

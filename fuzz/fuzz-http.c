@@ -64,6 +64,9 @@ static void setup(void)
 	app.cfg.max_patch_bytes = 65536;
 	app.cfg.http_timeout = 1;
 	app.cfg.http_request_timeout = 1;
+	/* the corpus's requests say "Host: x" */
+	free(app.cfg.http_hosts);
+	app.cfg.http_hosts = xstrdup("x");
 	if (app_open_db(&app) < 0 ||
 	    token_add(app.db, "fuzz", "fuzz", &secret) < 0 ||
 	    http_start(&app, &srv) < 0) {

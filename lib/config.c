@@ -68,10 +68,12 @@ static const struct key keys[] = {
 	{ "http_connections", K_INT, S(http_connections), "512", NULL },
 	{ "http_timeout", K_INT, S(http_timeout), "15", NULL },
 	{ "http_request_timeout", K_INT, S(http_request_timeout), "30", NULL },
+	{ "http_hosts", K_STR, S(http_hosts), "", NULL },
 	{ "poll_interval", K_INT, S(poll_interval), "5", NULL },
 	{ "debian_changelog", K_STR, S(debian_changelog),
 	  "/usr/share/doc/linux-source-6.1/changelog.Debian.gz", NULL },
 	{ "mail_bulk_limit", K_INT, S(mail_bulk_limit), "5", NULL },
+	{ "mail_max_recipients", K_INT, S(mail_max_recipients), "10", NULL },
 };
 #define B(f) offsetof(struct branch_conf, f)
 /*

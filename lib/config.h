@@ -74,9 +74,11 @@ struct config {
 	int http_connections;
 	int http_timeout;       /* seconds */
 	int http_request_timeout; /* seconds for a request's headers and body */
+	char *http_hosts;       /* Host names served besides loopback's; space/comma-separated */
 	int poll_interval;      /* seconds between daemon passes */
 	char *debian_changelog; /* changelog.Debian.gz of the tree's source package; "" none */
 	int mail_bulk_limit;    /* more recipients than this in one step: the mail waits */
+	int mail_max_recipients; /* To + Cc of one mail; more: Cc cut and the mail held */
 	struct branch_conf *branches; /* in file order; at least one */
 	int nbranches;
 	int selected;           /* index of the branch the fields above hold */

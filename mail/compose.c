@@ -191,6 +191,35 @@ static int add_signoffs(sqlite3 *db, long long patch, struct mailboxes *r)
 	return 0;
 }
 
+/*
+ * One mail goes to mail_max_recipients people at most: the author (To)
+ * first, then the Cc list in order (the Signed-off-by chain, then
+ * mail_cc). A patch with 300 Signed-off-by lines is not a relay: the
+ * Cc list is cut, and the mail is held until a maintainer has looked.
+ * Returns the hold's reason (owned), or NULL within the limit.
+ */
+static char *cap_recipients(const struct config *cfg, const struct mailboxes *to,
+			    struct mailboxes *cc)
+{
+	size_t max = cfg->mail_max_recipients > 0
+			     ? (size_t)cfg->mail_max_recipients
+			     : 0, wanted = to->n + cc->n, keep;
+
+	if (!max || wanted <= max)
+		return NULL;
+	keep = max > to->n ? max - to->n : 0;
+	for (size_t i = keep; i < cc->n; i++) {
+		free(cc->v[i].name);
+		free(cc->v[i].addr);
+	}
+	cc->n = keep;
+	return xstrfmt("recipients: the patch names %zu people (author,"
+		       " Signed-off-by chain, mail_cc), over"
+		       " mail_max_recipients = %zu: Cc cut to the first %zu;"
+		       " a maintainer releases it",
+		       wanted, max, keep);
+}
+
 /* mail_cc, each entry checked; a list that does not parse is left out. */
 static void add_mail_cc(struct mailboxes *cc, const char *list, long long patch)
 {
@@ -449,7 +478,7 @@ long long outbox_add(sqlite3 *db, const struct config *cfg,
 	struct strbuf psubj = STRBUF_INIT;
 	char *from_name = NULL, *from_addr = NULL, *msgid = NULL;
 	char *subject = NULL, *invalid = NULL, *rcpt_json = NULL;
-	char *status = NULL, *chain_json = NULL, *stable = NULL;
+	char *status = NULL, *chain_json = NULL, *stable = NULL, *hold = NULL;
 	const struct kind *k = kind_find(n ? n->kind : NULL);
 	const char *why, *domain;
 	json_t *arr = NULL;
@@ -500,6 +529,7 @@ long long outbox_add(sqlite3 *db, const struct config *cfg,
 		mailboxes_release(&cc);
 		cc = kept;
 	}
+	hold = cap_recipients(cfg, &to, &cc);
 
 	/* the mail not yet sent about this patch, if any, grows by n */
 	chain = chain_of(db, n, &amend, &msgid);
@@ -579,21 +609,21 @@ long long outbox_add(sqlite3 *db, const struct config *cfg,
 			"UPDATE mail SET event_id = COALESCE(NULLIF(?, 0),"
 			" event_id), kind = ?, mail_from = ?, rcpt_to = ?,"
 			" headers_and_body = ?, chain = ?, state = ?,"
-			" last_error = ? WHERE id = ?",
-			"ittttttti", n->event_id, k->name, from_addr, rcpt_json,
+			" last_error = ?, hold = COALESCE(?, hold) WHERE id = ?",
+			"itttttttti", n->event_id, k->name, from_addr, rcpt_json,
 			msg.buf, chain_json, invalid ? "invalid" : "queued",
-			invalid, amend);
+			invalid, hold, amend);
 	else
 		ret = db_exec(db,
 			      "INSERT INTO mail (patch_id, event_id, kind,"
 			      " message_id, mail_from, rcpt_to,"
 			      " headers_and_body, state, next_attempt_at,"
-			      " last_error, chain) VALUES (?, NULLIF(?, 0), ?,"
-			      " ?, ?, ?, ?, ?, ?, ?, ?)",
-			      "iittttttitt", n->patch_id, n->event_id, k->name,
+			      " last_error, chain, hold) VALUES (?, NULLIF(?, 0),"
+			      " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			      "iittttttittt", n->patch_id, n->event_id, k->name,
 			      msgid, from_addr, rcpt_json, msg.buf,
 			      invalid ? "invalid" : "queued", (long long)now,
-			      invalid, chain_json);
+			      invalid, chain_json, hold);
 	if (ret < 0) {
 		err_prefix(ret, "patch %lld: mail", n->patch_id);
 		goto out;
@@ -605,6 +635,16 @@ long long outbox_add(sqlite3 *db, const struct config *cfg,
 				  "patch %lld: now %zu events, the last"
 				  " %s",
 				  n->patch_id, json_array_size(chain), k->name);
+		if (ev < 0) {
+			ret = (int)ev;
+			goto out;
+		}
+	}
+	if (hold && !invalid) {
+		long long ev = event_add(db, "outbox", "mail", id, "held",
+					 "patch %lld: %s", n->patch_id, hold);
+		log_warnx("patch %lld: mail %lld held: %s", n->patch_id, id,
+			  hold);
 		if (ev < 0) {
 			ret = (int)ev;
 			goto out;
@@ -638,6 +678,7 @@ out:
 	free(status);
 	free(stable);
 	free(invalid);
+	free(hold);
 	free(rcpt_json);
 	free(chain_json);
 	json_decref(arr);

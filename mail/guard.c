@@ -3,6 +3,9 @@
 #include "db.h"
 #include "err.h"
 #include "log.h"
+#include "strbuf.h"
+
+#include <stdlib.h>
 
 long long mail_guard_mark(sqlite3 *db)
 {
@@ -14,43 +17,64 @@ long long mail_guard_mark(sqlite3 *db)
 	return id;
 }
 
+/*
+ * Authors (a mail's first recipient) over mail_bulk_limit, or addresses
+ * in all (To and Cc) over mail_bulk_limit times mail_max_recipients: a
+ * step that mails few authors but many others is a relay too.
+ */
 int mail_guard_apply(sqlite3 *db, const struct config *cfg, long long mark,
 		     const char *step, const char *actor)
 {
-	long long people = 0, mails = 0;
+	long long people = 0, addrs = 0, mails = 0;
+	long long per = cfg->mail_max_recipients > 0 ? cfg->mail_max_recipients : 1;
+	long long addr_limit = (long long)cfg->mail_bulk_limit * per;
+	char *why = NULL;
 	int ret;
 
 	if (db_query_int(db, &people,
 			 "SELECT COUNT(DISTINCT lower(json_extract(rcpt_to,"
 			 " '$[0]'))) FROM mail WHERE id > ? AND state ="
 			 " 'queued' AND hold IS NULL",
+			 "i", mark) < 0 ||
+	    db_query_int(db, &addrs,
+			 "SELECT COUNT(DISTINCT lower(r.value)) FROM mail,"
+			 " json_each(mail.rcpt_to) AS r WHERE mail.id > ? AND"
+			 " mail.state = 'queued' AND mail.hold IS NULL",
 			 "i", mark) < 0)
 		return ERR_IO;
-	if (people <= cfg->mail_bulk_limit)
+	if (people > cfg->mail_bulk_limit)
+		why = xstrfmt("%s would mail %lld people (mail_bulk_limit"
+			      " = %d)",
+			      step, people, cfg->mail_bulk_limit);
+	else if (addrs > addr_limit)
+		why = xstrfmt("%s would mail %lld addresses (over"
+			      " mail_bulk_limit x mail_max_recipients = %lld)",
+			      step, addrs, addr_limit);
+	else
 		return 0;
 	if ((ret = db_begin(db)) < 0)
-		return ret;
+		goto out;
 	mails = db_exec(db,
-			"UPDATE mail SET hold = 'bulk: ' || ? || ' would mail '"
-			" || ? || ' people (mail_bulk_limit = ' || ? || '):"
-			" a maintainer releases it' WHERE id > ? AND state ="
+			"UPDATE mail SET hold = 'bulk: ' || ? || ': a"
+			" maintainer releases it' WHERE id > ? AND state ="
 			" 'queued' AND hold IS NULL",
-			"tiii", step, people, (long long)cfg->mail_bulk_limit,
-			mark);
+			"ti", why, mark);
 	if (mails < 0 ||
 	    event_add(db, actor, "mail", 0, "held",
-		      "%s would mail %lld people in %lld mails (mail_bulk_limit"
-		      " = %d): held for a maintainer to release",
-		      step, people, mails, cfg->mail_bulk_limit) < 0 ||
+		      "%s in %lld mails: held for a maintainer to release",
+		      why, mails) < 0 ||
 	    (ret = db_commit(db)) < 0) {
 		ret = mails < 0 ? (int)mails : ERR_IO;
 		db_rollback(db);
-		return ret;
+		goto out;
 	}
-	log_warnx("mail: %s would mail %lld people: %lld mails held until a"
-		  " maintainer releases them (stableq mail release)",
-		  step, people, mails);
-	return (int)mails;
+	log_warnx("mail: %s: %lld mails held until a maintainer releases"
+		  " them (stableq mail release)",
+		  why, mails);
+	ret = (int)mails;
+out:
+	free(why);
+	return ret;
 }
 
 int mail_release(sqlite3 *db, const long long *ids, size_t n,

@@ -223,6 +223,33 @@ static void file_start(struct dparse *d, int git, size_t line)
 	strbuf_reset(&f->new_path);
 }
 
+/* An absolute path, or one with a ".." component: it leaves the tree. */
+static int leaves_tree(const struct strbuf *path)
+{
+	const char *s = path->buf;
+
+	if (!path->len || !strcmp(s, "/dev/null"))
+		return 0;
+	if (*s == '/')
+		return 1;
+	for (;;) {
+		size_t n = strcspn(s, "/");
+		if (n == 2 && s[0] == '.' && s[1] == '.')
+			return 1;
+		if (!s[n])
+			return 0;
+		s += n + 1;
+	}
+}
+
+/* The diff's word for where a file comes from: "copy from" names it. */
+static const char *source_word(const struct fstate *f)
+{
+	if (f->change == 'R')
+		return "rename from";
+	return f->change == 'A' ? "copy from" : "the old file";
+}
+
 static int file_finish(struct dparse *d)
 {
 	struct fstate *f = &d->f;
@@ -239,6 +266,18 @@ static int file_finish(struct dparse *d)
 			       "(truncated diff?)",
 			       d->name, f->line,
 			       f->new_path.len ? f->new_path.buf : "?");
+	/* The source first: a copy of ../../etc/passwd is about the source. */
+	if (leaves_tree(&f->old_path))
+		return err_set(ERR_INVALID,
+			       "%s:%zu: %s %.200s: the source leaves the tree"
+			       " (an absolute path or a '..' component)",
+			       d->name, f->line, source_word(f),
+			       f->old_path.buf);
+	if (leaves_tree(&f->new_path))
+		return err_set(ERR_INVALID,
+			       "%s:%zu: %.200s: the target leaves the tree"
+			       " (an absolute path or a '..' component)",
+			       d->name, f->line, f->new_path.buf);
 	path = f->change == 'D' || !f->new_path.len ||
 			       !strcmp(f->new_path.buf, "/dev/null")
 		       ? f->old_path.buf

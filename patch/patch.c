@@ -1153,6 +1153,45 @@ static void cleanup(struct strbuf *out, const char *buf, size_t len, int mbox)
 	}
 }
 
+/*
+ * Cuts *text to PATCH_TEXT_MAX bytes with the mark, at a UTF-8 character's
+ * edge; returns its length before, or 0 when it was short enough.
+ */
+static size_t cut_text(char **text)
+{
+	size_t len = *text ? strlen(*text) : 0, keep;
+	char *s = *text;
+
+	if (len <= PATCH_TEXT_MAX)
+		return 0;
+	keep = PATCH_TEXT_MAX - (sizeof(PATCH_CUT_MARK) - 1);
+	while (keep && ((unsigned char)s[keep] & 0xc0) == 0x80)
+		keep--;
+	memcpy(s + keep, PATCH_CUT_MARK, sizeof(PATCH_CUT_MARK));
+	return len;
+}
+
+/* The limits on stored text: subject (and the message's first line), name. */
+static void cut_long_text(struct patch *p)
+{
+	if ((p->subject_cut = cut_text(&p->subject)) && p->message) {
+		/* the message's subject line goes the same way */
+		char *nl = strchr(p->message, '\n'), *first;
+		size_t n = nl ? (size_t)(nl - p->message) : strlen(p->message);
+		if (n > PATCH_TEXT_MAX) {
+			struct strbuf sb = STRBUF_INIT;
+			first = xstrndup(p->message, n);
+			cut_text(&first);
+			strbuf_addstr(&sb, first);
+			strbuf_addstr(&sb, p->message + n);
+			free(first);
+			free(p->message);
+			p->message = strbuf_detach(&sb, NULL);
+		}
+	}
+	p->name_cut = cut_text(&p->author_name);
+}
+
 int patch_parse_at(struct patch **out, const char *buf, size_t len,
 		   const char *name, size_t max_bytes, size_t first_line,
 		   unsigned flags)
@@ -1211,6 +1250,8 @@ int patch_parse_at(struct patch **out, const char *buf, size_t len,
 		ret = parse_plain(&m, s, end, line, flags, first_line);
 	if (ret == 0)
 		ret = finish_headers(&m);
+	if (ret == 0)
+		cut_long_text(m.p);
 	if (ret < 0 || ret == 1) {
 		patch_free(m.p);
 		m.p = NULL;

@@ -59,7 +59,16 @@ struct patch {
 	int adds_kconfig;     /* adds a "config FOO" entry to a Kconfig file */
 	int touches_uapi;     /* changes include/uapi/ or arch/x/include/uapi/ */
 	int reply;            /* the Subject: began with "Re:" */
+	size_t subject_cut;   /* the subject was this long, over PATCH_TEXT_MAX, and is cut; else 0 */
+	size_t name_cut;      /* the same for author_name */
 };
+
+/*
+ * Subjects and names longer than this are cut (at a character's edge) and
+ * end with PATCH_CUT_MARK: a 400 KB subject is hostile, not information.
+ */
+#define PATCH_TEXT_MAX 1000
+#define PATCH_CUT_MARK " [cut]"
 
 /*
  * Parses one message: a mail (RFC 5322 headers, folded lines, RFC 2047

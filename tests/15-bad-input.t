@@ -64,6 +64,15 @@ bad "a series line with ../" "leaves the queue directory" "$T/q2"
 printf '/etc/passwd\n' > "$T/q3/series"
 bad "a series line with an absolute path" "leaves the queue directory" "$T/q3"
 bad "an empty directory" "empty" "$T/empty"
+# a copy whose source leaves the tree: the reason names the source
+printf 'From: Eve <eve@example.org>\nSubject: [PATCH] lib: copy\n\n---\ndiff --git a/../../../etc/passwd b/lib/copied.c\nsimilarity index 100%%\ncopy from ../../../etc/passwd\ncopy to lib/copied.c\n' > "$T/copy-out.patch"
+bad "copy from ../../../etc/passwd" "copy from ../../../etc/passwd: the source leaves the tree" "$T/copy-out.patch"
+# a config file that cannot be read: refused with its line, nothing opened
+printf 'listen = 127.0.0.1:8080\nno_such_key = 1\n' > "$T/broken.conf"
+out=$(STABLEQ_NO_DEFAULT_CONFIG=1 "$STABLEQ" -c "$T/broken.conf" --db "$T/db" import "$F/bad-nodiff.patch" 2>&1)
+is "$?" 2 "a broken config file: exit 2"
+like "$out" "no_such_key" "... naming the bad key"
+is "$(snapshot)" "$before" "... and the database is unchanged"
 bad "a path that does not exist" "nothing-here" "$T/nothing-here"
 # attached patches are read from their parts
 SQ import "$F/attach-format-patch.patch" "$F/attach-signed-base64.patch" > "$T/attach.log" 2>&1
@@ -75,4 +84,15 @@ SQ import "$F/ctl-headers.patch" > "$T/ctl.log" 2>&1
 ok $? "a mail with control characters in its encoded headers imports" "$(cat "$T/ctl.log")"
 is "$(sqlite3 "$T/db" "SELECT subject || '|' || author_name FROM patches WHERE author_email = 'eve@example.org'")" \
 	"fix it diff --git a/evil b/evil[2J andmore|Eve[31m Evil X" "... subject and name stored as one line without control characters"
+# a 400 KB subject and a 2 KB name are cut with a mark, and the import says so
+long=$(head -c 409600 /dev/zero | tr '\0' 's')
+name=$(head -c 2000 /dev/zero | tr '\0' 'n')
+printf 'From: %s <long@example.org>\nSubject: [PATCH] %s\nMessage-Id: <long-subject@example.org>\n\nLong.\n\nSigned-off-by: L <long@example.org>\n---\n--- a/lib/x.c\n+++ b/lib/x.c\n@@ -1 +1 @@\n-a\n+b\n' "$name" "$long" > "$T/long.patch"
+out=$(SQ import "$T/long.patch" 2>&1)
+ok $? "a patch with a 400 KB subject imports"
+like "$out" "long.patch: subject cut to 1000 bytes (was 409600)" "... the import says the subject was cut"
+like "$out" "long.patch: author name cut to 1000 bytes (was 2000)" "... and the name"
+is "$(sqlite3 "$T/db" "SELECT length(subject) || ' ' || substr(subject, -6) FROM patches WHERE author_email = 'long@example.org'")" "1000  [cut]" "... stored as 1000 bytes ending with the mark"
+is "$(sqlite3 "$T/db" "SELECT length(author_name) FROM patches WHERE author_email = 'long@example.org'")" 1000 "... the name too"
+ok "$([ "$(sqlite3 "$T/db" "SELECT length(message) FROM patches WHERE author_email = 'long@example.org'")" -lt 2000 ] && echo 0 || echo 1)" "... and the message's subject line"
 done_testing

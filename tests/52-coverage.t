@@ -155,7 +155,7 @@ diag "$(grep -h 'coverage:' "$T/c1.log" "$T/c2.log")"
 
 # ---- the API and the dashboard ----
 C2=$(db "SELECT MAX(id) FROM candidates")
-(cd "$TOP" && "$STABLEQ" -c "$T/stableq.conf" serve -d > "$T/daemon.log" 2>&1) &
+(cd "$TOP" && exec "$STABLEQ" -c "$T/stableq.conf" serve -d > "$T/daemon.log" 2>&1) &
 DPID=$!
 for i in $(seq 1 100); do curl -sf "127.0.0.1:$PORT/api/v1/health" > /dev/null && break; sleep 0.2; done
 curl -sf "127.0.0.1:$PORT/api/v1/candidates/$C2" > "$T/api-c2.json"

@@ -138,6 +138,15 @@ try:
     listing = w.sq('token', 'list').stdout.decode()
     t.ok('alice' in listing and tok not in listing, 'stableq token list names tokens, never secrets')
     tok_bob = w.token('bob')
+    # scopes (issue 23): `token add NAME --scope read|write|admin`, shown in `token list`
+    p = w.sq('token', 'add', 'ci-bot', '--scope', 'read')
+    t.like(p.stderr.decode(), "token 'ci-bot' (read) added", 'stableq token add NAME --scope read')
+    rows = [l.split()[:2] for l in w.sq('token', 'list').stdout.decode().splitlines()]
+    t.ok(['ci-bot', 'read'] in rows and ['alice', 'admin'] in rows,
+         '... token list shows each scope (without --scope: admin)', rows)
+    p = w.sq('token', 'add', 'root-bot', '--scope', 'root', check=False)
+    t.ok(p.returncode == 2 and b'read, write or admin' in p.stderr, '... an unknown scope is refused, naming the known ones')
+    t.is_(q("SELECT COUNT(*) FROM tokens WHERE name = 'root-bot'"), [(0,)], '... and nothing is stored')
 
     os.makedirs(os.path.join(w.dir, 'cli'), exist_ok=True)
     r_mail = w.mail(30, 'lib: fix line 30', 'Fixes: %s ("lib: spell two")' % w.s1[:12],
@@ -276,7 +285,7 @@ try:
         lambda: w.post('/patches', big, headers=ct_mbox, token=tok))
 
     def chunked_big():
-        head = ('POST /api/v1/patches HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n'
+        head = ('POST /api/v1/patches HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\n'
                 'Content-Type: application/mbox\r\nTransfer-Encoding: chunked\r\n\r\n' % tok).encode()
         chunk = b'%x\r\n%s\r\n' % (8192, b'y' * 8192)
         return raw_answer(*raw_exchange(head, 10, [chunk] * 10 + [b'0\r\n\r\n']))
@@ -284,7 +293,7 @@ try:
 
     def early_413():
         # The limit is refused from the headers: the body is never sent.
-        head = ('POST /api/v1/patches HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n'
+        head = ('POST /api/v1/patches HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\n'
                 'Content-Type: application/mbox\r\nContent-Length: 99999999\r\n\r\n' % tok).encode()
         t0 = time.time()
         code, buf = raw_exchange(head, 5)
@@ -360,7 +369,7 @@ try:
     bad('GET /patches?state=bogus', 400, lambda: w.get('/patches?state=bogus'), 'bogus')
     def get_with_body(path, length, body=b''):
         return lambda: raw_answer(*raw_exchange(
-            ('GET /api/v1%s HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n' % (path, length)).encode()
+            ('GET /api/v1%s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %d\r\n\r\n' % (path, length)).encode()
             + body, 5))
     bad('GET /patches with a body', 400, get_with_body('/patches', 5, b'hello'), 'takes no body')
     bad('GET /patches announcing an 8 MB body', 400, get_with_body('/patches', 8 << 20), 'takes no body')
@@ -545,7 +554,7 @@ try:
     t.ok(n200 and n200[0] > 10, '... counting the requests answered', n200)
 
     s, h, raw, j = w.get('/routes')
-    t.ok(s == 200 and j['base'] == '/api/v1' and {'method': 'POST', 'path': '/patches/{id}/flag', 'write': True, 'query': []}
+    t.ok(s == 200 and j['base'] == '/api/v1' and {'method': 'POST', 'path': '/patches/{id}/flag', 'write': True, 'scope': 'write', 'query': []}
          in j['routes'], 'GET /routes -> the route table')
     s, h, raw, j = w.get('/openapi.json')
     t.ok(s == 200 and j.get('openapi', '').startswith('3.0') and '/patches' in j['paths'],
@@ -576,9 +585,9 @@ try:
     for i in range(24):
         s = socket.create_connection(('127.0.0.1', w.port), timeout=5)
         if i % 3 == 0:
-            s.sendall(b'GET /api/v1/patches HTTP/1.1\r\nHost: x\r\n')  # half a request
+            s.sendall(b'GET /api/v1/patches HTTP/1.1\r\nHost: 127.0.0.1\r\n')  # half a request
         elif i % 3 == 1:
-            s.sendall(b'POST /api/v1/patches HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n'
+            s.sendall(b'POST /api/v1/patches HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\n'
                       b'Content-Type: text/plain\r\nContent-Length: 5000\r\n\r\nFrom x' % tok.encode())
         idle.append(s)  # i % 3 == 2: connected, silent
     t0 = time.time()
@@ -627,7 +636,7 @@ try:
         t.is_(s, 200, '... the dashboard\'s files are served (the data is not)')
         # Authorized on the headers: an 8 MB body is not waited for.
         t0 = time.time()
-        code, buf = raw_exchange(b'GET /api/v1/patches HTTP/1.1\r\nHost: x\r\n'
+        code, buf = raw_exchange(b'GET /api/v1/patches HTTP/1.1\r\nHost: 127.0.0.1\r\n'
                                  b'Content-Length: 8388608\r\n\r\n', 5, port=w2.port)
         t.ok(code == 401 and time.time() - t0 < 1.0,
              '... a read announcing an 8 MB body, without a token -> 401 at once (%.2f s)' % (time.time() - t0),

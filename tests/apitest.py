@@ -18,6 +18,32 @@ TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), '..'))
 STABLEQ = os.environ.get('STABLEQ', os.path.join(TOP, 'stableq'))
 
 
+class Relay:
+    """tests/smtpd.py on a free loopback port, storing mail in self.inbox."""
+
+    def __init__(self, prefix='stableq-relay-inbox.'):
+        self.inbox = tempfile.mkdtemp(prefix=prefix)
+        self.portf = self.inbox + '.port'
+        self.proc = subprocess.Popen(['/usr/bin/python3', os.path.join(TOP, 'tests', 'smtpd.py'),
+                                      '--dir', self.inbox, '--port-file', self.portf],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(100):
+            if os.path.exists(self.portf) and open(self.portf).read().strip():
+                break
+            time.sleep(0.1)
+        self.port = int(open(self.portf).read().strip())
+
+    def envelopes(self):
+        """Each delivered mail's envelope ({mail_from, rcpt_tos}), in order."""
+        return [json.load(open(os.path.join(self.inbox, f)))
+                for f in sorted(os.listdir(self.inbox)) if f.endswith('.json')]
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait()
+        subprocess.run(['rm', '-rf', self.inbox, self.portf])
+
+
 class Tap:
     """A TAP producer that can fail: the exit status says so."""
 

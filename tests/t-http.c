@@ -80,7 +80,7 @@ static int request(const char *method, const char *path, const char *headers,
 	struct strbuf r = STRBUF_INIT;
 	int ret;
 
-	strbuf_addf(&r, "%s %s HTTP/1.1\r\nHost: t\r\nConnection: close\r\n%s",
+	strbuf_addf(&r, "%s %s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n%s",
 		    method, path, headers ? headers : "");
 	if (body)
 		strbuf_addf(&r, "Content-Length: %zu\r\n\r\n%s", strlen(body), body);
@@ -337,77 +337,251 @@ static void test_framing(const char *auth)
 	struct answer a;
 	double dt;
 
-	is_int(exchange_f(&a, &dt, "GET /api/v1/health HTTP/1.1\r\nHost: t\r\n"
+	is_int(exchange_f(&a, &dt, "GET /api/v1/health HTTP/1.1\r\nHost: localhost\r\n"
 			  "Content-Length: 999999\r\n\r\n"),
 	       400, "GET with an 8 MB body announced: 400 from the headers");
 	like(a.body.buf, "takes no body", "... the route takes no body");
 	ok(dt < 1.0, "... at once, before any body (%.2f s)", dt);
 	answer_release(&a);
-	is_int(exchange_f(&a, &dt, "HEAD /api/v1/patches HTTP/1.1\r\nHost: t\r\n"
+	is_int(exchange_f(&a, &dt, "HEAD /api/v1/patches HTTP/1.1\r\nHost: localhost\r\n"
 			  "Transfer-Encoding: chunked\r\n\r\n"),
 	       400, "HEAD with a chunked body: 400 from the headers");
 	ok(dt < 1.0, "... at once (%.2f s)", dt);
 	answer_release(&a);
-	is_int(exchange_f(&a, NULL, "GET /api/v1/health HTTP/1.1\r\nHost: t\r\n"
+	is_int(exchange_f(&a, NULL, "GET /api/v1/health HTTP/1.1\r\nHost: localhost\r\n"
 			  "Connection: close\r\nContent-Length: 5\r\n\r\nhello"),
 	       400, "GET with a small body: 400 as well");
 	answer_release(&a);
-	is_int(exchange_f(&a, &dt, "GET /app.js HTTP/1.1\r\nHost: t\r\n"
+	is_int(exchange_f(&a, &dt, "GET /app.js HTTP/1.1\r\nHost: localhost\r\n"
 			  "Content-Length: 999999\r\n\r\n"),
 	       400, "a dashboard file with a body announced: 400");
 	ok(dt < 1.0, "... at once (%.2f s)", dt);
 	answer_release(&a);
-	is_int(exchange_f(&a, &dt, "GET /api/v1/nope HTTP/1.1\r\nHost: t\r\n"
+	is_int(exchange_f(&a, &dt, "GET /api/v1/nope HTTP/1.1\r\nHost: localhost\r\n"
 			  "Content-Length: 999999\r\n\r\n"),
 	       404, "an unknown route with a body: 404 (routed first)");
 	ok(dt < 1.0, "... at once (%.2f s)", dt);
 	answer_release(&a);
-	is_int(exchange_f(&a, &dt, "GET /api/v1/patches/1/flag HTTP/1.1\r\nHost: t\r\n"
+	is_int(exchange_f(&a, &dt, "GET /api/v1/patches/1/flag HTTP/1.1\r\nHost: localhost\r\n"
 			  "Content-Length: 999999\r\n\r\n"),
 	       405, "a method the route does not take, with a body: 405");
 	answer_release(&a);
-	is_int(exchange_f(&a, &dt, "POST /api/v1/patches HTTP/1.1\r\nHost: t\r\n"
+	is_int(exchange_f(&a, &dt, "POST /api/v1/patches HTTP/1.1\r\nHost: localhost\r\n"
 			  "Content-Type: text/plain\r\nContent-Length: 999999\r\n\r\n"),
 	       401, "a write without a token, 1 MB announced: 401 before the body");
 	ok(dt < 1.0, "... at once (%.2f s)", dt);
 	answer_release(&a);
 
-	is_int(exchange_f(&a, &dt, "POST /api/v1/patches/1/flag HTTP/1.1\r\nHost: t\r\n%s"
+	is_int(exchange_f(&a, &dt, "POST /api/v1/patches/1/flag HTTP/1.1\r\nHost: localhost\r\n%s"
 			  "Content-Type: application/json\r\n"
 			  "Content-Length: 2\r\nContent-Length: 40\r\n\r\n{}"
-			  "GET /api/v1/health HTTP/1.1\r\nHost: t\r\n\r\n", auth),
+			  "GET /api/v1/health HTTP/1.1\r\nHost: localhost\r\n\r\n", auth),
 	       400, "two different Content-Length headers: 400");
 	like(a.body.buf, "Content-Length", "... saying so");
 	ok(!strstr(a.body.buf, "HTTP/1.1"), "... and the request behind it is not served");
 	like(a.head.buf, "Connection: close", "... Connection: close");
 	ok(dt < 1.0, "... the connection is closed at once (%.2f s)", dt);
 	answer_release(&a);
-	is_int(exchange_f(&a, &dt, "POST /api/v1/patches/1/flag HTTP/1.1\r\nHost: t\r\n%s"
+	is_int(exchange_f(&a, &dt, "POST /api/v1/patches/1/flag HTTP/1.1\r\nHost: localhost\r\n%s"
 			  "Content-Type: application/json\r\nContent-Length: 5\r\n"
 			  "Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n"
-			  "GET /api/v1/health HTTP/1.1\r\nHost: t\r\n\r\n", auth),
+			  "GET /api/v1/health HTTP/1.1\r\nHost: localhost\r\n\r\n", auth),
 	       400, "Content-Length with chunked: 400");
 	like(a.body.buf, "Transfer-Encoding", "... saying so");
 	ok(!strstr(a.body.buf, "HTTP/1.1"), "... and the request behind it is not served");
 	ok(dt < 1.0, "... the connection is closed at once (%.2f s)", dt);
 	answer_release(&a);
-	is_int(exchange_f(&a, &dt, "GET /api/v1/health HTTP/1.1\r\nHost: t\r\n"
+	is_int(exchange_f(&a, &dt, "GET /api/v1/health HTTP/1.1\r\nHost: localhost\r\n"
 			  "Content-Length: 0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"
-			  "GET /api/v1/health HTTP/1.1\r\nHost: t\r\n\r\n"),
+			  "GET /api/v1/health HTTP/1.1\r\nHost: localhost\r\n\r\n"),
 	       400, "a GET with Content-Length and chunked: 400");
 	ok(!strstr(a.body.buf, "HTTP/1.1"), "... and the request behind it is not served");
 	answer_release(&a);
-	is_int(exchange_f(&a, &dt, "GET /api/v1/health HTTP/1.1\r\nHost: t\r\n"
+	is_int(exchange_f(&a, &dt, "GET /api/v1/health HTTP/1.1\r\nHost: localhost\r\n"
 			  "Content-Length: 0\r\nContent-Length: 0\r\n\r\n"
-			  "GET /api/v1/health HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n"),
+			  "GET /api/v1/health HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"),
 	       200, "the same Content-Length twice (0): served");
 	like(a.body.buf, "HTTP/1.1 200", "... and so is the next request on the connection");
 	answer_release(&a);
-	is_int(exchange_f(&a, &dt, "GET /api/v1/health HTTP/1.1\r\nHost: t\r\n\r\n"
-			  "GET /api/v1/health HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n"),
+	is_int(exchange_f(&a, &dt, "GET /api/v1/health HTTP/1.1\r\nHost: localhost\r\n\r\n"
+			  "GET /api/v1/health HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"),
 	       200, "two GETs on one connection: the first answered");
 	like(a.body.buf, "HTTP/1.1 200", "... and the second (keep-alive holds)");
 	answer_release(&a);
+}
+
+/* Sends len raw bytes (NULs allowed); the answer in a, the time in *secs. */
+static int exchange_raw(struct answer *a, double *secs, const char *req,
+			size_t len)
+{
+	double t0 = now_s();
+	int ret = exchange(req, len, a);
+
+	*secs = now_s() - t0;
+	return ret;
+}
+
+/*
+ * The last HTTP quirks (issue 23, items 3 to 6), each answered at once
+ * with one clean answer and the connection closed: a request behind it
+ * on the connection is never served.
+ */
+static void test_header_quirks(const char *auth)
+{
+	static const char *const tes[] = { "xchunked", "chunked, identity",
+					   "identity", "gzip, chunked" };
+	static const char *const lengths[] = { "2, 2", "-1", "+2", "0x2" };
+	struct answer a;
+	double dt;
+
+	for (size_t i = 0; i < sizeof(tes) / sizeof(tes[0]); i++) {
+		is_int(exchange_f(&a, &dt, "POST /api/v1/candidates HTTP/1.1\r\n"
+				  "Host: localhost\r\n%sTransfer-Encoding: %s\r\n\r\n"
+				  "2\r\n{}\r\n0\r\n\r\n", auth, tes[i]),
+		       501, "Transfer-Encoding: %s: 501", tes[i]);
+		ok(dt < 2.0, "... at once (%.2f s), not at the idle timeout", dt);
+		like(a.body.buf, "only a lone 'chunked'", "... saying what is understood");
+		answer_release(&a);
+	}
+	is_int(exchange_f(&a, &dt, "POST /api/v1/candidates HTTP/1.1\r\n"
+			  "Host: localhost\r\n%sTransfer-Encoding: chunked\r\n"
+			  "Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n", auth),
+	       501, "two Transfer-Encoding headers: 501");
+	answer_release(&a);
+	for (size_t i = 0; i < sizeof(lengths) / sizeof(lengths[0]); i++) {
+		is_int(exchange_f(&a, &dt, "POST /api/v1/candidates HTTP/1.1\r\n"
+				  "Host: localhost\r\n%sContent-Type: application/json\r\n"
+				  "Content-Length: %s\r\n\r\n{}"
+				  "GET /api/v1/health HTTP/1.1\r\nHost: localhost\r\n\r\n",
+				  auth, lengths[i]),
+		       400, "Content-Length: %s: 400", lengths[i]);
+		ok(!strstr(a.body.buf, "HTTP/1.1"),
+		   "... one answer: no second header block in its body");
+		like(a.body.buf, "\"error\":\"bad-request\"", "... a JSON error");
+		ok(dt < 2.0, "... and the connection closed at once (%.2f s)", dt);
+		answer_release(&a);
+	}
+	{
+		struct strbuf r = STRBUF_INIT;
+		/* "Bearer TOKEN<NUL>junk": the token is not taken */
+		strbuf_addstr(&r, "POST /api/v1/patches/1/flag HTTP/1.1\r\nHost: localhost\r\n");
+		strbuf_add(&r, auth, strlen(auth) - 2);
+		strbuf_add(&r, "\0junk\r\n", 7);
+		strbuf_addstr(&r, "Content-Type: application/json\r\nContent-Length: 16\r\n\r\n"
+				  "{\"reason\":\"nul\"}");
+		is_int(exchange_raw(&a, &dt, r.buf, r.len), 400,
+		       "Authorization: Bearer TOKEN<NUL>junk: 400");
+		like(a.body.buf, "NUL", "... naming the NUL");
+		answer_release(&a);
+		strbuf_release(&r);
+		strbuf_addstr(&r, "GET /api/v1/health HTTP/1.1\r\nHost: localhost\r\nX-Note: a");
+		strbuf_add(&r, "\0b\r\n\r\n", 6);
+		is_int(exchange_raw(&a, &dt, r.buf, r.len), 400, "a NUL in any header's value: 400");
+		answer_release(&a);
+		strbuf_release(&r);
+	}
+	is_int(get("/index.html%00.js", &a), 400, "GET /index.html%%00.js: 400, not index.html");
+	ok(!strstr(a.body.buf, "<html"), "... no page");
+	answer_release(&a);
+	is_int(get("/api/v1/patches?branch=6.1%00evil", &a), 400,
+	       "?branch=6.1%%00evil: 400, not taken as 6.1");
+	answer_release(&a);
+	is_int(get("/api/v1/patches?branch=6.1", &a), 200, "?branch=6.1 alone: 200");
+	answer_release(&a);
+	is_int(exchange_f(&a, &dt, "POST /api/v1/patches/1/flag HTTP/1.1\r\nHost: localhost\r\n"
+			  "%sAuthorization: Bearer nope\r\nContent-Type: application/json\r\n"
+			  "Content-Length: 16\r\n\r\n{\"reason\":\"two\"}", auth),
+	       400, "two Authorization headers: 400, not the first one's token");
+	like(a.body.buf, "2 Authorization headers", "... saying so");
+	answer_release(&a);
+	is_int(exchange_f(&a, &dt, "GET /api/v1/mail HTTP/1.1\r\nHost: rebound.example\r\n"
+			  "Connection: close\r\n\r\n"),
+	       421, "Host: rebound.example (DNS rebinding): 421");
+	ok(!strstr(a.body.buf, "\"mail\""), "... the outbox is not read");
+	answer_release(&a);
+	is_int(exchange_f(&a, &dt, "GET / HTTP/1.1\r\nHost: rebound.example:8080\r\n"
+			  "Connection: close\r\n\r\n"),
+	       421, "... the dashboard too");
+	answer_release(&a);
+	{
+		static const char *const hosts[] = { "localhost", "LOCALHOST:8080",
+			"127.0.0.1", "127.0.0.2:80", "[::1]:8080", "localhost." };
+		for (size_t i = 0; i < sizeof(hosts) / sizeof(hosts[0]); i++) {
+			is_int(exchange_f(&a, &dt, "GET /api/v1/health HTTP/1.1\r\n"
+					  "Host: %s\r\nConnection: close\r\n\r\n", hosts[i]),
+			       200, "Host: %s: served", hosts[i]);
+			answer_release(&a);
+		}
+	}
+	ok(http_host_allowed("0.0.0.0:8080", "stableq.example.org, build1",
+			     "stableq.example.org:8080") &&
+	   http_host_allowed("*:8080", "stableq.example.org build1", "BUILD1") &&
+	   !http_host_allowed("*:8080", "stableq.example.org", "example.org") &&
+	   http_host_allowed("192.0.2.7:8080", "", "192.0.2.7:8080") &&
+	   !http_host_allowed("192.0.2.7:8080", "", "192.0.2.8"),
+	   "http_hosts and the listen address name the hosts served");
+}
+
+/*
+ * Token scopes (issue 23, item 7), per route from the route table: read
+ * tokens read, write tokens also import, flag and override, admin tokens
+ * also revert and release mail.
+ */
+static void test_scopes(sqlite3 *db, const char *admin_auth)
+{
+	char *r = NULL, *w = NULL;
+	struct strbuf ra = STRBUF_INIT, wa = STRBUF_INIT, aa = STRBUF_INIT;
+	struct answer a;
+	static const char json[] = "Content-Type: application/json\r\n";
+
+	ok(token_add_scoped(db, "bot", TOKEN_READ, "test", &r) == 0 &&
+		   token_add_scoped(db, "ci-bot", TOKEN_WRITE, "test", &w) == 0,
+	   "a read token and a write token");
+	strbuf_addf(&ra, "Authorization: Bearer %s\r\n%s", r, json);
+	strbuf_addf(&wa, "Authorization: Bearer %s\r\n%s", w, json);
+	strbuf_addf(&aa, "%s%s", admin_auth, json);
+	is_int(request("GET", "/api/v1/patches/1", ra.buf, NULL, &a), 200,
+	       "read token: GET /patches/1");
+	answer_release(&a);
+	is_int(request("POST", "/api/v1/patches/1/flag", ra.buf,
+		       "{\"reason\": \"from a bot\"}", &a),
+	       403, "read token: POST /patches/1/flag is forbidden");
+	like(a.body.buf, "token 'bot' has scope read: POST /patches/{id}/flag needs write",
+	     "... saying which scope it needs");
+	answer_release(&a);
+	{
+		struct strbuf wt = STRBUF_INIT;
+		strbuf_addf(&wt, "Authorization: Bearer %s\r\nContent-Type: text/plain\r\n", w);
+		is_int(request("POST", "/api/v1/patches", wt.buf, patch_mail, &a), 200,
+		       "write token: POST /patches (a patch known already)");
+		answer_release(&a);
+		strbuf_release(&wt);
+	}
+	is_int(request("POST", "/api/v1/patches/1/flag", wa.buf,
+		       "{\"reason\": \"from a tester\"}", &a),
+	       409, "write token: POST /patches/1/flag passes the scope (409: flagged already)");
+	answer_release(&a);
+	is_int(request("POST", "/api/v1/patches/1/revert", wa.buf,
+		       "{\"dry_run\": true}", &a),
+	       403, "write token: POST /patches/1/revert is forbidden");
+	like(a.body.buf, "needs admin", "... it needs admin");
+	answer_release(&a);
+	is_int(request("POST", "/api/v1/mail/release", wa.buf, "{}", &a), 403,
+	       "write token: POST /mail/release is forbidden");
+	answer_release(&a);
+	is_int(request("POST", "/api/v1/patches/1/revert", aa.buf,
+		       "{\"dry_run\": true}", &a),
+	       200, "admin token: POST /patches/1/revert (dry run)");
+	answer_release(&a);
+	is_int(get("/api/v1/routes", &a), 200, "GET /routes");
+	like(a.body.buf, "\"path\":\"/patches/{id}/revert\",\"write\":true,\"scope\":\"admin\"",
+	     "... says the scope each route needs");
+	answer_release(&a);
+	strbuf_release(&ra);
+	strbuf_release(&wa);
+	strbuf_release(&aa);
+	free(r);
+	free(w);
 }
 
 /* A connection from a given loopback address (127.0.0.X), -1 if refused. */
@@ -448,7 +622,7 @@ static int closed_by_server(int fd)
 static void test_slow_clients(void)
 {
 	enum { NSLOW = 10 };
-	const char *head = "GET /api/v1/health HTTP/1.1\r\nHost: t\r\n";
+	const char *head = "GET /api/v1/health HTTP/1.1\r\nHost: localhost\r\n";
 	int fds[NSLOW], open_at_start = 0, tried = 0, all_closed = 0;
 	double t0 = now_s(), dt = 0, closed_at = -1;
 	struct answer a;
@@ -679,7 +853,7 @@ int main(void)
 	is_int(get("/api/v1/patches?limit=0", &a), 400, "limit=0");
 	answer_release(&a);
 	{
-		const char *big = "POST /api/v1/patches HTTP/1.1\r\nHost: t\r\n"
+		const char *big = "POST /api/v1/patches HTTP/1.1\r\nHost: localhost\r\n"
 				  "Content-Type: text/plain\r\nContent-Length: 999999\r\n";
 		struct strbuf r = STRBUF_INIT;
 		strbuf_addf(&r, "%s%s\r\n", big, auth);
@@ -689,7 +863,7 @@ int main(void)
 	}
 	{
 		struct strbuf r = STRBUF_INIT;
-		strbuf_addf(&r, "POST /api/v1/patches HTTP/1.1\r\nHost: t\r\nConnection: close\r\n"
+		strbuf_addf(&r, "POST /api/v1/patches HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n"
 			       "Content-Type: text/plain\r\nTransfer-Encoding: chunked\r\n%s\r\n", auth);
 		for (int i = 0; i < 6; i++) {
 			strbuf_addf(&r, "400\r\n");
@@ -703,6 +877,8 @@ int main(void)
 		strbuf_release(&r);
 	}
 	test_framing(auth);
+	test_header_quirks(auth);
+	test_scopes(app.db, auth);
 	/* Compression: both forms the same bytes, each with Vary. */
 	is_int(gzipped_same("/api/v1/openapi.json", "gzip"), 1,
 	       "GET /openapi.json with Accept-Encoding: gzip: gzipped, the same bytes");

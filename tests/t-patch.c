@@ -755,6 +755,26 @@ static void test_bad_input(void)
 		     "bad.patch: 20971520 bytes, over the limit of 8388608");
 	free(big);
 
+	/* issue 23: the reason names the source that leaves the tree */
+	expect_error("copy from ../../../etc/passwd",
+		     "From: Eve <eve@example.org>\nSubject: copy\n\n---\n"
+		     "diff --git a/../../../etc/passwd b/lib/copied.c\n"
+		     "similarity index 100%\n"
+		     "copy from ../../../etc/passwd\ncopy to lib/copied.c\n",
+		     (size_t)-1, MAXB, ERR_INVALID,
+		     "copy from ../../../etc/passwd: the source leaves the tree");
+	expect_error("rename from /etc/shadow",
+		     "From: Eve <eve@example.org>\nSubject: mv\n\n---\n"
+		     "diff --git a/etc/shadow b/lib/x.c\n"
+		     "similarity index 100%\n"
+		     "rename from /etc/shadow\nrename to lib/x.c\n",
+		     (size_t)-1, MAXB, ERR_INVALID,
+		     "rename from /etc/shadow: the source leaves the tree");
+	expect_error("a target with ..",
+		     "From: Eve <eve@example.org>\nSubject: up\n\n---\n"
+		     "--- a/lib/x.c\n+++ b/lib/../../x.c\n@@ -1 +1 @@\n-a\n+b\n",
+		     (size_t)-1, MAXB, ERR_INVALID,
+		     "lib/../../x.c: the target leaves the tree");
 	expect_error("empty input", "", 0, MAXB, ERR_INVALID, "no diff");
 	expect_error("encoded word with bad UTF-8",
 		     "From: =?UTF-8?B?/w==?= <a@b>\nSubject: x\n\n--- a/f\n+++ "

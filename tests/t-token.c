@@ -85,6 +85,54 @@ int main(void)
 			     " AND kind = 'removed'", NULL);
 	is_int(n, 1, "the removal is an event");
 
+	/* Scopes (issue 23): read < write < admin, stored and checked. */
+	{
+		char *r = NULL, *w = NULL;
+		int scope = 0;
+		ok(token_add_scoped(db, "bot", TOKEN_READ, "cli", &r) == 0 &&
+			   token_add_scoped(db, "tester", TOKEN_WRITE, "cli", &w) == 0,
+		   "token_add_scoped: a read and a write token");
+		ok(token_check_scoped(db, r, 64, &name, &scope) == 0 &&
+			   scope == TOKEN_READ,
+		   "token_check_scoped: bot is read");
+		free(name);
+		ok(token_check_scoped(db, w, 64, &name, &scope) == 0 &&
+			   scope == TOKEN_WRITE,
+		   "... tester is write");
+		free(name);
+		ok(token_check_scoped(db, b, 64, &name, &scope) == 0 &&
+			   scope == TOKEN_ADMIN,
+		   "... bob (token_add) is admin");
+		free(name);
+		is_int(token_scope_parse("root"), ERR_INVALID, "an unknown scope is refused");
+		like(err_msg(), "read, write or admin", "... naming the known ones");
+		is_int(token_add_scoped(db, "x", 7, "cli", &name), ERR_INVALID,
+		       "token_add_scoped with no such scope fails");
+		list = token_list_json(db);
+		is_str(json_string_value(json_object_get(json_array_get(list, 0), "scope")),
+		       "admin", "token_list_json says each token's scope");
+		json_decref(list);
+
+		/* A token made before scopes: the migration makes it admin. */
+		db_exec_script(db, "ALTER TABLE tokens DROP COLUMN scope;"
+				   " DELETE FROM tokens;");
+		token_hash_hex(r, 64, hex);
+		db_exec(db, "INSERT INTO tokens (name, hash) VALUES ('old', ?)", "t", hex);
+		db_query_int(db, &n, "PRAGMA user_version", NULL);
+		{
+			char pragma[64];
+			snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %lld", n - 1);
+			db_exec_script(db, pragma);
+		}
+		db_close(db);
+		ok(db_open(&db, path) == 0, "a store from before scopes opens (sql/012 runs)");
+		ok(token_check_scoped(db, r, 64, &name, &scope) == 0 && scope == TOKEN_ADMIN,
+		   "... and its token works as admin");
+		free(name);
+		free(r);
+		free(w);
+	}
+
 	free(a);
 	free(b);
 	db_close(db);

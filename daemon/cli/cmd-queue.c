@@ -99,6 +99,10 @@ int cmd_import(struct app *app, int argc, char **argv)
 		printf(", %zu revert%s of stableq's own left alone", res.own,
 		       res.own == 1 ? "" : "s");
 	putchar('\n');
+	for (char *l = res.notes, *nl; l && (nl = strchr(l, '\n')); l = nl + 1) {
+		*nl = '\0'; /* a line each, control bytes in caret form */
+		printf("%s\n", tty(l));
+	}
 	ret = 0;
 	if (res.added)
 		ret = check_imported(app, &res);

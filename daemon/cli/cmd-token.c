@@ -10,26 +10,32 @@
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: stableq token add NAME\n"
+	fprintf(stderr, "usage: stableq token add NAME [--scope read|write|admin]\n"
 			"       stableq token list [--json]\n"
 			"       stableq token remove NAME\n");
 	return 2;
 }
 
-static int token_cmd_add(struct app *app, const char *name)
+static int token_cmd_add(struct app *app, const char *name,
+			 const char *scope_name)
 {
 	char *secret = NULL;
+	int scope = scope_name ? token_scope_parse(scope_name) : TOKEN_ADMIN;
 
-	if (token_add(app->db, name, app->actor, &secret) < 0) {
+	if (scope < 0) {
+		fprintf(stderr, "stableq token add: %s\n", err_msg());
+		return 2;
+	}
+	if (token_add_scoped(app->db, name, scope, app->actor, &secret) < 0) {
 		fprintf(stderr, "stableq token add: %s\n", err_msg());
 		return 1;
 	}
 	/* The secret is printed once and never stored: keep it now. */
 	printf("%s\n", secret);
 	fflush(stdout);
-	fprintf(stderr, "token '%s' added; it is shown only this once. Use it"
-			" as: Authorization: Bearer <token>\n",
-		name);
+	fprintf(stderr, "token '%s' (%s) added; it is shown only this once."
+			" Use it as: Authorization: Bearer <token>\n",
+		name, token_scope_name(scope));
 	free(secret);
 	return 0;
 }
@@ -51,8 +57,9 @@ static int token_cmd_list(struct app *app)
 	} else {
 		json_array_foreach(list, i, t)
 		{
-			printf("%-24s %s\n",
+			printf("%-24s %-6s %s\n",
 			       json_string_value(json_object_get(t, "name")),
+			       json_string_value(json_object_get(t, "scope")),
 			       json_string_value(
 				       json_object_get(t, "created_at")));
 		}
@@ -64,7 +71,11 @@ static int token_cmd_list(struct app *app)
 int cmd_token(struct app *app, int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "add"))
-		return token_cmd_add(app, argv[2]);
+		return token_cmd_add(app, argv[2], NULL);
+	if (argc == 5 && !strcmp(argv[1], "add") && !strcmp(argv[3], "--scope"))
+		return token_cmd_add(app, argv[2], argv[4]);
+	if (argc == 5 && !strcmp(argv[1], "add") && !strcmp(argv[2], "--scope"))
+		return token_cmd_add(app, argv[4], argv[3]);
 	if (argc == 2 && !strcmp(argv[1], "list"))
 		return token_cmd_list(app);
 	if (argc == 3 && !strcmp(argv[1], "remove")) {

@@ -39,6 +39,7 @@ struct api_route {
 	const struct api_field *fields;
 	const char *query;   /* allowed query names: "state,limit,offset" */
 	int cache;           /* the answer depends on the store alone */
+	int admin;           /* a write only an admin token may make */
 };
 
 /* Answers status with j as JSON (j is stolen). */

@@ -227,6 +227,12 @@ void api_get_health(struct api_request *req, struct api_response *res,
 		      "queue", queue, "mail", mail, "pending_candidates",
 		      (json_int_t)pending, "last_event_id",
 		      (json_int_t)last_event);
+	/* Whether the file on disk is the config the daemon holds. */
+	json_object_set_new(o, "config",
+			    json_pack("{s:b, s:s?}", "file_ok",
+				      !ss.config_error[0], "file_error",
+				      ss.config_error[0] ? ss.config_error
+							 : NULL));
 	/* What runs now, for the dashboard's "in progress" line. */
 	json_object_set_new(o, "candidate",
 			    first(db_rows_json(db, sql_current_candidate,

@@ -40,6 +40,7 @@ static const struct api_field candidate_fields[] = {
  * daemon's step), /metrics (counters) or build logs (files that grow).
  */
 #define C .cache = 1
+#define A .admin = 1 /* revert and release need an admin token */
 static const struct api_route routes[] = {
 	{ "GET", "/patches", api_get_patches, 0, BODY_NONE, NULL,
 	  "state,limit,offset,view,branch", C },
@@ -48,7 +49,7 @@ static const struct api_route routes[] = {
 	{ "POST", "/patches/{id}/flag", api_post_flag, 1, BODY_JSON,
 	  reason_fields, "" },
 	{ "POST", "/patches/{id}/revert", api_post_revert, 1, BODY_JSON,
-	  revert_fields, "" },
+	  revert_fields, "", A },
 	{ "POST", "/patches/{id}/override", api_post_override, 1, BODY_JSON,
 	  reason_fields, "" },
 	{ "GET", "/candidates", api_get_candidates, 0, BODY_NONE, NULL,
@@ -77,9 +78,9 @@ static const struct api_route routes[] = {
 	{ "GET", "/releases", api_get_releases, 0, BODY_NONE, NULL,
 	  "branch,limit", C },
 	{ "POST", "/mail/release", api_post_mail_release, 1, BODY_JSON,
-	  no_fields, "" },
+	  no_fields, "", A },
 	{ "POST", "/mail/{id}/release", api_post_mail_release, 1, BODY_JSON,
-	  no_fields, "" },
+	  no_fields, "", A },
 	{ "GET", "/events", api_get_events, 0, BODY_NONE, NULL, "since,limit", C },
 	{ "GET", "/health", api_get_health, 0, BODY_NONE, NULL, "" },
 	{ "GET", "/metrics", api_get_metrics, 0, BODY_NONE, NULL, "" },
@@ -87,7 +88,14 @@ static const struct api_route routes[] = {
 	{ "GET", "/openapi.json", api_get_openapi, 0, BODY_NONE, NULL, "", C },
 };
 #undef C
+#undef A
 #define NROUTES (sizeof(routes) / sizeof(routes[0]))
+
+/* The scope a route's token needs (sql/012, token.h). */
+static int route_scope(const struct api_route *r)
+{
+	return r->admin ? TOKEN_ADMIN : r->write ? TOKEN_WRITE : TOKEN_READ;
+}
 
 /* ---- answers ---- */
 
@@ -401,10 +409,12 @@ json_t *api_routes_json(void)
 			p += n + (p[n] == ',');
 		}
 		json_array_append_new(
-			arr, json_pack("{s:s, s:s, s:b, s:o}", "method",
+			arr, json_pack("{s:s, s:s, s:b, s:s, s:o}", "method",
 				       routes[i].method, "path",
 				       routes[i].pattern, "write",
-				       routes[i].write, "query", q));
+				       routes[i].write, "scope",
+				       token_scope_name(route_scope(&routes[i])),
+				       "query", q));
 	}
 	return arr;
 }
@@ -420,7 +430,7 @@ static int check_auth(struct api_request *req, struct api_response *res)
 		    (!strcmp(access, "loopback") && !req->loopback);
 	char *name = NULL;
 	size_t len;
-	int ret;
+	int ret, scope = 0;
 
 	if (!h) {
 		if (!needs)
@@ -456,13 +466,22 @@ static int check_auth(struct api_request *req, struct api_response *res)
 			  "the Authorization header has no token");
 		return -1;
 	}
-	ret = token_check(req->app.db, h, len, &name);
+	ret = token_check_scoped(req->app.db, h, len, &name, &scope);
 	if (ret == ERR_AUTH) {
 		api_error(res, 403, "forbidden", "the token is not valid");
 		return -1;
 	}
 	if (ret < 0) {
 		api_fail(res, ret);
+		return -1;
+	}
+	if (scope < route_scope(req->route)) {
+		api_error(res, 403, "forbidden",
+			  "token '%s' has scope %s: %s %s needs %s", name,
+			  token_scope_name(scope), req->method,
+			  req->route->pattern,
+			  token_scope_name(route_scope(req->route)));
+		free(name);
 		return -1;
 	}
 	req->actor = xstrfmt("token:%s", name);

@@ -75,6 +75,11 @@ struct req_ctx {
 	int answered;      /* res holds the answer */
 	int sent;          /* the answer was handed to libmicrohttpd */
 	int headers_done;  /* on_headers() ran */
+	int begun;         /* on_request() has seen it */
+	int nul_in_uri;    /* the raw URI holds %00 */
+	size_t uri_len;    /* the raw URI's length */
+	size_t version_len; /* "HTTP/1.1" */
+	int parsing;       /* counted by http_headers_parsing() */
 	int gzip;          /* the client accepts gzip */
 	int revalidate;    /* a cached read: ETag, Cache-Control: no-cache */
 	const char *etag;  /* of the kept answer sent (its entry's), or NULL */
@@ -158,6 +163,21 @@ struct MHD_Response *http_static_file(struct http_server *s,
 enum MHD_Result http_queue_write(struct req_ctx *c);
 /* The writer thread (arg: the server). */
 void *http_writer_main(void *arg);
+
+/* http-headers.c */
+/*
+ * The headers, the path and the query, before routing: 0 with *has_body
+ * set (and c->length), or -1 with the answer in c->res (400 for a NUL, a
+ * second Authorization or Host, a malformed or ambiguous length; 501 for a
+ * Transfer-Encoding other than a lone chunked; 421 for a Host not served).
+ */
+int http_check_headers(struct req_ctx *c, int *has_body);
+/* c's request line is in, its headers are being read (this thread). */
+void http_headers_parsing(struct req_ctx *c);
+/* ... and handed over (or the request ended). */
+void http_headers_parsed(struct req_ctx *c);
+/* libmicrohttpd logged msg: 1 if it was a bad length answered here. */
+int http_refuse_length(const char *msg);
 
 /* http-limit.c */
 /* Starts the watch thread (and inits its lock): 0 or -1. */

@@ -97,68 +97,6 @@ static void begin_request(struct req_ctx *c, const char *url,
 	req->app.actor = "http";
 }
 
-/* What check_framing() gathers from the headers. */
-struct framing {
-	const char *length; /* the first Content-Length */
-	int lengths_differ; /* another Content-Length says otherwise */
-	int chunked;        /* a Transfer-Encoding header */
-};
-
-static enum MHD_Result framing_header(void *cls, enum MHD_ValueKind kind,
-				      const char *key, const char *value)
-{
-	struct framing *f = cls;
-
-	if (!strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH)) {
-		if (!f->length)
-			f->length = value ? value : "";
-		else if (strcmp(f->length, value ? value : ""))
-			f->lengths_differ = 1;
-	} else if (!strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING)) {
-		f->chunked = 1;
-	}
-	return MHD_YES;
-}
-
-/*
- * How the body is framed, from the headers alone: 0 with *has_body set,
- * or -1 with a 400 in c->res when the framing is ambiguous (two different
- * Content-Length headers, or one with Transfer-Encoding): a proxy in
- * front may read the body otherwise than libmicrohttpd does, so such a
- * request is refused and its connection closed (RFC 9112 6.3).
- */
-static int check_framing(struct req_ctx *c, int *has_body)
-{
-	struct framing f = { 0 };
-	char *end;
-	long long n;
-
-	MHD_get_connection_values(c->conn, MHD_HEADER_KIND, framing_header, &f);
-	*has_body = f.chunked;
-	if (f.lengths_differ || (f.length && f.chunked)) {
-		api_error(&c->res, 400, "bad-request", "%s",
-			  f.chunked ? "Content-Length and Transfer-Encoding"
-				      " together: the body's length is"
-				      " ambiguous"
-				    : "two different Content-Length headers:"
-				      " the body's length is ambiguous");
-		return -1;
-	}
-	if (f.length) {
-		errno = 0;
-		n = strtoll(f.length, &end, 10);
-		if (errno || end == f.length || *end || n < 0) {
-			api_error(&c->res, 400, "bad-request",
-				  "Content-Length '%.40s' is not a length",
-				  f.length);
-			return -1;
-		}
-		*has_body = n > 0;
-		c->length = n;
-	}
-	return 0;
-}
-
 static void too_big(struct http_server *s, struct api_response *res)
 {
 	api_error(res, 413, "too-big",
@@ -256,18 +194,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 	struct http_server *s = cls;
 	struct req_ctx *c = *con_cls;
 
-	if (!c) {
+	if (!c->begun) {
 		int has_body = 0;
-		c = xcalloc(1, sizeof(*c));
-		c->srv = s;
-		c->conn = conn;
-		c->length = -1;
-		strbuf_init(&c->body, 0);
-		api_response_init(&c->res);
-		*con_cls = c;
+		c->begun = 1;
+		c->version_len = version ? strlen(version) : 0;
+		http_headers_parsed(c);
 		c->req.method = method;
 		c->req.path = url;
-		if (check_framing(c, &has_body) < 0) {
+		if (http_check_headers(c, &has_body) < 0) {
 			c->headers_done = c->close = 1;
 			return http_send_answer(c);
 		}
@@ -313,6 +247,26 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 	return http_queue_write(c);
 }
 
+/*
+ * The request line is in (its headers are not): the request's context is
+ * made here, so that the raw URI can be looked at (libmicrohttpd hands
+ * on_request() the path and query decoded, cut at a %00).
+ */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+	struct req_ctx *c = xcalloc(1, sizeof(*c));
+
+	c->srv = cls;
+	c->conn = conn;
+	c->length = -1;
+	strbuf_init(&c->body, 0);
+	api_response_init(&c->res);
+	c->nul_in_uri = uri && strstr(uri, "%00") != NULL;
+	c->uri_len = uri ? strlen(uri) : 0;
+	http_headers_parsing(c);
+	return c;
+}
+
 static void on_completed(void *cls, struct MHD_Connection *conn,
 			 void **con_cls, enum MHD_RequestTerminationCode toe)
 {
@@ -321,6 +275,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn,
 	http_limit_next(conn);
 	if (!c)
 		return;
+	http_headers_parsed(c);
 	strbuf_release(&c->body);
 	api_response_release(&c->res);
 	free(c->req.actor);
@@ -349,7 +304,10 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 
 	strbuf_vaddf(&sb, fmt, ap);
 	strbuf_rtrim(&sb);
-	log_warnx("http: %s", sb.buf);
+	if (http_refuse_length(sb.buf))
+		log_info("http: %s (answered 400, connection closed)", sb.buf);
+	else
+		log_warnx("http: %s", sb.buf);
 	strbuf_release(&sb);
 }
 
@@ -473,7 +431,8 @@ int http_start(struct app *app, struct http_server **out)
 		conns * pool_threads(), MHD_OPTION_NOTIFY_CONNECTION,
 		on_connection, s,
 		MHD_OPTION_CONNECTION_TIMEOUT, timeout,
-		MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_END);
+		MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+		MHD_OPTION_URI_LOG_CALLBACK, on_uri, s, MHD_OPTION_END);
 	/*
 	 * No MHD_OPTION_LISTENING_ADDRESS_REUSE: on Linux it sets SO_REUSEPORT
 	 * and a second daemon on the same port would silently share it.

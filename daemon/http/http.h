@@ -16,6 +16,13 @@ int http_start(struct app *app, struct http_server **out);
 void http_stop(struct http_server *s);
 
 /*
+ * 1 if a Host header's value (port optional) names this server: a
+ * loopback name (localhost, 127.0.0.0/8, ::1), the host of listen, or
+ * one of hosts (http_hosts: space- or comma-separated, any case).
+ */
+int http_host_allowed(const char *listen, const char *hosts, const char *value);
+
+/*
  * 1 if an Accept-Encoding header value (NULL: none) accepts gzip: named
  * (or x-gzip) with a weight over 0, or covered by "*" when not named.
  */

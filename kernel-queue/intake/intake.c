@@ -45,11 +45,31 @@ static void parsed_free(struct parsed *ps)
 	free(ps->paths);
 }
 
+/* Says what was cut of a new patch's text, in res->notes. */
+static void note_cuts(struct intake_result *res, const char *path,
+		      const struct patch *p)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	if (!p->subject_cut && !p->name_cut)
+		return;
+	strbuf_addstr(&sb, res->notes ? res->notes : "");
+	if (p->subject_cut)
+		strbuf_addf(&sb, "%s: subject cut to %d bytes (was %zu)\n",
+			    path, PATCH_TEXT_MAX, p->subject_cut);
+	if (p->name_cut)
+		strbuf_addf(&sb, "%s: author name cut to %d bytes (was %zu)\n",
+			    path, PATCH_TEXT_MAX, p->name_cut);
+	free(res->notes);
+	res->notes = strbuf_detach(&sb, NULL);
+}
+
 void intake_result_release(struct intake_result *r)
 {
 	if (!r)
 		return;
 	free(r->ids);
+	free(r->notes);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -240,10 +260,12 @@ static int store(sqlite3 *db, long long branch, unsigned flags,
 			err_prefix(ret, "%s", ps->paths[i]);
 			goto fail;
 		}
-		if (ret)
+		if (ret) {
 			res->added++;
-		else
+			note_cuts(res, ps->paths[i], ps->v[i]);
+		} else {
 			res->duplicates++;
+		}
 		res->ids[res->nids++] = id;
 	}
 	if (res->added && (ret = queue_link_dependencies(db)) < 0)

@@ -14,6 +14,8 @@ struct intake_result {
 			     * alone (series_is_own()) */
 	long long *ids;     /* every patch of the input, new or existing, in order (owned) */
 	size_t nids;
+	char *notes;        /* what was cut on intake, a line each ("x.patch: subject
+			     * cut to 1000 bytes (was 409600)\n"), or NULL (owned) */
 };
 
 void intake_result_release(struct intake_result *r);
