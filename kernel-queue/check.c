@@ -74,6 +74,7 @@ int check_verdict_add(sqlite3 *db, long long patch_id, enum check_kind k,
 
 static enum check_result fixup_check(struct check_ctx *c,
 				     const struct check_row *p,
+				     const struct strbuf *reverted,
 				     struct strbuf *detail)
 {
 	sqlite3_stmt *st;
@@ -90,6 +91,15 @@ static enum check_result fixup_check(struct check_ctx *c,
 		return CR_OVERRIDDEN;
 	}
 	free(last);
+	if (reverted->len) {
+		/* released, then reverted: queueing it again silently would
+		 * bring back what a maintainer took out */
+		strbuf_addf(detail,
+			    "reverted-after-release: %s; find out why it was"
+			    " reverted before queueing it again",
+			    reverted->buf);
+		res = CR_HELD;
+	}
 	st = db_stmt(c->app->db,
 			"SELECT x.id, x.subject, x.state, t.value FROM patch_tags t"
 			" JOIN patches x ON x.id != t.patch_id AND ("
@@ -117,7 +127,8 @@ static enum check_result fixup_check(struct check_ctx *c,
 	}
 	db_stmt_done(st);
 	if (res == CR_OK)
-		strbuf_addstr(detail, "not a fix-up of a broken patch");
+		strbuf_addstr(detail, "not a fix-up of a broken patch, not"
+				      " reverted after a release");
 	return res;
 }
 
@@ -222,54 +233,90 @@ static int reverse_after_later(struct check_ctx *c, const struct check_row *p,
 	return found;
 }
 
+/*
+ * Content decides: the diff applies in reverse, or comes out once the later
+ * queued patches are taken out, or every line it adds stands in the tree
+ * (repo_lines_placed()). That a release lists its subject (released,
+ * where) only names the release; without the lines it is unknown, never
+ * already-applied.
+ */
 static enum check_result applies_check(struct check_ctx *c,
-				       const struct check_row *p,
+				       const struct check_row *p, int released,
+				       const struct strbuf *where,
 				       struct strbuf *detail)
 {
 	struct repo_apply_result res = { 0 };
-	struct strbuf where = STRBUF_INIT, taken = STRBUF_INIT;
+	struct strbuf taken = STRBUF_INIT, placed = STRBUF_INIT,
+		      rel = STRBUF_INIT;
 	const char *branch = c->app->cfg.branch;
 	enum check_result out;
 	int r = repo_apply_overlay(c->repo, c->running, &c->queued, p->diff,
 				   &c->delta, &res);
-	int released = r == 0 && res.status != REPO_APPLY_CLEAN
-			       ? check_released_where(c, p, &where) > 0
-			       : 0;
 
+	if (released)
+		strbuf_addf(&rel, ": released in %s", where->buf);
 	if (r < 0) {
 		strbuf_addf(detail, "cannot apply: %s", err_msg());
 		out = CR_CONFLICT;
 	} else if (res.status == REPO_APPLY_CLEAN) {
-		strbuf_addstr(detail, "applies cleanly on the branch and the"
-				      " patches queued before it");
-		out = CR_CLEAN;
+		if (repo_lines_placed(c->repo, c->running, &c->queued, p->diff,
+				      NULL) > 0) {
+			strbuf_addf(detail,
+				    "already in %s%s; every line it adds is in"
+				    " the tree already, where a later change"
+				    " moved it: applying it would add them"
+				    " twice",
+				    branch, rel.buf);
+			out = CR_ALREADY;
+		} else {
+			strbuf_addstr(detail, "applies cleanly on the branch"
+					      " and the patches queued before"
+					      " it");
+			out = CR_CLEAN;
+		}
 	} else if (res.status == REPO_APPLY_ALREADY) {
-		strbuf_addf(detail, "already in %s", branch);
+		strbuf_addf(detail, "already in %s%s; the diff applies in"
+				    " reverse",
+			    branch, rel.buf);
+		out = CR_ALREADY;
+	} else if (reverse_after_later(c, p, &taken)) {
+		strbuf_addf(detail, "already in %s%s", branch, rel.buf);
 		if (released)
-			strbuf_addf(detail, ": released in %s", where.buf);
-		strbuf_addstr(detail, "; the diff applies in reverse");
+			strbuf_addf(detail,
+				    "; later releases changed the same lines"
+				    " (%s)",
+				    res.detail ? res.detail : "");
+		strbuf_addf(detail,
+			    "%s the diff applies in reverse once the later"
+			    " queued %s touching the same files %s taken out",
+			    released ? ";" : ":", taken.buf,
+			    strchr(taken.buf, ',') ? "are" : "is");
+		out = CR_ALREADY;
+	} else if (repo_lines_placed(c->repo, c->running, &c->queued, p->diff,
+				     &placed) > 0) {
+		strbuf_addf(detail,
+			    "already in %s%s; later releases changed the same"
+			    " lines (%s), and every line it adds is in the"
+			    " tree where they left it",
+			    branch, rel.buf, res.detail ? res.detail : "");
 		out = CR_ALREADY;
 	} else if (released) {
 		strbuf_addf(detail,
-			    "already in %s: released in %s; later releases"
-			    " changed the same lines (%s)",
-			    branch, where.buf, res.detail ? res.detail : "");
-		out = CR_ALREADY;
-	} else if (reverse_after_later(c, p, &taken)) {
-		strbuf_addf(detail,
-			    "already in %s: the diff applies in reverse once"
-			    " the later queued %s touching the same files %s"
-			    " taken out",
-			    branch, taken.buf,
-			    strchr(taken.buf, ',') ? "are" : "is");
-		out = CR_ALREADY;
+			    "a patch of this subject is in %s, but its lines"
+			    " are not in the tree (%s; %s): it may need a"
+			    " backport",
+			    where->buf, res.detail ? res.detail : "conflict",
+			    placed.len ? placed.buf : "its lines differ");
+		out = CR_UNKNOWN;
 	} else {
 		strbuf_addstr(detail, res.detail ? res.detail : "conflict");
 		out = CR_CONFLICT;
 	}
+	err_clear();
 	repo_apply_result_release(&res);
-	strbuf_release(&where);
 	strbuf_release(&taken);
+	strbuf_release(&placed);
+	strbuf_release(&rel);
 	return out;
 }
 
@@ -302,7 +349,8 @@ static int notify_held(struct check_ctx *c, long long id, long long event,
 static int check_one(struct check_ctx *c, struct check_row *p,
 		     struct check_summary *sum, int *advance)
 {
-	struct strbuf d[CHECK_KIND_COUNT], reason = STRBUF_INIT;
+	struct strbuf d[CHECK_KIND_COUNT], reason = STRBUF_INIT,
+		      where = STRBUF_INIT, reverted = STRBUF_INIT;
 	enum check_result v[CHECK_KIND_COUNT];
 	enum patch_state to;
 	long long ev = 0;
@@ -314,11 +362,13 @@ static int check_one(struct check_ctx *c, struct check_row *p,
 	*advance = 0;
 	c->with_ok = 0;
 	c->with[0] = '\0';
-	v[CHECK_APPLIES] = applies_check(c, p, &d[CHECK_APPLIES]);
+	int released = check_released_where(c, p, &where, &reverted) > 0;
+	v[CHECK_APPLIES] = applies_check(c, p, released, &where,
+					 &d[CHECK_APPLIES]);
 	c->with_ok = v[CHECK_APPLIES] == CR_CLEAN;
 	v[CHECK_FIXES] = check_fixes(c, p, v[CHECK_APPLIES], 0,
 				     &d[CHECK_FIXES]);
-	v[CHECK_FIXUP] = fixup_check(c, p, &d[CHECK_FIXUP]);
+	v[CHECK_FIXUP] = fixup_check(c, p, &reverted, &d[CHECK_FIXUP]);
 	v[CHECK_FLAGS] = flags_check(c, p, &d[CHECK_FLAGS]);
 
 	if (db_query_text(c->app->db, &tested,
@@ -343,6 +393,11 @@ static int check_one(struct check_ctx *c, struct check_row *p,
 	} else if (v[CHECK_APPLIES] == CR_CONFLICT) {
 		to = PS_CHECKED;
 		strbuf_addf(&reason, "does not apply: %s", d[CHECK_APPLIES].buf);
+	} else if (v[CHECK_APPLIES] == CR_UNKNOWN) {
+		/* a release names it, its lines do not say so */
+		to = PS_CHECKED;
+		strbuf_addf(&reason, "needs a human (applies unknown): %s",
+			    d[CHECK_APPLIES].buf);
 	} else if (v[CHECK_FIXES] == CR_UNKNOWN ||
 		   v[CHECK_FIXES] == CR_MISSING) {
 		to = PS_CHECKED;
@@ -410,6 +465,8 @@ out:
 	for (int k = 0; k < CHECK_KIND_COUNT; k++)
 		strbuf_release(&d[k]);
 	strbuf_release(&reason);
+	strbuf_release(&where);
+	strbuf_release(&reverted);
 	free(tested);
 	return ret;
 }

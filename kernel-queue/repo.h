@@ -115,6 +115,13 @@ int repo_commit_in_history(struct repo *r, const char *tip_spec,
 int repo_find_backport(struct repo *r, const char *tip_spec,
 		       const char *upstream_sha, char out_hex[REPO_HEX_SIZE]);
 /*
+ * Finds a commit reachable from tip_spec whose summary is
+ * `Revert "<subject>"` (git's own form): 1 (out_hex, may be NULL, gets it),
+ * 0 none, negative on error. Cached with repo_find_backport()'s walk.
+ */
+int repo_find_revert(struct repo *r, const char *tip_spec,
+		     const char *subject, char out_hex[REPO_HEX_SIZE]);
+/*
  * Looks through sq_dir/releases/<series>.N/ *.patch of a stable-queue
  * checkout (plain files) for a patch whose "commit X upstream" or
  * "[ Upstream commit X ]" line names upstream_sha (prefix match both ways).
@@ -235,6 +242,39 @@ int repo_history_small(struct repo *r, const char *tip_spec, size_t max,
 int repo_apply_reverse(struct repo *r, const char *base, const char *diff_text,
 		       char new_tree_hex[REPO_HEX_SIZE],
 		       struct repo_apply_result *res);
+
+/*
+ * A patch's own lines as evidence, in the tree of base with ov on top (ov
+ * may be NULL); what was found or missed is appended to why (may be NULL).
+ *
+ * repo_file_overlay: appends the file at path to out: 1, or 0 when there
+ * is no file there.
+ *
+ * repo_lines_placed (repo-lines.c): is the patch there by its content,
+ * even where it neither applies nor applies in reverse (a later release
+ * moved its lines or changed their context)? 1 when every run of lines it
+ * adds stands in its file as one block, wherever it moved (a run with
+ * fewer than two telling lines, i.e. lines of at least 8 characters, and
+ * none of 24, counts only next to a line the patch keeps beside it), no
+ * telling block it removes is still there, files it deletes are gone, and
+ * at least one run is telling alone; 0 otherwise (also for binary diffs
+ * and for code the patch moves within its files: it is there already).
+ *
+ * repo_lines_nowhere: is the code the patch changes missing? 1 when none
+ * of the telling lines it removes or keeps as context (at least 3) is
+ * anywhere in the files it changes (white space around lines ignored),
+ * why naming them; else 0. ERR_INVALID for a malformed diff.
+ */
+struct strbuf;
+int repo_file_overlay(struct repo *r, const char *base,
+		      const struct repo_overlay *ov, const char *path,
+		      struct strbuf *out);
+int repo_lines_placed(struct repo *r, const char *base,
+		      const struct repo_overlay *ov, const char *diff_text,
+		      struct strbuf *why);
+int repo_lines_nowhere(struct repo *r, const char *base,
+		       const struct repo_overlay *ov, const char *diff_text,
+		       struct strbuf *why);
 
 /*
  * Creates a commit object (no ref changes): parent_hex may be NULL for a
