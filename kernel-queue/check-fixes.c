@@ -548,7 +548,7 @@ int check_released_where(struct check_ctx *c, const struct check_row *p,
 			    ret ? "released in " : "", ret ? where->buf : "",
 			    ret ? " and " : "", rev, p->subject,
 			    c->app->cfg.branch);
-	else if (c->upstream &&
+	else if (c->upstream && !c->up_indexed &&
 		 repo_find_revert(c->upstream, "HEAD", p->subject, rev) > 0)
 		strbuf_addf(reverted,
 			    "%s%s%sreverted upstream by %.12s (Revert \"%s\")",

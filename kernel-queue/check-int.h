@@ -12,6 +12,7 @@ struct check_ctx {
 	struct app *app;
 	struct repo *repo;
 	struct repo *upstream; /* optional */
+	int up_indexed;        /* its index in the store is current (upstream.h) */
 	char tip[REPO_HEX_SIZE];
 	/* the running tree (the branch + the patches queued so far): the
 	 * branch's tree with the queued patches' files on top */
@@ -79,5 +80,17 @@ enum check_result check_fixes(struct check_ctx *c, const struct check_row *p,
  */
 int check_released_where(struct check_ctx *c, const struct check_row *p,
 			 struct strbuf *where, struct strbuf *reverted);
+
+/*
+ * The followups verdict, from the upstream index (upstream.h): the upstream
+ * commits whose Fixes: names p's upstream commit and that are neither in
+ * the queue nor in the tree (CR_FOUND, listed in detail) or none (CR_NONE).
+ * Upstream reverts of it are appended to reverted (the fixup check holds
+ * it); when min_soak_days is set and its upstream commit has been in a
+ * tagged release for fewer days, soak gets why it waits.
+ */
+enum check_result check_upstream(struct check_ctx *c, const struct check_row *p,
+				 struct strbuf *reverted, struct strbuf *soak,
+				 struct strbuf *detail);
 
 #endif

@@ -9,6 +9,7 @@
 #include "queue.h"
 #include "repo.h"
 #include "strbuf.h"
+#include "upstream.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@ static const char *const kind_names[CHECK_KIND_COUNT] = {
 	[CHECK_APPLIES] = "applies",
 	[CHECK_FIXUP] = "fixup",
 	[CHECK_FLAGS] = "flags",
+	[CHECK_FOLLOWUPS] = "followups",
 };
 
 static const char *const result_names[CR_COUNT] = {
@@ -35,6 +37,7 @@ static const char *const result_names[CR_COUNT] = {
 	[CR_OK] = "ok",               [CR_HELD] = "held",
 	[CR_OVERRIDDEN] = "overridden",
 	[CR_NONE] = "none",           [CR_FEATURE_LIKE] = "feature-like",
+	[CR_FOUND] = "found",
 };
 
 const char *check_kind_name(enum check_kind k)
@@ -323,21 +326,17 @@ static enum check_result applies_check(struct check_ctx *c,
 /* ---- the run ---- */
 
 /* The mail of a move, for the author: only what they can act on. */
-static int notify_held(struct check_ctx *c, long long id, long long event,
-		       const char *why)
+static int notify(struct check_ctx *c, long long id, long long event,
+		  const char *kind, const char *what, const char *why)
 {
-	char *what = xstrfmt("Your patch was held back from the %s queue by"
-			     " stableq's checks",
-			     c->app->cfg.branch);
 	struct notice n = {
 		.patch_id = id,
 		.event_id = event,
-		.kind = "held",
+		.kind = kind,
 		.what = what,
 		.why = why,
 	};
 	long long r = outbox_add(c->app->db, &c->app->cfg, &n);
-	free(what);
 	return r < 0 ? (int)r : 0;
 }
 
@@ -350,7 +349,8 @@ static int check_one(struct check_ctx *c, struct check_row *p,
 		     struct check_summary *sum, int *advance)
 {
 	struct strbuf d[CHECK_KIND_COUNT], reason = STRBUF_INIT,
-		      where = STRBUF_INIT, reverted = STRBUF_INIT;
+		      where = STRBUF_INIT, reverted = STRBUF_INIT,
+		      soak = STRBUF_INIT;
 	enum check_result v[CHECK_KIND_COUNT];
 	enum patch_state to;
 	long long ev = 0;
@@ -368,6 +368,10 @@ static int check_one(struct check_ctx *c, struct check_row *p,
 	c->with_ok = v[CHECK_APPLIES] == CR_CLEAN;
 	v[CHECK_FIXES] = check_fixes(c, p, v[CHECK_APPLIES], 0,
 				     &d[CHECK_FIXES]);
+	v[CHECK_FOLLOWUPS] = CR_NONE;
+	if (c->up_indexed)
+		v[CHECK_FOLLOWUPS] = check_upstream(c, p, &reverted, &soak,
+						    &d[CHECK_FOLLOWUPS]);
 	v[CHECK_FIXUP] = fixup_check(c, p, &reverted, &d[CHECK_FIXUP]);
 	v[CHECK_FLAGS] = flags_check(c, p, &d[CHECK_FLAGS]);
 
@@ -404,6 +408,10 @@ static int check_one(struct check_ctx *c, struct check_row *p,
 		strbuf_addf(&reason, "needs a human (fixes %s): %s",
 			    check_result_name(v[CHECK_FIXES]),
 			    d[CHECK_FIXES].buf);
+	} else if (soak.len) {
+		/* younger upstream than the maintainer wants: it waits */
+		to = PS_CHECKED;
+		strbuf_addbuf(&reason, &soak);
 	} else {
 		to = PS_QUEUED;
 		*advance = 1;
@@ -415,6 +423,8 @@ static int check_one(struct check_ctx *c, struct check_row *p,
 	 * and the verdicts may differ.
 	 */
 	for (int k = 0; k < CHECK_KIND_COUNT; k++) {
+		if (k == CHECK_FOLLOWUPS && !c->up_indexed)
+			continue; /* nothing was asked */
 		char *det = branch_said(c->app, d[k].buf);
 		ret = check_verdict_add(c->app->db, p->id, k, v[k],
 					det ? det : d[k].buf);
@@ -435,9 +445,27 @@ static int check_one(struct check_ctx *c, struct check_row *p,
 			ret = (int)ev;
 			goto out;
 		}
-		if (to == PS_HELD &&
-		    (ret = notify_held(c, p->id, ev, reason.buf)) < 0)
-			goto out;
+		if (to == PS_HELD) {
+			char *what = xstrfmt("Your patch was held back from the"
+					     " %s queue by stableq's checks",
+					     c->app->cfg.branch);
+			ret = notify(c, p->id, ev, "held", what, reason.buf);
+			free(what);
+			if (ret < 0)
+				goto out;
+		}
+		/* queued now, with upstream fixes of it that are not: its
+		 * author is told which */
+		if (to == PS_QUEUED && v[CHECK_FOLLOWUPS] == CR_FOUND) {
+			char *what = xstrfmt("Your patch was queued for %s;"
+					     " upstream fixes of it are not",
+					     c->app->cfg.branch);
+			ret = notify(c, p->id, ev, "followups", what,
+				     d[CHECK_FOLLOWUPS].buf);
+			free(what);
+			if (ret < 0)
+				goto out;
+		}
 	} else {
 		ev = event_add(c->app->db, c->app->actor, "patch", p->id,
 			       "checked", "fixes=%s applies=%s fixup=%s",
@@ -467,6 +495,7 @@ out:
 	strbuf_release(&reason);
 	strbuf_release(&where);
 	strbuf_release(&reverted);
+	strbuf_release(&soak);
 	free(tested);
 	return ret;
 }
@@ -559,6 +588,15 @@ static int open_ctx(struct check_ctx *c, struct app *app)
 	    repo_open(&c->upstream, app->cfg.upstream_repo) < 0)
 		return err_prefix(ERR_INVALID, "upstream_repo %s",
 				  app->cfg.upstream_repo);
+	/* once, then what is new: its follow-ups, reverts and releases */
+	if (c->upstream) {
+		if (upstream_index_update(app->db, c->upstream,
+					  app->cfg.upstream_repo, NULL) < 0)
+			log_warnx("checks without the upstream index: %s",
+				  err_msg());
+		else
+			c->up_indexed = 1;
+	}
 	open_changelog(c);
 	return 0;
 }

@@ -122,6 +122,31 @@ int repo_find_backport(struct repo *r, const char *tip_spec,
 int repo_find_revert(struct repo *r, const char *tip_spec,
 		     const char *subject, char out_hex[REPO_HEX_SIZE]);
 /*
+ * A repository as an index of releases (repo-walk.c). repo_version_tags:
+ * the tags that name a version (v6.8, v6.1.5, v6.9-rc1; others are left
+ * out), each with its commit and that commit's time, in version order
+ * (v6.1-rc1, v6.1, v6.1.5, v6.2-rc1). *tags: caller frees.
+ */
+struct repo_tag {
+	char name[64];
+	char commit[REPO_HEX_SIZE];
+	long long time;
+};
+int repo_version_tags(struct repo *r, struct repo_tag **tags, size_t *n);
+/*
+ * repo_walk: the commits reachable from push and not from hide (NULL:
+ * none), newest first; fn gets each (strings borrowed for the call:
+ * summary, the raw message, the upstream commit a stable backport names or
+ * NULL). A nonzero return of fn stops the walk and is returned.
+ */
+struct repo_walk_commit {
+	char sha[REPO_HEX_SIZE];
+	const char *summary, *message, *backport_of;
+};
+typedef int repo_walk_fn(void *ctx, const struct repo_walk_commit *c);
+int repo_walk(struct repo *r, const char *push, const char *hide,
+	      repo_walk_fn *fn, void *ctx);
+/*
  * Looks through sq_dir/releases/<series>.N/ *.patch of a stable-queue
  * checkout (plain files) for a patch whose "commit X upstream" or
  * "[ Upstream commit X ]" line names upstream_sha (prefix match both ways).

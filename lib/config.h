@@ -77,6 +77,7 @@ struct config {
 	int poll_interval;      /* seconds between daemon passes */
 	char *debian_changelog; /* changelog.Debian.gz of the tree's source package; "" none */
 	int mail_bulk_limit;    /* more recipients than this in one step: the mail waits */
+	int min_soak_days;      /* days a fix is upstream in a tagged release before it is queued */
 	struct branch_conf *branches; /* in file order; at least one */
 	int nbranches;
 	int selected;           /* index of the branch the fields above hold */
