@@ -20,6 +20,10 @@
 #define TELLING_MIN 8
 /* One line this long is telling enough alone. */
 #define STRONG_MIN 24
+/* A run found away from its neighbours: this many telling lines, */
+#define RUN_ALONE 3
+/* or one line this long that the file has once. */
+#define UNIQUE_MIN 40
 /* "Nowhere" needs this many telling lines to have looked for. */
 #define NOWHERE_MIN 3
 
@@ -148,6 +152,10 @@ static int read_file(struct repo *r, const char *base,
  * One run of added lines (op '+', run[0..k)) of file f, whose neighbours
  * in the patch (the kept or added lines beside it) are before/after (NULL:
  * none): 1 when it stands in t, 0 not, -1 when it tells nothing (a move).
+ * A fix often adds a line its file has elsewhere already (the unlock its
+ * error path lacked): a block found away from the patch's neighbours counts
+ * only when it is long (RUN_ALONE telling lines) or one telling line of
+ * UNIQUE_MIN characters that the file holds once.
  * *strong is set when the run alone is evidence.
  */
 static int run_placed(const struct diff_file *f, const struct text *t,
@@ -155,7 +163,8 @@ static int run_placed(const struct diff_file *f, const struct text *t,
 		      const struct diff_line *before,
 		      const struct diff_line *after, int *strong)
 {
-	size_t telling = 0, longest = 0;
+	size_t telling = 0, longest = 0, seen = 0;
+	int anchored = 0;
 
 	for (size_t i = 0; i < k; i++) {
 		size_t n = telling_len(run[i].s, run[i].len);
@@ -168,18 +177,20 @@ static int run_placed(const struct diff_file *f, const struct text *t,
 	*strong = telling >= 2 || longest >= STRONG_MIN;
 	for (long at = block_find(t, run, k, 0); at >= 0;
 	     at = block_find(t, run, k, at + 1)) {
-		if (*strong)
-			return 1;
+		seen++;
 		if (before && at > 0 &&
 		    same(t->l[at - 1].s, t->l[at - 1].len, before->s,
 			 before->len))
-			return 1;
+			anchored = 1;
 		if (after && (size_t)at + k < t->n &&
 		    same(t->l[at + k].s, t->l[at + k].len, after->s,
 			 after->len))
-			return 1;
+			anchored = 1;
 	}
-	return 0;
+	if (!seen)
+		return 0;
+	return anchored || telling >= RUN_ALONE ||
+	       (longest >= UNIQUE_MIN && seen == 1);
 }
 
 /* The hunks of f against t: 1 placed (*strong counts strong runs), 0 not. */

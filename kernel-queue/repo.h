@@ -278,12 +278,13 @@ int repo_apply_reverse(struct repo *r, const char *base, const char *diff_text,
  * repo_lines_placed (repo-lines.c): is the patch there by its content,
  * even where it neither applies nor applies in reverse (a later release
  * moved its lines or changed their context)? 1 when every run of lines it
- * adds stands in its file as one block, wherever it moved (a run with
- * fewer than two telling lines, i.e. lines of at least 8 characters, and
- * none of 24, counts only next to a line the patch keeps beside it), no
- * telling block it removes is still there, files it deletes are gone, and
- * at least one run is telling alone; 0 otherwise (also for binary diffs
- * and for code the patch moves within its files: it is there already).
+ * adds stands in its file as one block, next to a line the patch keeps
+ * beside it, or anywhere when the run has three telling lines (lines of at
+ * least 8 characters) or is one line of 40 the file holds once (a fix
+ * often adds a line its file has elsewhere: an unlock); no telling block
+ * it removes is still there, files it deletes are gone, and at least one
+ * run is telling (two telling lines, or one of 24); 0 otherwise (also for
+ * binary diffs and for code the patch moves within its files).
  *
  * repo_lines_nowhere: is the code the patch changes missing? 1 when none
  * of the telling lines it removes or keeps as context (at least 3) is

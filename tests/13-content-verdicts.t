@@ -46,6 +46,23 @@ static void gamma_reset(struct gamma_dev *gdev)
 	gamma_write_register(gdev, GAMMA_RESET, 0);
 }
 EOF
+# the unlock a fix adds is in the file already, on another error path
+cat > k.c <<'EOF'
+static int kilo_set(struct kilo_dev *kdev, int val)
+{
+	mutex_lock(&kdev->config_lock);
+	if (val > 100) {
+		mutex_unlock(&kdev->config_lock);
+		return -ERANGE;
+	}
+	if (val < 0) {
+		return -EINVAL;
+	}
+	kdev->val = val;
+	mutex_unlock(&kdev->config_lock);
+	return 0;
+}
+EOF
 for f in d knob e e2 f1 f2 f3 g h; do
 	for i in 1 2 3 4 5 6; do
 		printf 'static int %s_function_%d(struct %s_device *dev) { return dev->field_%d; }\n' "$f" "$i" "$f" "$i"
@@ -133,6 +150,9 @@ mail gamma "gamma: flush the dma queue on reset" "Cc: stable@vger.kernel.org # 6
  	gamma_write_register(gdev, GAMMA_RESET, 1);
 +	gamma_flush_dma_queue(gdev, GAMMA_FLUSH_ALL);
  	gamma_write_register(gdev, GAMMA_RESET, 0);"
+# C2: adds a line the file has elsewhere: a fix, not code already there
+mail kilo "kilo: unlock on the negative value path" "Cc: stable@vger.kernel.org # 6.1.x" \
+	"$(addline k.c 8 '		mutex_unlock(\&kdev->config_lock);')"
 # D: released in 6.1.4, reverted in 6.1.7 (Debian's changelog)
 mail delta "delta: cache the delta id" "Cc: stable@vger.kernel.org # 6.1.x" \
 	"$(addline d.c 2 'static int delta_cached_id_of_the_device = -1;')"
@@ -208,6 +228,9 @@ like "$(vd beta applies)" "every line it adds is in the tree where they left it"
 is "$(v gamma applies)" already-applied "a patch that applies, whose added line a later release moved -> already-applied"
 is "$(st gamma)" released "... never queued to add the line twice"
 like "$(vd gamma applies)" "applying it would add them twice" "... saying why"
+
+is "$(v kilo applies)" clean "a fix adding an unlock its file has on another path -> clean, not already-applied"
+is "$(st kilo)" queued "... and queued"
 
 # 3: released, then reverted
 is "$(v delta fixup)" held "released in 6.1.4 and reverted in 6.1.7 (the changelog) -> held"
