@@ -992,3 +992,29 @@ int repo_paths_exist_overlay(struct repo *r, const char *base,
 	git_object_free(tree);
 	return 0;
 }
+
+int repo_file_overlay(struct repo *r, const char *base,
+		      const struct repo_overlay *ov, const char *path,
+		      struct strbuf *out)
+{
+	git_object *tree = NULL;
+	git_blob *blob = NULL;
+	git_oid id;
+	unsigned mode = 0;
+	int ret;
+
+	if ((ret = repo_lookup(r, &tree, base, GIT_OBJECT_TREE)) < 0)
+		return ret;
+	if (view_entry((git_tree *)tree, ov, path, &id, &mode) != VIEW_FILE) {
+		ret = 0;
+	} else if (git_blob_lookup(&blob, r->git, &id) < 0) {
+		ret = repo_git_err(-1, "%s: reading the blob", path);
+	} else {
+		strbuf_add(out, git_blob_rawcontent(blob),
+			   (size_t)git_blob_rawsize(blob));
+		ret = 1;
+	}
+	git_blob_free(blob);
+	git_object_free(tree);
+	return ret;
+}

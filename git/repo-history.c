@@ -208,6 +208,33 @@ static void add_upstream(void *vctx, const char *sha, size_t n)
 	u->order = c->order;
 }
 
+void repo_reverts_clear(struct repo *r)
+{
+	for (size_t i = 0; i < r->nrevs; i++)
+		free(r->revs[i].subject);
+	r->nrevs = 0;
+}
+
+/* A commit whose summary is Revert "<subject>": kept for repo_find_revert(). */
+static void add_revert(struct repo *r, const git_oid *id, const char *summary)
+{
+	size_t n;
+
+	if (!summary || strncmp(summary, "Revert \"", 8))
+		return;
+	summary += 8;
+	n = strlen(summary);
+	if (!n || summary[n - 1] != '"')
+		return;
+	if (r->nrevs == r->arevs) {
+		r->arevs = r->arevs ? r->arevs * 2 : 64;
+		r->revs = xrealloc(r->revs, r->arevs * sizeof(*r->revs));
+	}
+	r->revs[r->nrevs].subject = xstrndup(summary, n - 1);
+	git_oid_cpy(&r->revs[r->nrevs].commit, id);
+	r->nrevs++;
+}
+
 static int ups_cmp(const void *a, const void *b)
 {
 	const struct repo_upstream *x = a, *y = b;
@@ -238,6 +265,7 @@ static int cache_update(struct repo *r, const git_oid *tip)
 	    git_graph_descendant_of(r->git, tip, &r->cache_tip) != 1) {
 		r->cache_valid = 0;
 		r->nups = 0;
+		repo_reverts_clear(r);
 	}
 	if ((ret = git_revwalk_new(&walk, r->git)) < 0 ||
 	    (ret = git_revwalk_push(walk, tip)) < 0 ||
@@ -264,12 +292,14 @@ static int cache_update(struct repo *r, const git_oid *tip)
 		}
 		msg = git_commit_message_raw(c);
 		repo_upstream_lines(msg, strlen(msg), add_upstream, &ctx);
+		add_revert(r, &id, git_commit_summary(c));
 		git_commit_free(c);
 	}
 	if (ret != GIT_ITEROVER) {
 		ret = repo_git_err(ret, "history walk");
 		r->cache_valid = 0;
 		r->nups = 0;
+		repo_reverts_clear(r);
 		goto out;
 	}
 	if (r->nups)
@@ -318,6 +348,28 @@ int repo_find_backport(struct repo *r, const char *tip_spec,
 			return 1;
 		}
 	}
+	return 0;
+}
+
+int repo_find_revert(struct repo *r, const char *tip_spec,
+		     const char *subject, char out_hex[REPO_HEX_SIZE])
+{
+	git_oid tip;
+	int ret;
+
+	if (!subject || !*subject)
+		return 0;
+	if ((ret = resolve_commit(r, tip_spec, &tip)) < 0)
+		return ret;
+	if ((ret = cache_update(r, &tip)) < 0)
+		return ret;
+	for (size_t i = 0; i < r->nrevs; i++)
+		if (!strcmp(r->revs[i].subject, subject)) {
+			if (out_hex)
+				git_oid_tostr(out_hex, REPO_HEX_SIZE,
+					      &r->revs[i].commit);
+			return 1;
+		}
 	return 0;
 }
 

@@ -27,7 +27,16 @@ struct repo {
 	struct repo_upstream *ups;
 	size_t nups, aups;
 	size_t ups_sorted; /* ups[0..ups_sorted) is sorted by sha */
+	/* The subjects reverted along cache_tip's history ("Revert \"x\""
+	 * commits), with the reverting commit; newest first per walk. */
+	struct repo_revert {
+		char *subject;
+		git_oid commit;
+	} *revs;
+	size_t nrevs, arevs;
 };
+/* Drops the subjects of the revert cache (repo-history.c). */
+void repo_reverts_clear(struct repo *r);
 
 /*
  * Sets err_msg() to "<what>: <libgit2's last message>" and returns the

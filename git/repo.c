@@ -111,6 +111,8 @@ void repo_free(struct repo *r)
 	free(r->committer_name);
 	free(r->committer_email);
 	free(r->ups);
+	repo_reverts_clear(r);
+	free(r->revs);
 	free(r);
 }
 

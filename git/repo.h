@@ -115,6 +115,38 @@ int repo_commit_in_history(struct repo *r, const char *tip_spec,
 int repo_find_backport(struct repo *r, const char *tip_spec,
 		       const char *upstream_sha, char out_hex[REPO_HEX_SIZE]);
 /*
+ * Finds a commit reachable from tip_spec whose summary is
+ * `Revert "<subject>"` (git's own form): 1 (out_hex, may be NULL, gets it),
+ * 0 none, negative on error. Cached with repo_find_backport()'s walk.
+ */
+int repo_find_revert(struct repo *r, const char *tip_spec,
+		     const char *subject, char out_hex[REPO_HEX_SIZE]);
+/*
+ * A repository as an index of releases (repo-walk.c). repo_version_tags:
+ * the tags that name a version (v6.8, v6.1.5, v6.9-rc1; others are left
+ * out), each with its commit and that commit's time, in version order
+ * (v6.1-rc1, v6.1, v6.1.5, v6.2-rc1). *tags: caller frees.
+ */
+struct repo_tag {
+	char name[64];
+	char commit[REPO_HEX_SIZE];
+	long long time;
+};
+int repo_version_tags(struct repo *r, struct repo_tag **tags, size_t *n);
+/*
+ * repo_walk: the commits reachable from push and not from hide (NULL:
+ * none), newest first; fn gets each (strings borrowed for the call:
+ * summary, the raw message, the upstream commit a stable backport names or
+ * NULL). A nonzero return of fn stops the walk and is returned.
+ */
+struct repo_walk_commit {
+	char sha[REPO_HEX_SIZE];
+	const char *summary, *message, *backport_of;
+};
+typedef int repo_walk_fn(void *ctx, const struct repo_walk_commit *c);
+int repo_walk(struct repo *r, const char *push, const char *hide,
+	      repo_walk_fn *fn, void *ctx);
+/*
  * Looks through sq_dir/releases/<series>.N/ *.patch of a stable-queue
  * checkout (plain files) for a patch whose "commit X upstream" or
  * "[ Upstream commit X ]" line names upstream_sha (prefix match both ways).
@@ -235,6 +267,40 @@ int repo_history_small(struct repo *r, const char *tip_spec, size_t max,
 int repo_apply_reverse(struct repo *r, const char *base, const char *diff_text,
 		       char new_tree_hex[REPO_HEX_SIZE],
 		       struct repo_apply_result *res);
+
+/*
+ * A patch's own lines as evidence, in the tree of base with ov on top (ov
+ * may be NULL); what was found or missed is appended to why (may be NULL).
+ *
+ * repo_file_overlay: appends the file at path to out: 1, or 0 when there
+ * is no file there.
+ *
+ * repo_lines_placed (repo-lines.c): is the patch there by its content,
+ * even where it neither applies nor applies in reverse (a later release
+ * moved its lines or changed their context)? 1 when every run of lines it
+ * adds stands in its file as one block, next to a line the patch keeps
+ * beside it, or anywhere when the run has three telling lines (lines of at
+ * least 8 characters) or is one line of 40 the file holds once (a fix
+ * often adds a line its file has elsewhere: an unlock); no telling block
+ * it removes is still there, files it deletes are gone, and at least one
+ * run is telling (two telling lines, or one of 24); 0 otherwise (also for
+ * binary diffs and for code the patch moves within its files).
+ *
+ * repo_lines_nowhere: is the code the patch changes missing? 1 when none
+ * of the telling lines it removes or keeps as context (at least 3) is
+ * anywhere in the files it changes (white space around lines ignored),
+ * why naming them; else 0. ERR_INVALID for a malformed diff.
+ */
+struct strbuf;
+int repo_file_overlay(struct repo *r, const char *base,
+		      const struct repo_overlay *ov, const char *path,
+		      struct strbuf *out);
+int repo_lines_placed(struct repo *r, const char *base,
+		      const struct repo_overlay *ov, const char *diff_text,
+		      struct strbuf *why);
+int repo_lines_nowhere(struct repo *r, const char *base,
+		       const struct repo_overlay *ov, const char *diff_text,
+		       struct strbuf *why);
 
 /*
  * Creates a commit object (no ref changes): parent_hex may be NULL for a

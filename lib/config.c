@@ -43,6 +43,7 @@ static const struct key keys[] = {
 	{ "tests_file", K_STR, S(tests_file), "config/tests.conf", NULL },
 	{ "upstream_repo", K_STR, S(upstream_repo), "", NULL },
 	{ "stable_queue_repo", K_STR, S(stable_queue_repo), "", NULL },
+	{ "min_soak_days", K_INT, S(min_soak_days), "0", NULL },
 	{ "qemu_accel", K_ENUM, S(qemu_accel), "auto", "auto|tcg|kvm" },
 	{ "auto_revert", K_ENUM, S(auto_revert), "yes", "yes|plan" },
 	{ "smtp_url", K_STR, S(smtp_url), "", NULL },

@@ -79,6 +79,7 @@ struct config {
 	char *debian_changelog; /* changelog.Debian.gz of the tree's source package; "" none */
 	int mail_bulk_limit;    /* more recipients than this in one step: the mail waits */
 	int mail_max_recipients; /* To + Cc of one mail; more: Cc cut and the mail held */
+	int min_soak_days;      /* days a fix is upstream in a tagged release before it is queued */
 	struct branch_conf *branches; /* in file order; at least one */
 	int nbranches;
 	int selected;           /* index of the branch the fields above hold */

@@ -321,6 +321,18 @@ struct parse {
 };
 
 /* The words of v[a..b) as a display name; NULL when empty. */
+/*
+ * A comment that is part of a person's name as git keeps it ("Russell King
+ * (Oracle)"): one line, nothing that could read as an address or a quote.
+ */
+static int comment_plain(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strchr("<>@\"\\\r\n", s[i]) || !s[i])
+			return 0;
+	return 1;
+}
+
 static char *phrase(const struct parse *p, size_t a, size_t b)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -333,6 +345,13 @@ static char *phrase(const struct parse *p, size_t a, size_t b)
 			add_unquoted(&sb, k->s, k->n);
 		else
 			strbuf_add(&sb, k->s, k->n);
+		/* one person's display name keeps its comment, as git does */
+		if ((p->flags & ADDRESS_ONE) && k->cmt &&
+		    comment_plain(k->cmt, k->cmtn)) {
+			strbuf_addstr(&sb, " (");
+			add_unquoted(&sb, k->cmt, k->cmtn);
+			strbuf_addch(&sb, ')');
+		}
 	}
 	strbuf_trim(&sb);
 	if (!sb.len) {

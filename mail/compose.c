@@ -41,6 +41,8 @@ static const struct kind {
 	{"held", "held back from the stable queue", "is held in the", "queue"},
 	{"rejected", "rejected for the stable queue",
 	 "has been rejected for the", "queue"},
+	{"followups", "queued; upstream fixes of it are not",
+	 "has upstream follow-up fixes missing from the", "queue"},
 };
 
 /*

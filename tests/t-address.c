@@ -35,6 +35,15 @@ static const struct {
 	 ADDRESS_ONE | ADDRESS_TRAILING, NULL, "a second <address>"},
 	{"Evil, <attacker@evil.example> <eve2@example.com>", 0, NULL,
 	 "a second <address>"},
+	/* one person's name keeps its plain comment, as git keeps it
+	 * (issue 21); a list drops comments (RFC 5322) */
+	{"Russell King (Oracle) <rmk+kernel@armlinux.org.uk>", ADDRESS_ONE,
+	 "Russell King (Oracle)|rmk+kernel@armlinux.org.uk", NULL},
+	{"Russell King (Oracle) <rmk+kernel@armlinux.org.uk>",
+	 ADDRESS_ONE | ADDRESS_TRAILING,
+	 "Russell King (Oracle)|rmk+kernel@armlinux.org.uk", NULL},
+	{"Russell King (Oracle) <rmk+kernel@armlinux.org.uk>", 0,
+	 "Russell King|rmk+kernel@armlinux.org.uk", NULL},
 	/* the ordinary forms, case kept */
 	{"Joerg Roedel <Joerg.Roedel@AMD.com>", ADDRESS_ONE,
 	 "Joerg Roedel|Joerg.Roedel@AMD.com", NULL},

@@ -128,6 +128,18 @@ static void index_and_find(const char *dir)
 	is_int(changelog_find(db, gz, "6.1", 9, "widget: drop the extra"
 			      " reference", &at, &rev), 1,
 	       "... in a 6.1.9 tree it is there");
+	/* Debian's "[x86] quux: ..." for the upstream "x86/quux: ..." */
+	is_int(changelog_find(db, gz, "6.1", 10, "x86/quux: take the lock"
+			      " before reading the count", &at, &rev), 1,
+	       "an arch moved into Debian's bracket: found");
+	is_int(at, 10, "... in 6.1.10");
+	is_int(changelog_find(db, gz, "6.1", 10, "mips/quux: take the lock"
+			      " before reading the count", &at, &rev), 1,
+	       "... the index keeps no bracket, so any arch prefix points"
+	       " there (a subject only points: the lines decide)");
+	is_int(changelog_find(db, gz, "6.1", 10, "notanarch/quux: take the"
+			      " lock before reading the count", &at, &rev), 0,
+	       "... a subsystem that is not an arch is not rewritten");
 	is_int(changelog_find(db, gz, "6.6", 10, "frob: add the frobnicator",
 			      &at, &rev), 0, "another series: not listed");
 	is_int(changelog_find(db, gz, "6.1", 10, "", &at, &rev), 0,
@@ -183,6 +195,32 @@ static void index_and_find(const char *dir)
 	db_close(db);
 }
 
+/* Debian's arch rewrites, as the subject would be listed. */
+static void unarched(void)
+{
+	static const struct {
+		const char *in, *want; /* want NULL: no rewrite */
+	} c[] = {
+		{"x86/bhi: add the helper", "bhi: add the helper"},
+		{"arm64: fix the thing", "fix the thing"},
+		{"s390/mm: fix the thing", "mm: fix the thing"},
+		{"s390: fix the thing", "fix the thing"},
+		{"armv7: not an arch of the list", NULL},
+		{"x86:", NULL},
+		{"x86/ bhi: a space after the slash", NULL},
+		{"net: not an arch", NULL},
+		{"", NULL},
+	};
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct strbuf sb = STRBUF_INIT;
+		int r = changelog_subject_unarched(&sb, c[i].in);
+		is_int(r, c[i].want != NULL, c[i].in);
+		if (c[i].want)
+			is_str(sb.buf, c[i].want, "... rewritten as Debian lists it");
+		strbuf_release(&sb);
+	}
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/t-changelog.XXXXXX";
@@ -192,6 +230,7 @@ int main(void)
 		return 1;
 	parse_fixture();
 	key_forms();
+	unarched();
 	index_and_find(dir);
 	char cmd[600];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);

@@ -50,3 +50,31 @@ index 1234567..89abcde 100644
 
 MAIL
 }
+
+# bench_queue_and_tree DIR N: DIR/q, a quilt directory of N bench_patch
+# backports, and DIR/linux, a one-commit v6.1.192 tree (branch linux-6.1.y)
+# holding the lines each one changes.
+bench_queue_and_tree() {
+	T=$1
+	N=$2
+	mkdir -p "$T/q" "$T/linux"
+	i=1
+	while [ $i -le $N ]; do
+		f=$(printf '%04d-fix-%d.patch' $i $i)
+		bench_patch $i "PATCH 6.1 $i/$N" bench > "$T/q/$f"
+		echo "$f" >> "$T/q/series"
+		d="$T/linux/drivers/subsys$((i % 37))"
+		mkdir -p "$d"
+		{
+			printf '// SPDX-License-Identifier: GPL-2.0\n/* file%d.c */\n' $i
+			printf '#include <linux/device.h>\n\n/* one */\n/* two */\n/* three */\n\n'
+			printf 'static int thing_%d(struct device *dev)\n{\n\tint ret;\n\n' $i
+			printf '\tret = do_thing(dev);\n\tif (ret)\n\t\treturn ret;\n\treturn 0;\n}\n'
+		} > "$d/file$i.c"
+		i=$((i + 1))
+	done
+	printf 'VERSION = 6\nPATCHLEVEL = 1\nSUBLEVEL = 192\n' > "$T/linux/Makefile"
+	(cd "$T/linux" && git init -q && git add -A &&
+		git -c user.name=b -c user.email=b@example.org commit -qm "Linux 6.1.192" &&
+		git tag v6.1.192 && git branch linux-6.1.y)
+}

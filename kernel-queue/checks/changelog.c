@@ -6,6 +6,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -338,27 +339,32 @@ out:
 	return ret;
 }
 
-/* The first release <= max_sublevel (>= min_sublevel) listing key, or -1. */
-static int first_listed(sqlite3 *db, const char *path, const char *series,
-			long min_sublevel, long max_sublevel, const char *key,
-			long *out)
+/*
+ * The releases of series between min_sublevel and max_sublevel listing
+ * key: the first and the last (-1 when none).
+ */
+static int listed(sqlite3 *db, const char *path, const char *series,
+		  long min_sublevel, long max_sublevel, const char *key,
+		  long *first, long *last)
 {
 	sqlite3_stmt *st = db_stmt(db,
-				   "SELECT min(e.sublevel) FROM changelog_entries e"
-				   " JOIN changelog_sources s ON s.id = e.source_id"
-				   " WHERE e.subject = ? COLLATE NOCASE AND"
-				   " e.series = ? AND e.sublevel BETWEEN ? AND ?"
-				   " AND s.path = ?",
+				   "SELECT min(e.sublevel), max(e.sublevel) FROM"
+				   " changelog_entries e JOIN changelog_sources s"
+				   " ON s.id = e.source_id WHERE e.subject = ?"
+				   " COLLATE NOCASE AND e.series = ? AND"
+				   " e.sublevel BETWEEN ? AND ? AND s.path = ?",
 				   "ttiit", key, series, (long long)min_sublevel,
 				   (long long)max_sublevel, path);
 	int rc;
 
-	*out = -1;
+	*first = *last = -1;
 	if (!st)
 		return ERR_IO;
 	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
-		*out = (long)sqlite3_column_int64(st, 0);
+	if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+		*first = (long)sqlite3_column_int64(st, 0);
+		*last = (long)sqlite3_column_int64(st, 1);
+	}
 	db_stmt_done(st);
 	if (rc != SQLITE_ROW)
 		return err_set(ERR_IO, "changelog lookup: %s",
@@ -366,34 +372,88 @@ static int first_listed(sqlite3 *db, const char *path, const char *series,
 	return 0;
 }
 
-int changelog_find(sqlite3 *db, const char *path, const char *series,
-		   long max_sublevel, const char *subject, long *sublevel,
-		   long *reverted)
+/*
+ * Debian moves an architecture out of the subject into a bracket the
+ * index drops: "x86/bhi: x" is listed as "[x86] bhi: x", "arm64: x" as
+ * "[arm64] x", "s390: x" as "[s390x] x". The subject as it would be
+ * listed, appended to out: 1, or 0 when it names no architecture.
+ */
+static const char *const arches[] = {
+	"x86",	   "arm64", "arm",   "s390",   "powerpc", "riscv",
+	"mips",	   "loongarch", "LoongArch", "parisc", "sparc", "alpha",
+	"m68k",	   "sh",    "xtensa", "openrisc", "csky",  "hexagon",
+	"um",	   "ia64",  "microblaze", "nios2", "arc",
+};
+
+int changelog_subject_unarched(struct strbuf *out, const char *key)
 {
-	struct strbuf key = STRBUF_INIT, rkey = STRBUF_INIT;
-	long at = -1, rev = -1;
+	for (size_t i = 0; i < sizeof(arches) / sizeof(arches[0]); i++) {
+		size_t n = strlen(arches[i]);
+		if (strncmp(key, arches[i], n))
+			continue;
+		if (key[n] == '/' && key[n + 1] && key[n + 1] != ' ') {
+			strbuf_addstr(out, key + n + 1);
+			return 1;
+		}
+		if (key[n] == ':' && key[n + 1] == ' ' && key[n + 2]) {
+			strbuf_addstr(out, key + n + 2);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* listed() of the key, else of the key as Debian rewrites an arch in it. */
+static int listed_any(sqlite3 *db, const char *path, const char *series,
+		      long min_sublevel, long max_sublevel, const char *key,
+		      long *first, long *last)
+{
+	struct strbuf alt = STRBUF_INIT;
+	int ret = listed(db, path, series, min_sublevel, max_sublevel, key,
+			 first, last);
+
+	if (ret == 0 && *first < 0 && changelog_subject_unarched(&alt, key))
+		ret = listed(db, path, series, min_sublevel, max_sublevel,
+			     alt.buf, first, last);
+	strbuf_release(&alt);
+	return ret;
+}
+
+int changelog_lookup(sqlite3 *db, const char *path, const char *series,
+		     long max_sublevel, const char *subject,
+		     struct changelog_hit *hit)
+{
+	struct strbuf key = STRBUF_INIT, rkey = STRBUF_INIT,
+		      alt = STRBUF_INIT;
+	long at = -1, last = -1, rev = -1, rlast;
 	int ret;
 
-	*sublevel = -1;
-	if (reverted)
-		*reverted = -1;
+	hit->first = hit->last = hit->reverted = -1;
 	changelog_subject_key(&key, subject ? subject : "");
 	if (!key.len) {
 		ret = 0;
 		goto out;
 	}
-	if ((ret = first_listed(db, path, series, 0, max_sublevel, key.buf,
-				&at)) < 0 ||
+	if ((ret = listed_any(db, path, series, 0, max_sublevel, key.buf, &at,
+			      &last)) < 0 ||
 	    at < 0)
 		goto out;
+	hit->first = at;
+	hit->last = last;
 	strbuf_addf(&rkey, "Revert \"%s\"", key.buf);
-	if ((ret = first_listed(db, path, series, at, max_sublevel, rkey.buf,
-				&rev)) < 0)
+	if ((ret = listed(db, path, series, at, max_sublevel, rkey.buf, &rev,
+			  &rlast)) < 0)
 		goto out;
-	*sublevel = at;
-	if (rev >= 0) {
-		if (reverted)
-			*reverted = rev;
+	if (rev < 0 && changelog_subject_unarched(&alt, key.buf)) {
+		strbuf_reset(&rkey);
+		strbuf_addf(&rkey, "Revert \"%s\"", alt.buf);
+		if ((ret = listed(db, path, series, at, max_sublevel, rkey.buf,
+				  &rev, &rlast)) < 0)
+			goto out;
+	}
+	/* listed again after its revert: it came back */
+	if (rev >= 0 && last <= rev) {
+		hit->reverted = rev;
 		ret = 0;
 		goto out;
 	}
@@ -401,5 +461,70 @@ int changelog_find(sqlite3 *db, const char *path, const char *series,
 out:
 	strbuf_release(&key);
 	strbuf_release(&rkey);
+	strbuf_release(&alt);
+	return ret;
+}
+
+int changelog_find(sqlite3 *db, const char *path, const char *series,
+		   long max_sublevel, const char *subject, long *sublevel,
+		   long *reverted)
+{
+	struct changelog_hit hit;
+	int ret = changelog_lookup(db, path, series, max_sublevel, subject,
+				   &hit);
+
+	*sublevel = ret < 0 ? -1 : hit.first;
+	if (reverted)
+		*reverted = ret < 0 ? -1 : hit.reverted;
+	return ret;
+}
+
+/* "5.10" before "6.1"? */
+static int series_before(const char *a, const char *b)
+{
+	long am = 0, an = 0, bm = 0, bn = 0;
+
+	if (sscanf(a, "%ld.%ld", &am, &an) != 2 ||
+	    sscanf(b, "%ld.%ld", &bm, &bn) != 2)
+		return 0;
+	return am < bm || (am == bm && an < bn);
+}
+
+int changelog_find_older(sqlite3 *db, const char *path, const char *series,
+			 const char *subject, char older[16], long *sublevel)
+{
+	struct strbuf key = STRBUF_INIT, alt = STRBUF_INIT;
+	sqlite3_stmt *st = NULL;
+	int ret = 0, rc = SQLITE_DONE;
+
+	older[0] = '\0';
+	*sublevel = -1;
+	changelog_subject_key(&key, subject ? subject : "");
+	changelog_subject_unarched(&alt, key.buf);
+	if (key.len)
+		st = db_stmt(db,
+			     "SELECT e.series, min(e.sublevel) FROM"
+			     " changelog_entries e JOIN changelog_sources s ON"
+			     " s.id = e.source_id WHERE (e.subject = ?1 COLLATE"
+			     " NOCASE OR e.subject = ?2 COLLATE NOCASE) AND"
+			     " e.series != ?3 AND s.path = ?4 GROUP BY"
+			     " e.series",
+			     "tttt", key.buf, alt.len ? alt.buf : key.buf,
+			     series, path);
+	while (st && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *s = db_col_text(st, 0);
+		if (!s || strlen(s) >= 16 || !series_before(s, series) ||
+		    (*older && !series_before(s, older)))
+			continue;
+		snprintf(older, 16, "%s", s);
+		*sublevel = (long)sqlite3_column_int64(st, 1);
+		ret = 1;
+	}
+	if (key.len && (!st || rc != SQLITE_DONE))
+		ret = err_set(ERR_IO, "changelog lookup: %s",
+			      sqlite3_errmsg(db));
+	db_stmt_done(st);
+	strbuf_release(&key);
+	strbuf_release(&alt);
 	return ret;
 }

@@ -77,4 +77,35 @@ int changelog_find(sqlite3 *db, const char *path, const char *series,
 		   long max_sublevel, const char *subject, long *sublevel,
 		   long *reverted);
 
+/*
+ * changelog_find() with all it learnt: the first and the last release
+ * listing the subject (a subject can be listed twice: a second backport
+ * of the same name), and the release listing its revert (-1: none; a
+ * release listing it again after the revert brought it back). Subjects
+ * are also looked up as Debian rewrites an architecture in them
+ * (changelog_subject_unarched()). Returns as changelog_find().
+ */
+struct changelog_hit {
+	long first, last, reverted;
+};
+int changelog_lookup(sqlite3 *db, const char *path, const char *series,
+		     long max_sublevel, const char *subject,
+		     struct changelog_hit *hit);
+
+/*
+ * Debian's changelog of a package keeps the sections of the series before
+ * it (linux 6.1's lists 5.10's releases too): what an older series
+ * released is in every later tree. 1 with older ("5.10") and *sublevel,
+ * the oldest series listing subject; 0 none; negative on a store error.
+ */
+int changelog_find_older(sqlite3 *db, const char *path, const char *series,
+			 const char *subject, char older[16], long *sublevel);
+
+/*
+ * "x86/bhi: x" as Debian lists it once its "[x86] " is off ("bhi: x"),
+ * "arm64: x" as "x", appended to out: 1, or 0 when key starts with no
+ * architecture.
+ */
+int changelog_subject_unarched(struct strbuf *out, const char *key);
+
 #endif

@@ -26,16 +26,16 @@ enum ev { EV_UNKNOWN = -1, EV_ABSENT = 0, EV_PRESENT = 1 };
 /* Debian's changelog on a subject: EV_PRESENT (listed up to the tree's
  * version), EV_ABSENT (listed, then reverted), EV_UNKNOWN. */
 static enum ev changelog_ev(struct check_ctx *c, const char *subject,
-			    long *at, long *rev)
+			    struct changelog_hit *hit)
 {
-	*at = *rev = -1;
+	hit->first = hit->last = hit->reverted = -1;
 	if (!c->changelog || !subject || !*subject)
 		return EV_UNKNOWN;
-	int r = changelog_find(c->app->db, c->changelog, c->series, c->sublevel,
-			       subject, at, rev);
+	int r = changelog_lookup(c->app->db, c->changelog, c->series,
+				 c->sublevel, subject, hit);
 	if (r > 0)
 		return EV_PRESENT;
-	if (r == 0 && *rev >= 0)
+	if (r == 0 && hit->reverted >= 0)
 		return EV_ABSENT;
 	return EV_UNKNOWN;
 }
@@ -57,9 +57,10 @@ static enum ev fixes_one(struct check_ctx *c, long long self, const char *sha,
 {
 	const char *branch = c->app->cfg.branch;
 	char found[REPO_HEX_SIZE], base[64] = "";
-	char *where = NULL;
+	char *where = NULL, older[16];
 	long long qid = 0;
-	long at, rev;
+	long at;
+	struct changelog_hit hit;
 	int up = EV_UNKNOWN;
 	enum ev cl;
 
@@ -106,12 +107,12 @@ static enum ev fixes_one(struct check_ctx *c, long long self, const char *sha,
 	}
 	/* Upstream after the base may still have been backported: the
 	 * changelog is asked before the upstream clone's "after". */
-	cl = changelog_ev(c, subject, &at, &rev);
+	cl = changelog_ev(c, subject, &hit);
 	if (cl == EV_PRESENT) {
 		strbuf_addf(why,
 			    "Fixes: %.12s (\"%s\") is in %s: Debian's changelog"
 			    " lists it in %s.%ld",
-			    sha, subject, branch, c->series, at);
+			    sha, subject, branch, c->series, hit.first);
 		return EV_PRESENT;
 	}
 	if (cl == EV_ABSENT) {
@@ -119,8 +120,19 @@ static enum ev fixes_one(struct check_ctx *c, long long self, const char *sha,
 			    "Fixes: %.12s (\"%s\") was released in %s.%ld and"
 			    " reverted in %s.%ld (Debian's changelog): the bug"
 			    " is not in this tree",
-			    sha, subject, c->series, at, c->series, rev);
+			    sha, subject, c->series, hit.first, c->series,
+			    hit.reverted);
 		return EV_ABSENT;
+	}
+	/* the changelog keeps the older series' sections too */
+	if (c->changelog && subject &&
+	    changelog_find_older(c->app->db, c->changelog, c->series, subject,
+				 older, &at) > 0) {
+		strbuf_addf(why,
+			    "Fixes: %.12s (\"%s\") is in %s: Debian's changelog"
+			    " lists it in %s.%ld, before %s",
+			    sha, subject, branch, older, at, c->series);
+		return EV_PRESENT;
 	}
 	if (up == EV_ABSENT) {
 		strbuf_addf(why,
@@ -354,8 +366,9 @@ enum check_result check_fixes(struct check_ctx *c, const struct check_row *p,
 		      cover = STRBUF_INIT, nocover = STRBUF_INIT,
 		      unread = STRBUF_INIT, other = STRBUF_INIT,
 		      lead = STRBUF_INIT;
-	int nfix = 0, nabsent = 0, ndep = 0;
+	int nfix = 0, nabsent = 0, ndep = 0, versioned = 0;
 	enum check_result res, dep = CR_COUNT;
+	const char *dep_sha = NULL;
 
 	if (tags_load(c->app->db, p->id, &t) < 0) {
 		strbuf_addf(detail, "the tags cannot be read: %s", err_msg());
@@ -375,6 +388,7 @@ enum check_result check_fixes(struct check_ctx *c, const struct check_row *p,
 			int r = stable_cc_covers(g->extra, c->version);
 			struct strbuf *to = r > 0 ? &cover : r == 0 ? &nocover
 								   : &unread;
+			versioned |= r > 0 && g->extra && *g->extra;
 			if (g->extra && *g->extra)
 				strbuf_addf(to, "%sCc: stable # %s", to->len ? ", " : "",
 					    g->extra);
@@ -383,6 +397,7 @@ enum check_result check_fixes(struct check_ctx *c, const struct check_row *p,
 						" tree)",
 					    to->len ? ", " : "");
 		} else if (!strcmp(g->kind, "stable_dep_of") && !ndep++) {
+			dep_sha = g->value;
 			dep = dep_standing(c, p->id, g->value, depth, &other);
 		}
 	}
@@ -404,6 +419,12 @@ enum check_result check_fixes(struct check_ctx *c, const struct check_row *p,
 		res = say(detail, dep, "", &other);
 		goto out;
 	}
+	if (dep == CR_COUNT && dep_sha)
+		strbuf_addf(&other,
+			    "%sStable-dep-of: %.12s: no patch of this branch's"
+			    " queue is that commit, so nothing says whether it"
+			    " is needed here",
+			    other.len ? "; " : "", dep_sha);
 	if (files_all_missing(c, p->id, &lead)) {
 		struct strbuf s = STRBUF_INIT;
 		strbuf_addf(&s, "%s %s not in %s (%s): the bug cannot be in this"
@@ -414,6 +435,24 @@ enum check_result check_fixes(struct check_ctx *c, const struct check_row *p,
 		strbuf_release(&s);
 		goto out;
 	}
+	/* the code it changes is not here: an unversioned Cc: stable does not
+	 * outweigh that; a versioned one does (it says which trees) */
+	if (!versioned && applies == CR_CONFLICT &&
+	    repo_lines_nowhere(c->repo, c->running, &c->queued, p->diff,
+			       &lead) > 0) {
+		struct strbuf s = STRBUF_INIT;
+		strbuf_addf(&s, "the code it changes is not in %s (%s): %s; the"
+				" bug cannot be in this tree",
+			    c->app->cfg.branch, c->version, lead.buf);
+		if (cover.len)
+			strbuf_addf(&s, " (%s does not outweigh that)",
+				    cover.buf);
+		res = say(detail, CR_ABSENT, s.buf, &other);
+		strbuf_release(&s);
+		goto out;
+	}
+	err_clear();
+	strbuf_reset(&lead);
 	if (cover.len) {
 		strbuf_addf(&lead, "%s covers %s", cover.buf, c->version);
 		res = say(detail, CR_PRESENT, lead.buf, &other);
@@ -461,26 +500,62 @@ out:
 }
 
 int check_released_where(struct check_ctx *c, const struct check_row *p,
-			 struct strbuf *where)
+			 struct strbuf *where, struct strbuf *reverted)
 {
 	char *sq = NULL;
-	long at, rev;
+	char rev[REPO_HEX_SIZE];
+	struct changelog_hit hit;
+	enum ev cl = changelog_ev(c, p->subject, &hit);
+	int ret = 0;
 
-	if (changelog_ev(c, p->subject, &at, &rev) == EV_PRESENT) {
-		strbuf_addf(where, "%s.%ld (Debian's changelog lists \"%s\")",
-			    c->series, at, p->subject);
-		return 1;
-	}
-	if (p->upstream && *c->app->cfg.stable_queue_repo &&
-	    stable_queue_find(c->app->cfg.stable_queue_repo, c->series,
-			      p->upstream, &sq) > 0) {
+	if (cl == EV_ABSENT && reverted)
+		strbuf_addf(reverted,
+			    "released in %s.%ld and reverted in %s.%ld"
+			    " (Debian's changelog lists \"%s\" and its"
+			    " Revert)",
+			    c->series, hit.first, c->series, hit.reverted,
+			    p->subject);
+	if (cl == EV_PRESENT) {
+		if (hit.last > hit.first)
+			strbuf_addf(where,
+				    "%s.%ld and %s.%ld (Debian's changelog"
+				    " lists \"%s\" in both)",
+				    c->series, hit.first, c->series, hit.last,
+				    p->subject);
+		else
+			strbuf_addf(where,
+				    "%s.%ld (Debian's changelog lists \"%s\")",
+				    c->series, hit.first, p->subject);
+		ret = 1;
+	} else if (p->upstream && *c->app->cfg.stable_queue_repo &&
+		   stable_queue_find(c->app->cfg.stable_queue_repo, c->series,
+				     p->upstream, &sq) > 0) {
 		const char *rel = strstr(sq, "releases/");
 		const char *v = rel ? rel + 9 : sq;
 		size_t vn = strcspn(v, "/");
 		strbuf_addf(where, "%.*s (the stable-queue checkout has %s)",
 			    (int)vn, v, sq);
 		free(sq);
-		return 1;
+		ret = 1;
 	}
-	return 0;
+	if (!reverted || reverted->len)
+		return ret;
+	/* a revert commit: in the tree's history, or the upstream clone's */
+	if (repo_find_revert(c->repo, c->tip, p->subject, rev) > 0)
+		strbuf_addf(reverted,
+			    "%s%s%sreverted by %.12s (Revert \"%s\") in %s's"
+			    " history",
+			    ret ? "released in " : "", ret ? where->buf : "",
+			    ret ? " and " : "", rev, p->subject,
+			    c->app->cfg.branch);
+	else if (c->upstream && !c->up_indexed &&
+		 repo_find_revert(c->upstream, "HEAD", p->subject, rev) > 0)
+		strbuf_addf(reverted,
+			    "%s%s%sreverted upstream by %.12s (Revert \"%s\")",
+			    ret ? "released in " : "", ret ? where->buf : "",
+			    ret ? " and " : "", rev, p->subject);
+	err_clear();
+	if (reverted->len)
+		ret = 0;
+	return ret;
 }

@@ -12,6 +12,7 @@ struct check_ctx {
 	struct app *app;
 	struct repo *repo;
 	struct repo *upstream; /* optional */
+	int up_indexed;        /* its index in the store is current (upstream.h) */
 	char tip[REPO_HEX_SIZE];
 	/* the running tree (the branch + the patches queued so far): the
 	 * branch's tree with the queued patches' files on top */
@@ -66,12 +67,30 @@ enum check_result check_fixes(struct check_ctx *c, const struct check_row *p,
 			      struct strbuf *detail);
 
 /*
- * Was p released on this branch already? Its subject listed in Debian's
- * changelog up to the tree's version (and not reverted after), or its
- * upstream SHA in the stable-queue checkout's releases/: 1 with where
- * ("6.1.57 (Debian's changelog lists \"...\")"), 0 no, negative on error.
+ * What names p as released on this branch: its subject listed in Debian's
+ * changelog up to the tree's version, or its upstream SHA in the
+ * stable-queue checkout's releases/. 1 with where ("6.1.57 (Debian's
+ * changelog lists \"...\")"; both releases when two list the subject), 0
+ * no, negative on error. A pointer only: the applies check asks the lines.
+ * When reverted is not NULL, a revert of it is looked for too (Debian's
+ * changelog lists `Revert "<subject>"` after it, or a revert commit is in
+ * the tree's history or the upstream clone's): reverted then says both
+ * releases ("released in 6.1.104 and reverted in 6.1.113 ...") and 0 is
+ * returned.
  */
 int check_released_where(struct check_ctx *c, const struct check_row *p,
-			 struct strbuf *where);
+			 struct strbuf *where, struct strbuf *reverted);
+
+/*
+ * The followups verdict, from the upstream index (upstream.h): the upstream
+ * commits whose Fixes: names p's upstream commit and that are neither in
+ * the queue nor in the tree (CR_FOUND, listed in detail) or none (CR_NONE).
+ * Upstream reverts of it are appended to reverted (the fixup check holds
+ * it); when min_soak_days is set and its upstream commit has been in a
+ * tagged release for fewer days, soak gets why it waits.
+ */
+enum check_result check_upstream(struct check_ctx *c, const struct check_row *p,
+				 struct strbuf *reverted, struct strbuf *soak,
+				 struct strbuf *detail);
 
 #endif

@@ -9,6 +9,7 @@
 #include "queue.h"
 #include "repo.h"
 #include "strbuf.h"
+#include "upstream.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@ static const char *const kind_names[CHECK_KIND_COUNT] = {
 	[CHECK_APPLIES] = "applies",
 	[CHECK_FIXUP] = "fixup",
 	[CHECK_FLAGS] = "flags",
+	[CHECK_FOLLOWUPS] = "followups",
 };
 
 static const char *const result_names[CR_COUNT] = {
@@ -35,6 +37,7 @@ static const char *const result_names[CR_COUNT] = {
 	[CR_OK] = "ok",               [CR_HELD] = "held",
 	[CR_OVERRIDDEN] = "overridden",
 	[CR_NONE] = "none",           [CR_FEATURE_LIKE] = "feature-like",
+	[CR_FOUND] = "found",
 };
 
 const char *check_kind_name(enum check_kind k)
@@ -74,6 +77,7 @@ int check_verdict_add(sqlite3 *db, long long patch_id, enum check_kind k,
 
 static enum check_result fixup_check(struct check_ctx *c,
 				     const struct check_row *p,
+				     const struct strbuf *reverted,
 				     struct strbuf *detail)
 {
 	sqlite3_stmt *st;
@@ -90,6 +94,15 @@ static enum check_result fixup_check(struct check_ctx *c,
 		return CR_OVERRIDDEN;
 	}
 	free(last);
+	if (reverted->len) {
+		/* released, then reverted: queueing it again silently would
+		 * bring back what a maintainer took out */
+		strbuf_addf(detail,
+			    "reverted-after-release: %s; find out why it was"
+			    " reverted before queueing it again",
+			    reverted->buf);
+		res = CR_HELD;
+	}
 	st = db_stmt(c->app->db,
 			"SELECT x.id, x.subject, x.state, t.value FROM patch_tags t"
 			" JOIN patches x ON x.id != t.patch_id AND ("
@@ -117,7 +130,8 @@ static enum check_result fixup_check(struct check_ctx *c,
 	}
 	db_stmt_done(st);
 	if (res == CR_OK)
-		strbuf_addstr(detail, "not a fix-up of a broken patch");
+		strbuf_addstr(detail, "not a fix-up of a broken patch, not"
+				      " reverted after a release");
 	return res;
 }
 
@@ -222,75 +236,107 @@ static int reverse_after_later(struct check_ctx *c, const struct check_row *p,
 	return found;
 }
 
+/*
+ * Content decides: the diff applies in reverse, or comes out once the later
+ * queued patches are taken out, or every line it adds stands in the tree
+ * (repo_lines_placed()). That a release lists its subject (released,
+ * where) only names the release; without the lines it is unknown, never
+ * already-applied.
+ */
 static enum check_result applies_check(struct check_ctx *c,
-				       const struct check_row *p,
+				       const struct check_row *p, int released,
+				       const struct strbuf *where,
 				       struct strbuf *detail)
 {
 	struct repo_apply_result res = { 0 };
-	struct strbuf where = STRBUF_INIT, taken = STRBUF_INIT;
+	struct strbuf taken = STRBUF_INIT, placed = STRBUF_INIT,
+		      rel = STRBUF_INIT;
 	const char *branch = c->app->cfg.branch;
 	enum check_result out;
 	int r = repo_apply_overlay(c->repo, c->running, &c->queued, p->diff,
 				   &c->delta, &res);
-	int released = r == 0 && res.status != REPO_APPLY_CLEAN
-			       ? check_released_where(c, p, &where) > 0
-			       : 0;
 
+	if (released)
+		strbuf_addf(&rel, ": released in %s", where->buf);
 	if (r < 0) {
 		strbuf_addf(detail, "cannot apply: %s", err_msg());
 		out = CR_CONFLICT;
 	} else if (res.status == REPO_APPLY_CLEAN) {
-		strbuf_addstr(detail, "applies cleanly on the branch and the"
-				      " patches queued before it");
-		out = CR_CLEAN;
+		if (repo_lines_placed(c->repo, c->running, &c->queued, p->diff,
+				      NULL) > 0) {
+			strbuf_addf(detail,
+				    "already in %s%s; every line it adds is in"
+				    " the tree already, where a later change"
+				    " moved it: applying it would add them"
+				    " twice",
+				    branch, rel.buf);
+			out = CR_ALREADY;
+		} else {
+			strbuf_addstr(detail, "applies cleanly on the branch"
+					      " and the patches queued before"
+					      " it");
+			out = CR_CLEAN;
+		}
 	} else if (res.status == REPO_APPLY_ALREADY) {
-		strbuf_addf(detail, "already in %s", branch);
+		strbuf_addf(detail, "already in %s%s; the diff applies in"
+				    " reverse",
+			    branch, rel.buf);
+		out = CR_ALREADY;
+	} else if (reverse_after_later(c, p, &taken)) {
+		strbuf_addf(detail, "already in %s%s", branch, rel.buf);
 		if (released)
-			strbuf_addf(detail, ": released in %s", where.buf);
-		strbuf_addstr(detail, "; the diff applies in reverse");
+			strbuf_addf(detail,
+				    "; later releases changed the same lines"
+				    " (%s)",
+				    res.detail ? res.detail : "");
+		strbuf_addf(detail,
+			    "%s the diff applies in reverse once the later"
+			    " queued %s touching the same files %s taken out",
+			    released ? ";" : ":", taken.buf,
+			    strchr(taken.buf, ',') ? "are" : "is");
+		out = CR_ALREADY;
+	} else if (repo_lines_placed(c->repo, c->running, &c->queued, p->diff,
+				     &placed) > 0) {
+		strbuf_addf(detail,
+			    "already in %s%s; later releases changed the same"
+			    " lines (%s), and every line it adds is in the"
+			    " tree where they left it",
+			    branch, rel.buf, res.detail ? res.detail : "");
 		out = CR_ALREADY;
 	} else if (released) {
 		strbuf_addf(detail,
-			    "already in %s: released in %s; later releases"
-			    " changed the same lines (%s)",
-			    branch, where.buf, res.detail ? res.detail : "");
-		out = CR_ALREADY;
-	} else if (reverse_after_later(c, p, &taken)) {
-		strbuf_addf(detail,
-			    "already in %s: the diff applies in reverse once"
-			    " the later queued %s touching the same files %s"
-			    " taken out",
-			    branch, taken.buf,
-			    strchr(taken.buf, ',') ? "are" : "is");
-		out = CR_ALREADY;
+			    "a patch of this subject is in %s, but its lines"
+			    " are not in the tree (%s; %s): it may need a"
+			    " backport",
+			    where->buf, res.detail ? res.detail : "conflict",
+			    placed.len ? placed.buf : "its lines differ");
+		out = CR_UNKNOWN;
 	} else {
 		strbuf_addstr(detail, res.detail ? res.detail : "conflict");
 		out = CR_CONFLICT;
 	}
+	err_clear();
 	repo_apply_result_release(&res);
-	strbuf_release(&where);
 	strbuf_release(&taken);
+	strbuf_release(&placed);
+	strbuf_release(&rel);
 	return out;
 }
 
 /* ---- the run ---- */
 
 /* The mail of a move, for the author: only what they can act on. */
-static int notify_held(struct check_ctx *c, long long id, long long event,
-		       const char *why)
+static int notify(struct check_ctx *c, long long id, long long event,
+		  const char *kind, const char *what, const char *why)
 {
-	char *what = xstrfmt("Your patch was held back from the %s queue by"
-			     " stableq's checks",
-			     c->app->cfg.branch);
 	struct notice n = {
 		.patch_id = id,
 		.event_id = event,
-		.kind = "held",
+		.kind = kind,
 		.what = what,
 		.why = why,
 	};
 	long long r = outbox_add(c->app->db, &c->app->cfg, &n);
-	free(what);
 	return r < 0 ? (int)r : 0;
 }
 
@@ -302,7 +348,9 @@ static int notify_held(struct check_ctx *c, long long id, long long event,
 static int check_one(struct check_ctx *c, struct check_row *p,
 		     struct check_summary *sum, int *advance)
 {
-	struct strbuf d[CHECK_KIND_COUNT], reason = STRBUF_INIT;
+	struct strbuf d[CHECK_KIND_COUNT], reason = STRBUF_INIT,
+		      where = STRBUF_INIT, reverted = STRBUF_INIT,
+		      soak = STRBUF_INIT;
 	enum check_result v[CHECK_KIND_COUNT];
 	enum patch_state to;
 	long long ev = 0;
@@ -314,11 +362,17 @@ static int check_one(struct check_ctx *c, struct check_row *p,
 	*advance = 0;
 	c->with_ok = 0;
 	c->with[0] = '\0';
-	v[CHECK_APPLIES] = applies_check(c, p, &d[CHECK_APPLIES]);
+	int released = check_released_where(c, p, &where, &reverted) > 0;
+	v[CHECK_APPLIES] = applies_check(c, p, released, &where,
+					 &d[CHECK_APPLIES]);
 	c->with_ok = v[CHECK_APPLIES] == CR_CLEAN;
 	v[CHECK_FIXES] = check_fixes(c, p, v[CHECK_APPLIES], 0,
 				     &d[CHECK_FIXES]);
-	v[CHECK_FIXUP] = fixup_check(c, p, &d[CHECK_FIXUP]);
+	v[CHECK_FOLLOWUPS] = CR_NONE;
+	if (c->up_indexed)
+		v[CHECK_FOLLOWUPS] = check_upstream(c, p, &reverted, &soak,
+						    &d[CHECK_FOLLOWUPS]);
+	v[CHECK_FIXUP] = fixup_check(c, p, &reverted, &d[CHECK_FIXUP]);
 	v[CHECK_FLAGS] = flags_check(c, p, &d[CHECK_FLAGS]);
 
 	if (db_query_text(c->app->db, &tested,
@@ -343,12 +397,21 @@ static int check_one(struct check_ctx *c, struct check_row *p,
 	} else if (v[CHECK_APPLIES] == CR_CONFLICT) {
 		to = PS_CHECKED;
 		strbuf_addf(&reason, "does not apply: %s", d[CHECK_APPLIES].buf);
+	} else if (v[CHECK_APPLIES] == CR_UNKNOWN) {
+		/* a release names it, its lines do not say so */
+		to = PS_CHECKED;
+		strbuf_addf(&reason, "needs a human (applies unknown): %s",
+			    d[CHECK_APPLIES].buf);
 	} else if (v[CHECK_FIXES] == CR_UNKNOWN ||
 		   v[CHECK_FIXES] == CR_MISSING) {
 		to = PS_CHECKED;
 		strbuf_addf(&reason, "needs a human (fixes %s): %s",
 			    check_result_name(v[CHECK_FIXES]),
 			    d[CHECK_FIXES].buf);
+	} else if (soak.len) {
+		/* younger upstream than the maintainer wants: it waits */
+		to = PS_CHECKED;
+		strbuf_addbuf(&reason, &soak);
 	} else {
 		to = PS_QUEUED;
 		*advance = 1;
@@ -360,6 +423,8 @@ static int check_one(struct check_ctx *c, struct check_row *p,
 	 * and the verdicts may differ.
 	 */
 	for (int k = 0; k < CHECK_KIND_COUNT; k++) {
+		if (k == CHECK_FOLLOWUPS && !c->up_indexed)
+			continue; /* nothing was asked */
 		char *det = branch_said(c->app, d[k].buf);
 		ret = check_verdict_add(c->app->db, p->id, k, v[k],
 					det ? det : d[k].buf);
@@ -380,9 +445,27 @@ static int check_one(struct check_ctx *c, struct check_row *p,
 			ret = (int)ev;
 			goto out;
 		}
-		if (to == PS_HELD &&
-		    (ret = notify_held(c, p->id, ev, reason.buf)) < 0)
-			goto out;
+		if (to == PS_HELD) {
+			char *what = xstrfmt("Your patch was held back from the"
+					     " %s queue by stableq's checks",
+					     c->app->cfg.branch);
+			ret = notify(c, p->id, ev, "held", what, reason.buf);
+			free(what);
+			if (ret < 0)
+				goto out;
+		}
+		/* queued now, with upstream fixes of it that are not: its
+		 * author is told which */
+		if (to == PS_QUEUED && v[CHECK_FOLLOWUPS] == CR_FOUND) {
+			char *what = xstrfmt("Your patch was queued for %s;"
+					     " upstream fixes of it are not",
+					     c->app->cfg.branch);
+			ret = notify(c, p->id, ev, "followups", what,
+				     d[CHECK_FOLLOWUPS].buf);
+			free(what);
+			if (ret < 0)
+				goto out;
+		}
 	} else {
 		ev = event_add(c->app->db, c->app->actor, "patch", p->id,
 			       "checked", "fixes=%s applies=%s fixup=%s",
@@ -410,6 +493,9 @@ out:
 	for (int k = 0; k < CHECK_KIND_COUNT; k++)
 		strbuf_release(&d[k]);
 	strbuf_release(&reason);
+	strbuf_release(&where);
+	strbuf_release(&reverted);
+	strbuf_release(&soak);
 	free(tested);
 	return ret;
 }
@@ -502,6 +588,15 @@ static int open_ctx(struct check_ctx *c, struct app *app)
 	    repo_open(&c->upstream, app->cfg.upstream_repo) < 0)
 		return err_prefix(ERR_INVALID, "upstream_repo %s",
 				  app->cfg.upstream_repo);
+	/* once, then what is new: its follow-ups, reverts and releases */
+	if (c->upstream) {
+		if (upstream_index_update(app->db, c->upstream,
+					  app->cfg.upstream_repo, NULL) < 0)
+			log_warnx("checks without the upstream index: %s",
+				  err_msg());
+		else
+			c->up_indexed = 1;
+	}
 	open_changelog(c);
 	return 0;
 }

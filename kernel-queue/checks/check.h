@@ -11,15 +11,20 @@
 /*
  * Checks, one verdict row each:
  *   fixes   present | absent | unknown | missing
- *   applies clean | conflict | already-applied
- *   fixup   ok | held | overridden
+ *   applies clean | conflict | already-applied | unknown (a release lists
+ *           its subject, its lines are not in the tree)
+ *   fixup   ok | held (a fix-up of a broken patch; released and reverted)
+ *           | overridden
  *   flags   none | feature-like (adds-file,new-kconfig,uapi: informational)
+ *   followups none | found (with an upstream index only: upstream fixes of
+ *           it outside the queue and the tree; informational, mailed)
  * and the move that follows:
  *   held                      -> held (the author is mailed: revert first)
  *   already-applied           -> released: the change is in the tree already
  *                                (nobody's problem, no mail)
  *   absent                    -> rejected (no mail: nothing to act on)
  *   conflict, unknown, missing -> checked (waits for a human: `stableq override`)
+ *   soaking (min_soak_days)   -> checked
  *   else                      -> queued
  *
  * The evidence, in the order it is asked (each verdict's reason names the
@@ -33,14 +38,18 @@
  *   tree (every file it changes is missing: absent), the stable annotation
  *   (stable-kernel-rules.rst; an unversioned Cc: stable is every tree), the
  *   tree again (the lines it removes are there: present).
- *   applies: the branch plus the patches queued before it; in reverse
- *   (already-applied); when it does not apply, whether it was released
- *   (its subject in Debian's changelog, its upstream SHA in the stable-queue
- *   checkout) or applies in reverse once the later queued patches touching
- *   the same files are taken out (already-applied too).
+ *   An unversioned annotation gives way to the code: when none of the
+ *   lines the patch removes or keeps as context is in its files, absent.
+ *   applies: the patch's own lines decide, a subject only points: the
+ *   branch plus the patches queued before it; in reverse (already-applied);
+ *   in reverse once the later queued patches touching the same files are
+ *   taken out; every line it adds standing in the tree where later changes
+ *   left it (repo_lines_placed(): already-applied, even when it applies).
+ *   A release that lists it (Debian's changelog, the stable-queue checkout)
+ *   is named; without its lines in the tree that is unknown.
  */
 enum check_kind { CHECK_FIXES, CHECK_APPLIES, CHECK_FIXUP, CHECK_FLAGS,
-		  CHECK_KIND_COUNT };
+		  CHECK_FOLLOWUPS, CHECK_KIND_COUNT };
 
 enum check_result {
 	CR_PRESENT,
@@ -55,6 +64,7 @@ enum check_result {
 	CR_OVERRIDDEN,
 	CR_NONE,
 	CR_FEATURE_LIKE,
+	CR_FOUND,
 	CR_COUNT
 };
 

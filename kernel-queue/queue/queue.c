@@ -704,6 +704,36 @@ static int row_branch(sqlite3 *db, const char *sql, const char *what,
 	return ret;
 }
 
+int queue_find_upstream(sqlite3 *db, long long branch, const char *sha,
+			char **state)
+{
+	char *st = NULL;
+	int ret = db_query_text(
+		db, &st,
+		"SELECT state FROM patches WHERE branch_id IS ?1 AND state NOT"
+		" IN ('rejected','dropped') AND ((substr(upstream, 1, 12) ="
+		" substr(?2, 1, 12) AND substr(upstream, 1, min(12, length(?2)))"
+		" = substr(?2, 1, min(12, length(upstream)))) OR"
+		" (substr(released_commit, 1, 12) = substr(?2, 1, 12) AND"
+		" substr(released_commit, 1, min(12, length(?2))) = substr(?2, 1,"
+		" min(12, length(released_commit))))) ORDER BY queue_pos LIMIT 1",
+		"it", branch, sha);
+
+	if (state)
+		*state = NULL;
+	if (ret == ERR_NOTFOUND) {
+		err_clear();
+		return 0;
+	}
+	if (ret < 0)
+		return ret;
+	if (state)
+		*state = st;
+	else
+		free(st);
+	return 1;
+}
+
 int queue_patch_branch(sqlite3 *db, long long patch_id, char **key)
 {
 	return row_branch(db,

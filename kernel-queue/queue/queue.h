@@ -113,6 +113,14 @@ json_t *queue_list_json_branch(sqlite3 *db, long long branch,
  */
 int queue_patch_branch(sqlite3 *db, long long patch_id, char **key);
 int queue_candidate_branch(sqlite3 *db, long long candidate_id, char **key);
+/*
+ * The patch of branch's queue (branches.id) whose upstream SHA (or released
+ * commit) is sha, prefix match both ways, unless it was rejected or
+ * dropped: 1 with *state (caller frees; may be NULL), 0 none, negative on
+ * a store error.
+ */
+int queue_find_upstream(sqlite3 *db, long long branch, const char *sha,
+			char **state);
 
 /*
  * What acts on a patch (or a candidate) acts on its branch: selects that

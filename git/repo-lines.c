@@ -1,0 +1,371 @@
+/* repo-lines.c: a patch's own lines looked for in a tree: already there, or nowhere. */
+#include "repo-int.h"
+#include "err.h"
+#include "strbuf.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * The applies check asks whether a diff applies forwards or in reverse;
+ * neither answers for a patch whose lines a later release moved or whose
+ * context it changed. These answers look at the lines themselves. They
+ * are used where a wrong yes costs the least: a line a patch adds must be
+ * telling (long enough to be that patch's, not any function's "return 0;")
+ * before it counts as found.
+ */
+
+/* Lines shorter than this (white space off) say nothing about a patch. */
+#define TELLING_MIN 8
+/* One line this long is telling enough alone. */
+#define STRONG_MIN 24
+/* A run found away from its neighbours: this many telling lines, */
+#define RUN_ALONE 3
+/* or one line this long that the file has once. */
+#define UNIQUE_MIN 40
+/* "Nowhere" needs this many telling lines to have looked for. */
+#define NOWHERE_MIN 3
+
+struct text {
+	struct diff_line *l; /* s, len (trailing white space off) */
+	size_t n;
+};
+
+static void text_split(struct text *t, const char *buf, size_t len)
+{
+	const char *p = buf, *end = buf + len;
+	size_t alloc = 0;
+
+	t->l = NULL;
+	t->n = 0;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		if (t->n == alloc) {
+			alloc = alloc ? alloc * 2 : 256;
+			t->l = xrealloc(t->l, alloc * sizeof(*t->l));
+		}
+		while (n && isspace((unsigned char)p[n - 1]))
+			n--;
+		t->l[t->n].s = p;
+		t->l[t->n].len = n;
+		t->l[t->n].op = ' ';
+		t->n++;
+		p = nl ? nl + 1 : end;
+	}
+}
+
+static size_t rtrim(const char *s, size_t n)
+{
+	while (n && isspace((unsigned char)s[n - 1]))
+		n--;
+	return n;
+}
+
+static const char *ltrim(const char *s, size_t *n)
+{
+	while (*n && isspace((unsigned char)*s)) {
+		s++;
+		(*n)--;
+	}
+	return s;
+}
+
+static int same(const char *a, size_t na, const char *b, size_t nb)
+{
+	na = rtrim(a, na);
+	nb = rtrim(b, nb);
+	return na == nb && !memcmp(a, b, na);
+}
+
+/* Equal once white space around them is off: moved code may be re-indented. */
+static int same_trimmed(const char *a, size_t na, const char *b, size_t nb)
+{
+	a = ltrim(a, &na);
+	b = ltrim(b, &nb);
+	return same(a, na, b, nb);
+}
+
+static size_t telling_len(const char *s, size_t n)
+{
+	int alnum = 0;
+
+	s = ltrim(s, &n);
+	n = rtrim(s, n);
+	for (size_t i = 0; i < n && !alnum; i++)
+		alnum = isalnum((unsigned char)s[i]);
+	return alnum ? n : 0;
+}
+
+/* Where the block run[0..k) starts in t, from 0; -1 when nowhere. */
+static long block_find(const struct text *t, const struct diff_line *run,
+		       size_t k, long from)
+{
+	for (long i = from; k && (size_t)i + k <= t->n; i++) {
+		size_t j = 0;
+		while (j < k && same(t->l[i + j].s, t->l[i + j].len, run[j].s,
+				     run[j].len))
+			j++;
+		if (j == k)
+			return i;
+	}
+	return -1;
+}
+
+/* Is run[0..k) a block inside the lines of f's hunks whose op is op? */
+static int block_in_patch(const struct diff_file *f, const struct diff_line *run,
+			  size_t k, char op)
+{
+	for (size_t h = 0; h < f->nhunks; h++) {
+		const struct diff_hunk *hk = &f->hunks[h];
+		for (size_t i = 0; i + k <= hk->nlines; i++) {
+			size_t j = 0;
+			while (j < k && hk->lines[i + j].op == op &&
+			       same(hk->lines[i + j].s, hk->lines[i + j].len,
+				    run[j].s, run[j].len))
+				j++;
+			if (j == k)
+				return 1;
+		}
+	}
+	return 0;
+}
+
+static int read_file(struct repo *r, const char *base,
+		     const struct repo_overlay *ov, const char *path,
+		     struct strbuf *buf, struct text *t)
+{
+	int ret;
+
+	strbuf_reset(buf);
+	free(t->l);
+	t->l = NULL;
+	t->n = 0;
+	ret = repo_file_overlay(r, base, ov, path, buf);
+	if (ret > 0)
+		text_split(t, buf->buf, buf->len);
+	return ret;
+}
+
+/*
+ * One run of added lines (op '+', run[0..k)) of file f, whose neighbours
+ * in the patch (the kept or added lines beside it) are before/after (NULL:
+ * none): 1 when it stands in t, 0 not, -1 when it tells nothing (a move).
+ * A fix often adds a line its file has elsewhere already (the unlock its
+ * error path lacked): a block found away from the patch's neighbours counts
+ * only when it is long (RUN_ALONE telling lines) or one telling line of
+ * UNIQUE_MIN characters that the file holds once.
+ * *strong is set when the run alone is evidence.
+ */
+static int run_placed(const struct diff_file *f, const struct text *t,
+		      const struct diff_line *run, size_t k,
+		      const struct diff_line *before,
+		      const struct diff_line *after, int *strong)
+{
+	size_t telling = 0, longest = 0, seen = 0;
+	int anchored = 0;
+
+	for (size_t i = 0; i < k; i++) {
+		size_t n = telling_len(run[i].s, run[i].len);
+		telling += n >= TELLING_MIN;
+		longest = n > longest ? n : longest;
+	}
+	/* code the patch moves within its files is where it was already */
+	if (block_in_patch(f, run, k, '-'))
+		return -1;
+	*strong = telling >= 2 || longest >= STRONG_MIN;
+	for (long at = block_find(t, run, k, 0); at >= 0;
+	     at = block_find(t, run, k, at + 1)) {
+		seen++;
+		if (before && at > 0 &&
+		    same(t->l[at - 1].s, t->l[at - 1].len, before->s,
+			 before->len))
+			anchored = 1;
+		if (after && (size_t)at + k < t->n &&
+		    same(t->l[at + k].s, t->l[at + k].len, after->s,
+			 after->len))
+			anchored = 1;
+	}
+	if (!seen)
+		return 0;
+	return anchored || telling >= RUN_ALONE ||
+	       (longest >= UNIQUE_MIN && seen == 1);
+}
+
+/* The hunks of f against t: 1 placed (*strong counts strong runs), 0 not. */
+static int hunks_placed(const struct diff_file *f, const struct text *t,
+			size_t *strong, struct strbuf *why)
+{
+	for (size_t h = 0; h < f->nhunks; h++) {
+		const struct diff_hunk *hk = &f->hunks[h];
+		for (size_t i = 0; i < hk->nlines;) {
+			char op = hk->lines[i].op;
+			size_t k = 1;
+			while (i + k < hk->nlines && hk->lines[i + k].op == op)
+				k++;
+			if (op == '+') {
+				const struct diff_line *before = NULL,
+						       *after = NULL;
+				for (size_t b = i; b-- > 0 && !before;)
+					if (hk->lines[b].op == ' ')
+						before = &hk->lines[b];
+				for (size_t a = i + k; a < hk->nlines && !after;
+				     a++)
+					if (hk->lines[a].op == ' ')
+						after = &hk->lines[a];
+				int s = 0;
+				int p = run_placed(f, t, &hk->lines[i], k,
+						   before, after, &s);
+				if (p <= 0) {
+					if (why)
+						strbuf_addf(why,
+							    "%s: the lines hunk"
+							    " #%zu adds are %s",
+							    diff_file_path(f),
+							    h + 1,
+							    p < 0 ? "moved by"
+								    " the patch"
+								  : "not there");
+					return 0;
+				}
+				*strong += s;
+			} else if (op == '-' &&
+				   !block_in_patch(f, &hk->lines[i], k, '+') &&
+				   block_find(t, &hk->lines[i], k, 0) >= 0) {
+				size_t tl = 0;
+				for (size_t j = 0; j < k; j++)
+					tl += telling_len(hk->lines[i + j].s,
+							  hk->lines[i + j].len) >=
+					      TELLING_MIN;
+				if (tl) {
+					if (why)
+						strbuf_addf(why,
+							    "%s: the lines hunk"
+							    " #%zu removes are"
+							    " still there",
+							    diff_file_path(f),
+							    h + 1);
+					return 0;
+				}
+			}
+			i += k;
+		}
+	}
+	return 1;
+}
+
+int repo_lines_placed(struct repo *r, const char *base,
+		      const struct repo_overlay *ov, const char *diff_text,
+		      struct strbuf *why)
+{
+	struct diff_set d = { 0 };
+	struct strbuf buf = STRBUF_INIT;
+	struct text t = { 0 };
+	size_t strong = 0;
+	int ret;
+
+	if (!diff_text)
+		return err_set(ERR_INVALID, "no diff");
+	if ((ret = repo_diff_parse(&d, diff_text, strlen(diff_text), "patch")) <
+	    0)
+		return ret;
+	ret = 1;
+	for (size_t i = 0; i < d.n && ret == 1; i++) {
+		const struct diff_file *f = &d.f[i];
+		const char *path = diff_file_path(f);
+		int have;
+
+		if (f->binary) {
+			ret = 0;
+			break;
+		}
+		have = read_file(r, base, ov, path, &buf, &t);
+		if (have < 0) {
+			ret = have;
+			break;
+		}
+		if (f->deleted || !f->new_path) {
+			if (have)
+				ret = 0;
+			continue;
+		}
+		if (!have) {
+			if (why)
+				strbuf_addf(why, "%s is not there", path);
+			ret = 0;
+			break;
+		}
+		ret = hunks_placed(f, &t, &strong, why);
+	}
+	if (ret == 1 && !strong) {
+		if (why)
+			strbuf_addstr(why, "the lines it adds are too plain to"
+					   " tell");
+		ret = 0;
+	}
+	free(t.l);
+	strbuf_release(&buf);
+	repo_diff_release(&d);
+	return ret;
+}
+
+int repo_lines_nowhere(struct repo *r, const char *base,
+		       const struct repo_overlay *ov, const char *diff_text,
+		       struct strbuf *why)
+{
+	struct diff_set d = { 0 };
+	struct strbuf buf = STRBUF_INIT, files = STRBUF_INIT;
+	struct text t = { 0 };
+	size_t looked = 0, found = 0, nfiles = 0;
+	int ret;
+
+	if (!diff_text)
+		return err_set(ERR_INVALID, "no diff");
+	if ((ret = repo_diff_parse(&d, diff_text, strlen(diff_text), "patch")) <
+	    0)
+		return ret;
+	for (size_t i = 0; i < d.n && !found; i++) {
+		const struct diff_file *f = &d.f[i];
+		size_t before = looked;
+
+		if (!f->old_path || f->binary)
+			continue;
+		if ((ret = read_file(r, base, ov, f->old_path, &buf, &t)) < 0)
+			goto out;
+		for (size_t h = 0; h < f->nhunks && !found; h++) {
+			const struct diff_hunk *hk = &f->hunks[h];
+			for (size_t j = 0; j < hk->nlines && !found; j++) {
+				const struct diff_line *l = &hk->lines[j];
+				if (l->op == '+' ||
+				    telling_len(l->s, l->len) < TELLING_MIN)
+					continue;
+				looked++;
+				for (size_t k = 0; k < t.n && !found; k++)
+					found = same_trimmed(t.l[k].s,
+							     t.l[k].len, l->s,
+							     l->len);
+			}
+		}
+		if (looked > before) {
+			if (nfiles < 4)
+				strbuf_addf(&files, "%s%s", nfiles ? ", " : "",
+					    f->old_path);
+			else if (nfiles == 4)
+				strbuf_addstr(&files, ", ...");
+			nfiles++;
+		}
+	}
+	ret = !found && looked >= NOWHERE_MIN;
+	if (ret && why)
+		strbuf_addf(why,
+			    "none of the %zu lines it removes or keeps as"
+			    " context is in %s",
+			    looked, files.buf);
+out:
+	free(t.l);
+	strbuf_release(&buf);
+	strbuf_release(&files);
+	repo_diff_release(&d);
+	return ret;
+}

@@ -1,0 +1,102 @@
+/* check-upstream.c: the followups verdict, upstream reverts and soak, asked of the upstream index. */
+#include "check-int.h"
+#include "err.h"
+#include "upstream.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct seen {
+	struct check_ctx *c;
+	struct strbuf *out;
+	int n;
+};
+
+/* A follow-up that is neither queued nor released here. */
+static int followup(void *ctx, const char *sha, const char *subject,
+		    const char *release)
+{
+	struct seen *s = ctx;
+	struct check_ctx *c = s->c;
+	char found[REPO_HEX_SIZE];
+
+	if (queue_find_upstream(c->app->db, c->app->branch_id, sha, NULL) > 0 ||
+	    repo_commit_in_history(c->repo, c->tip, sha) > 0 ||
+	    repo_find_backport(c->repo, c->tip, sha, found) > 0) {
+		err_clear();
+		return 0;
+	}
+	err_clear();
+	strbuf_addf(s->out, "%s%.12s (\"%s\", %s)", s->n++ ? ", " : "", sha,
+		    subject, release ? release : "not in a tagged release yet");
+	return 0;
+}
+
+static int revert(void *ctx, const char *sha, const char *subject,
+		  const char *release)
+{
+	struct seen *s = ctx;
+
+	strbuf_addf(s->out, "%sreverted upstream by %.12s (\"%s\"%s%s)",
+		    s->out->len ? "; " : "", sha, subject,
+		    release ? ", in " : "", release ? release : "");
+	s->n++;
+	return 0;
+}
+
+enum check_result check_upstream(struct check_ctx *c, const struct check_row *p,
+				 struct strbuf *reverted, struct strbuf *soak,
+				 struct strbuf *detail)
+{
+	const char *path = c->app->cfg.upstream_repo;
+	struct strbuf list = STRBUF_INIT;
+	struct seen fu = { c, &list, 0 }, rv = { c, reverted, 0 };
+	char *tag = NULL;
+	long long at = 0;
+	int min = c->app->cfg.min_soak_days, r;
+
+	if (!p->upstream || strlen(p->upstream) < 8) {
+		strbuf_addstr(detail, "no upstream commit named: nothing to"
+				      " follow");
+		return CR_NONE;
+	}
+	upstream_reverts_of(c->app->db, path, p->upstream, revert, &rv);
+	upstream_fixes_of(c->app->db, path, p->upstream, followup, &fu);
+	if (fu.n)
+		strbuf_addf(detail,
+			    "upstream follow-up%s of %.12s not in the queue or"
+			    " %s: %s",
+			    fu.n > 1 ? "s" : "", p->upstream,
+			    c->app->cfg.branch, list.buf);
+	else
+		strbuf_addf(detail,
+			    "no upstream commit fixes %.12s outside the queue"
+			    " and %s",
+			    p->upstream, c->app->cfg.branch);
+	r = upstream_release_of(c->app->db, path, p->upstream, &tag, &at);
+	if (r > 0) {
+		long long days = ((long long)time(NULL) - at) / 86400;
+		strbuf_addf(detail, "; upstream in %s for %lld day%s", tag, days,
+			    days == 1 ? "" : "s");
+		if (min > 0 && days < min)
+			strbuf_addf(soak,
+				    "soaking: upstream %.12s is in %s for %lld"
+				    " day%s, min_soak_days is %d",
+				    p->upstream, tag, days, days == 1 ? "" : "s",
+				    min);
+	} else if (r == 0) {
+		strbuf_addstr(detail, "; upstream in no tagged release yet");
+		if (min > 0)
+			strbuf_addf(soak,
+				    "soaking: upstream %.12s is in no tagged"
+				    " release yet, min_soak_days is %d",
+				    p->upstream, min);
+	} else {
+		strbuf_addstr(detail, "; not in the upstream clone");
+	}
+	err_clear();
+	free(tag);
+	strbuf_release(&list);
+	return fu.n ? CR_FOUND : CR_NONE;
+}
