@@ -4,6 +4,7 @@
 #include "candidate.h"
 #include "check.h"
 #include "intake.h"
+#include "mailin.h"
 #include "outbox.h"
 #include "repo.h"
 #include "revert.h"
@@ -13,6 +14,7 @@ const struct job jobs[] = {
 	/* name            due()                  argv                                          s     builds once interrupted, summary */
 	{ "tree init",     repo_init_due,         { "tree", "init" },                           3600, 0, 0, NULL },
 	{ "import",        intake_queue_due,      { "import", "{queue_dir}" },                  600,  0, 1, NULL },
+	{ "mail intake",   mailin_due,            { "intake" },                                 600,  0, 0, NULL },
 	{ "check",         check_due,             { "check" },                                  3600, 0, 0, NULL },
 	{ "revert resume", revert_resume_due,     { "revert", "--resume" },                     3600, 0, 0, NULL },
 	{ "confirm",       revert_confirm_due,    { "revert", "--confirm", "{id}" },            0,    1, 0, NULL, NULL },

@@ -16,6 +16,7 @@
 
 const struct command commands[] = {
 	{ "import", cmd_import, 1, "import PATH...            (quilt dir, mbox or patch file)" },
+	{ "intake", cmd_intake, 1, "intake [--json]           (mail from intake_maildir, intake_inbox: patches, replies)" },
 	{ "check", cmd_check, 1, "check [ID...]" },
 	{ "queue", cmd_queue, 1, "queue [--json] [--state S]" },
 	{ "show", cmd_show, 1, "show [--json] ID" },

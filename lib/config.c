@@ -72,6 +72,8 @@ static const struct key keys[] = {
 	{ "debian_changelog", K_STR, S(debian_changelog),
 	  "/usr/share/doc/linux-source-6.1/changelog.Debian.gz", NULL },
 	{ "mail_bulk_limit", K_INT, S(mail_bulk_limit), "5", NULL },
+	{ "intake_maildir", K_STR, S(intake_maildir), "", NULL },
+	{ "intake_inbox", K_STR, S(intake_inbox), "", NULL },
 };
 #define B(f) offsetof(struct branch_conf, f)
 /*

@@ -77,6 +77,8 @@ struct config {
 	int poll_interval;      /* seconds between daemon passes */
 	char *debian_changelog; /* changelog.Debian.gz of the tree's source package; "" none */
 	int mail_bulk_limit;    /* more recipients than this in one step: the mail waits */
+	char *intake_maildir;   /* maildirs the list's mail arrives in, ","-separated; "" none */
+	char *intake_inbox;     /* public-inbox v2 archives (INBOX/git/N.git), ","-separated */
 	struct branch_conf *branches; /* in file order; at least one */
 	int nbranches;
 	int selected;           /* index of the branch the fields above hold */
