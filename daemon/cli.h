@@ -35,5 +35,6 @@ int cmd_config(struct app *app, int argc, char **argv);
 int cmd_branches(struct app *app, int argc, char **argv);
 int cmd_verify(struct app *app, int argc, char **argv);
 int cmd_intake(struct app *app, int argc, char **argv);
+int cmd_rc(struct app *app, int argc, char **argv);
 
 #endif

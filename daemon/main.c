@@ -27,6 +27,7 @@ const struct command commands[] = {
 	{ "flag", cmd_flag, 1, "flag ID --reason TEXT" },
 	{ "revert", cmd_revert, 1, "revert ID [--dry-run|--plan] [--reason TEXT] [--no-confirm] | --confirm REVERT-ID | --resume" },
 	{ "override", cmd_override, 1, "override ID --reason TEXT" },
+	{ "rc", cmd_rc, 1, "rc [--show] [--json]      (the -rc review series to rc_list; --show: the newest)" },
 	{ "release", cmd_release, 1, "release [--force]" },
 	{ "mail", cmd_mail, 1, "mail list|show|send|release" },
 	{ "token", cmd_token, 1, "token add|list|remove NAME" },

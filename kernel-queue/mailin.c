@@ -7,6 +7,7 @@
 #include "intake.h"
 #include "log.h"
 #include "queue.h"
+#include "rc.h"
 #include "repo.h"
 #include "review.h"
 #include "strbuf.h"
@@ -598,17 +599,29 @@ out:
 	return ret < 0 ? ret : 0;
 }
 
-/* The patches a reply is about: up its thread to a patch or a cover. */
-static size_t reply_targets(sqlite3 *db, const char *irt, long long **out)
+/*
+ * The patches a reply is about: up its thread to a patch or a cover (of a
+ * series on the list, or of stableq's own -rc: then *rc is set).
+ */
+static size_t reply_targets(sqlite3 *db, const char *irt, long long **out,
+			    long long *rc)
 {
 	char *cur = irt ? xstrdup(irt) : NULL;
 	size_t n = 0;
 
 	*out = NULL;
+	*rc = 0;
 	for (int depth = 0; cur && depth < MAX_THREAD_DEPTH; depth++) {
-		long long id = 0;
+		long long id = 0, rc_patch = 0;
 		sqlite3_stmt *st;
 		char *next = NULL;
+		if (rc_by_message_id(db, cur, rc, &rc_patch) > 0) {
+			if (rc_patch) {
+				*out = xcalloc(1, sizeof(**out));
+				(*out)[n++] = rc_patch;
+			}
+			break;
+		}
 		if (queue_by_message_id(db, cur, &id) > 0) {
 			*out = xcalloc(1, sizeof(**out));
 			(*out)[n++] = id;
@@ -650,13 +663,13 @@ static int apply_reply(struct pass *ps, const struct msg *m)
 {
 	sqlite3 *db = ps->app->db;
 	struct review r;
-	long long *targets = NULL, *reg = NULL;
+	long long *targets = NULL, *reg = NULL, rc = 0;
 	size_t nt, nreg = 0;
 	int held = 0, tr = 0, ret;
 	struct strbuf action = STRBUF_INIT;
 
 	review_read(&r, m->p);
-	nt = reply_targets(db, m->p->in_reply_to, &targets);
+	nt = reply_targets(db, m->p->in_reply_to, &targets, &rc);
 	if (r.regression &&
 	    (ret = queue_by_upstream(db, r.regression, &reg, &nreg)) < 0)
 		goto out;
@@ -680,6 +693,20 @@ static int apply_reply(struct pass *ps, const struct msg *m)
 				    action.len ? ", " : "", t, id);
 		held += h;
 		tr += t;
+	}
+	/* a tester's answer to the -rc cover: Tested-by for the rc */
+	for (size_t i = 0; rc && !nt && i < m->p->ntags; i++) {
+		const struct patch_tag *t = &m->p->tags[i];
+		if (strcmp(t->kind, "tested_by"))
+			continue;
+		if ((ret = rc_add_tested(db, rc, t->value, t->extra,
+					 m->p->message_id)) < 0)
+			goto fail;
+		if (ret) {
+			strbuf_addf(&action, "%stested rc %lld by %s",
+				    action.len ? ", " : "", rc, t->value);
+			ps->res->tested++;
+		}
 	}
 	if ((ret = db_exec(db,
 			   "UPDATE mail_messages SET action = ?, patch_id ="

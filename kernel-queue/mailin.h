@@ -17,6 +17,7 @@ struct mailin_result {
 	size_t series, patches;   /* imported, through intake */
 	size_t superseded;        /* earlier versions a v2 replaced */
 	size_t replies, held, trailers;
+	size_t tested;            /* Tested-by on an -rc cover */
 	size_t ignored;           /* not for a configured branch, stableq's own */
 	size_t invalid;           /* named in the log with what was wrong */
 };

@@ -74,6 +74,8 @@ static const struct key keys[] = {
 	{ "mail_bulk_limit", K_INT, S(mail_bulk_limit), "5", NULL },
 	{ "intake_maildir", K_STR, S(intake_maildir), "", NULL },
 	{ "intake_inbox", K_STR, S(intake_inbox), "", NULL },
+	{ "rc_list", K_STR, S(rc_list), "", NULL },
+	{ "rc_window", K_INT, S(rc_window), "172800", NULL },
 };
 #define B(f) offsetof(struct branch_conf, f)
 /*

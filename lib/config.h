@@ -79,6 +79,8 @@ struct config {
 	int mail_bulk_limit;    /* more recipients than this in one step: the mail waits */
 	char *intake_maildir;   /* maildirs the list's mail arrives in, ","-separated; "" none */
 	char *intake_inbox;     /* public-inbox v2 archives (INBOX/git/N.git), ","-separated */
+	char *rc_list;          /* where `stableq rc` sends the review series */
+	int rc_window;          /* seconds from an -rc to its deadline (48 h) */
 	struct branch_conf *branches; /* in file order; at least one */
 	int nbranches;
 	int selected;           /* index of the branch the fields above hold */

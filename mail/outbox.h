@@ -112,4 +112,25 @@ long long outbox_backoff(int base, int attempts);
 struct app;
 int outbox_due(struct app *app, long long *id);
 
+/*
+ * A mail to a list (the -rc review series), not about one author: From
+ * mail_from, To m->to (an address list), the subject and body given (made
+ * safe as outbox_add() does), In-Reply-To/References m->in_reply_to when
+ * set, a fresh Message-Id (into *message_id, caller frees) and an
+ * X-Stableq-Kind header, so the intake knows its own mail when the list
+ * sends it back. Written into the outbox inside the caller's transaction;
+ * a malformed address stores it 'invalid'. Returns the mail id or
+ * negative.
+ */
+struct list_mail {
+	const char *kind;       /* "rc" */
+	long long patch_id;     /* the patch it carries, or 0 */
+	const char *to;
+	const char *subject;
+	const char *in_reply_to; /* without <>, or NULL */
+	const char *body;
+};
+long long outbox_add_list(sqlite3 *db, const struct config *cfg,
+			  const struct list_mail *m, char **message_id);
+
 #endif

@@ -41,3 +41,33 @@ CREATE TABLE mail_messages (
 );
 CREATE INDEX mail_messages_reply ON mail_messages(in_reply_to);
 CREATE INDEX mail_messages_patch ON mail_messages(patch_id);
+
+-- A -rc review series (`stableq rc`): the cover "[PATCH 6.1 000/N]
+-- 6.1.11-rc1 review" and a mail per queued patch, sent to rc_list, with a
+-- deadline. The newest rc of a branch is 'open' until released or
+-- superseded by the next -rcN. Replies are read by the intake: Tested-by
+-- on the cover goes to rc_tested, a NAK on a patch mail holds the patch.
+CREATE TABLE rcs (
+	id INTEGER PRIMARY KEY,
+	branch_id INTEGER NOT NULL REFERENCES branches(id),
+	version TEXT NOT NULL,              -- 6.1.11-rc1
+	deadline INTEGER NOT NULL,          -- unix seconds
+	cover_message_id TEXT NOT NULL UNIQUE,
+	state TEXT NOT NULL DEFAULT 'open' CHECK (state IN ('open','superseded','released')),
+	actor TEXT NOT NULL,
+	created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now'))
+);
+CREATE TABLE rc_patches (
+	rc_id INTEGER NOT NULL REFERENCES rcs(id) ON DELETE CASCADE,
+	patch_id INTEGER NOT NULL REFERENCES patches(id),
+	pos INTEGER NOT NULL,               -- NNN of NNN/N
+	message_id TEXT NOT NULL UNIQUE,
+	PRIMARY KEY (rc_id, patch_id)
+);
+CREATE TABLE rc_tested (
+	rc_id INTEGER NOT NULL REFERENCES rcs(id) ON DELETE CASCADE,
+	tester TEXT NOT NULL,               -- the Tested-by address
+	name TEXT,
+	message_id TEXT,                    -- the reply that said it
+	PRIMARY KEY (rc_id, tester)
+);

@@ -19,14 +19,14 @@ command -v public-inbox-mda >/dev/null || { echo "Bail out! no public-inbox: mak
 
 # --- a stable tree: 6.1.10 with lib.c --------------------------------------------
 G init -q "$T/linux" && cd "$T/linux" || exit 1
-for i in $(seq 1 30); do echo "line $i"; done > lib.c
+for i in $(seq 1 50); do echo "line $i"; done > lib.c
 printf 'VERSION = 6\nPATCHLEVEL = 1\nSUBLEVEL = 10\n' > Makefile
 G add -A && G commit -qm "Linux 6.1.10" && G tag v6.1.10 && G branch -q linux-6.1.y
 cd "$T" || exit 1
 
-# patch N PREFIX MSGID [IRT] [UPSTREAM] [MARK]: a mail changing lib.c line N
+# patch N PREFIX MSGID [IRT] [UPSTREAM] [MARK]: a mail changing lib.c line 8*N
 patch() {
-	d=$(cd "$T/linux" && sed -i "s/^line $1\$/line $1${6:-!}/" lib.c && git diff && git checkout -q lib.c)
+	d=$(cd "$T/linux" && sed -i "s/^line $(($1 * 8))\$/line $(($1 * 8))${6:-!}/" lib.c && git diff && git checkout -q lib.c)
 	cat <<MAIL
 From: Jane Dev <jane@example.org>
 To: stable@vger.kernel.org
@@ -215,7 +215,7 @@ ok $? "... and the files stay where they are"
 # --- the daemon: a reply landing in the maildir holds its patch -----------------------
 q3=$(q "SELECT id FROM patches WHERE message_id = 'q2@example.org'")
 SQ check >/dev/null 2>&1
-SQ serve -d > "$T/daemon.log" 2>&1 &
+"$STABLEQ" -c "$T/stableq.conf" serve -d > "$T/daemon.log" 2>&1 &
 echo $! > "$T/daemon.pid"
 sleep 1
 reply "Dora Dropper <dora@example.org>" d1@example.org q2@example.org "Please drop this one, it needs a prerequisite." > "$T/Maildir/tmp/1009.d1.host"
@@ -227,5 +227,72 @@ done
 is "$(q "SELECT state FROM patches WHERE id = $q3")" held "the daemon: a drop request in the maildir holds the patch"
 like "$(grep -m1 'step mail intake' "$T/daemon.log")" "started" "... through its mail intake step"
 kill "$(cat "$T/daemon.pid")"; wait "$(cat "$T/daemon.pid")" 2>/dev/null
+
+# --- the -rc review cycle: out over SMTP, replies in, release refused then allowed ------
+PY=/usr/bin/python3
+$PY "$TOP/tests/smtpd.py" --dir "$T/relay" --port-file "$T/port" 2>"$T/relay.log" &
+echo $! > "$T/relay.pid"
+for _ in $(seq 100); do [ -s "$T/port" ] && break; sleep 0.1; done
+trap 'kill $(cat "$T/daemon.pid" "$T/relay.pid" 2>/dev/null) 2>/dev/null; rm -rf "$T"' EXIT
+cat >> "$T/stableq.conf" <<CONF
+smtp_url = smtp://127.0.0.1:$(cat "$T/port")
+rc_list = Stable list <stable@vger.kernel.org>
+rc_window = 4
+CONF
+# the live patches are queued for the rc (the maintainer's call after the NAKs)
+for id in $(q "SELECT id FROM patches WHERE state IN ('checked','held') ORDER BY id"); do
+	SQ override "$id" --reason "reviewed" >/dev/null 2>&1
+done
+nq=$(q "SELECT count(*) FROM patches WHERE state = 'queued'")
+out=$(SQ rc 2>&1)
+ok $? "stableq rc"
+like "$out" "rc 1: 6.1.11-rc1 (open), $nq patches, window open" "... 6.1.11-rc1 of the $nq queued patches, its window open"
+out=$(SQ release 2>&1)
+ok $((! $?)) "stableq release refuses while the window is open"
+like "$out" "the review window of 6.1.11-rc1 is open until" "... naming why"
+SQ mail send > "$T/send.log" 2>&1
+ls "$T/relay/"*.eml > "$T/sent" 2>/dev/null
+is "$(wc -l < "$T/sent")" $((nq + 1)) "the cover and $nq patch mails went over SMTP"
+cover=$(grep -l "^Subject: \[PATCH 6.1 00/$nq\] 6.1.11-rc1 review" "$T/relay/"*.eml)
+ok $? "the cover: [PATCH 6.1 00/$nq] 6.1.11-rc1 review"
+cid=$(sed -n 's/^Message-ID: <\(.*\)>\r$/\1/p' "$cover")
+like "$(cat "$cover")" "This is the start of the stable review cycle for the 6.1.11 release." "... the version"
+like "$(cat "$cover")" "Responses should be made by " "... the deadline"
+like "$(cat "$cover")" "Jane Dev <jane@example.org>" "... the patches by author"
+like "$(cat "$cover")" " lib.c | 2 +-" "... a diffstat"
+like "$(cat "$cover")" "/api/v1/rc?branch=6.1" "... where to fetch it"
+p2=$(grep -l "^Subject: \[PATCH 6.1 02/$nq\]" "$T/relay/"*.eml)
+ok $? "patch mails numbered: [PATCH 6.1 02/$nq] ..."
+like "$(cat "$p2")" "In-Reply-To: <$cid>" "... threaded: In-Reply-To the cover"
+like "$(cat "$p2")" "6.1-stable review patch.  If anyone has any objections, please let me know." "... the stable review note"
+p2id=$(sed -n 's/^Message-ID: <\(.*\)>\r$/\1/p' "$p2")
+held_id=$(q "SELECT patch_id FROM rc_patches WHERE message_id = '$p2id'")
+
+# the list sends them back: they land in the archive, stableq knows its own
+for f in $(cat "$T/sent"); do tr -d '\r' < "$f" | mda; done
+reply "Tom Tester <tom@example.org>" t1@example.org "$cid" "Built and booted on x86_64, no regressions.
+
+Tested-by: Tom Tester <tom@example.org>" > "$T/Maildir/new/2001.t1.host"
+reply "Nina Nak <nina@example.org>" n2@example.org "$p2id" "NAK: this one breaks my laptop's suspend." > "$T/Maildir/new/2002.n2.host"
+out=$(SQ intake 2>&1)
+like "$out" "$((nq + 1)) ignored" "the rc's own mails back from the list: ignored"
+like "$out" "1 tested" "a Tested-by on the cover"
+is "$(SQ rc --show --json | $PY -c 'import json,sys; print(json.load(sys.stdin)["tested"][0]["tester"])')" tom@example.org "... recorded for the rc"
+is "$(q "SELECT state FROM patches WHERE id = $held_id")" held "a NAK on an rc patch mail holds the patch"
+sleep 4
+out=$(SQ release --force 2>&1)
+ok $((! $?)) "after the window, release still refuses: a patch of the rc is held"
+like "$out" "patch $held_id (" "... naming the patch"
+out=$(SQ rc 2>&1)
+like "$out" "rc 2: 6.1.11-rc2 (open), $((nq - 1)) patches" "stableq rc again: 6.1.11-rc2 without the held patch"
+is "$(q "SELECT count(*) FROM rc_patches WHERE rc_id = 2 AND patch_id = $held_id")" 0 "... the held patch left it"
+is "$(q "SELECT state FROM rcs WHERE id = 1")" superseded "... rc1 superseded"
+out=$(SQ release --force 2>&1)
+ok $((! $?)) "rc2's window open: release refused"
+sleep 4
+out=$(SQ release --force 2>&1)
+ok $? "after rc2's window: release allowed"
+is "$(q "SELECT count(*) FROM patches WHERE state = 'released'")" $((nq - 1)) "... the rc2's patches released"
+is "$(q "SELECT state FROM rcs WHERE id = 2")" released "... and rc2 with them"
 
 done_testing
