@@ -156,7 +156,8 @@ size_t thread_assemble(struct thread_series **out, struct patch *const *msgs,
 	for (size_t i = 0; i < n; i++)
 		if (msgs[i]->message_id && in_series(msgs[i]))
 			ids[nids++] = (struct byid){ msgs[i]->message_id, i };
-	qsort(ids, nids, sizeof(*ids), byid_cmp);
+	if (nids)
+		qsort(ids, nids, sizeof(*ids), byid_cmp);
 
 	/* roots: follow parents at most n steps (a loop ends somewhere) */
 	for (size_t i = 0; i < n; i++) {
@@ -201,7 +202,9 @@ size_t thread_assemble(struct thread_series **out, struct patch *const *msgs,
 	sort_msgs = msgs;
 	for (size_t s = 0; s < ns; s++) {
 		size_t k = 0;
-		qsort(v[s].parts, v[s].nparts, sizeof(size_t), part_cmp);
+		if (v[s].nparts)
+			qsort(v[s].parts, v[s].nparts, sizeof(size_t),
+			      part_cmp);
 		for (size_t j = 0; j < v[s].nparts; j++)
 			if (!k || !msgs[v[s].parts[j]]->series_part ||
 			    msgs[v[s].parts[j]]->series_part !=
@@ -216,7 +219,8 @@ size_t thread_assemble(struct thread_series **out, struct patch *const *msgs,
 		order[s] = s;
 	sort_msgs = msgs;
 	sort_series = v;
-	qsort(order, ns, sizeof(*order), series_cmp);
+	if (ns)
+		qsort(order, ns, sizeof(*order), series_cmp);
 	for (size_t k = 0; k + 1 < ns; k++)
 		if (same_series(msgs, &v[order[k]], &v[order[k + 1]]) &&
 		    v[order[k]].version < v[order[k + 1]].version)
