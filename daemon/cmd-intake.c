@@ -25,12 +25,13 @@ int cmd_intake(struct app *app, int argc, char **argv)
 	}
 	if (app->json) {
 		json_t *o = json_pack(
-			"{sIsIsIsIsIsIsIsIsIsIsI}", "read", (json_int_t)r.read,
+			"{sIsIsIsIsIsIsIsIsIsIsIsI}", "read", (json_int_t)r.read,
 			"duplicates", (json_int_t)r.duplicates, "series",
 			(json_int_t)r.series, "patches", (json_int_t)r.patches,
 			"superseded", (json_int_t)r.superseded, "replies",
 			(json_int_t)r.replies, "held", (json_int_t)r.held,
-			"trailers", (json_int_t)r.trailers, "tested",
+			"trailers", (json_int_t)r.trailers, "stopped",
+			(json_int_t)r.stopped, "tested",
 			(json_int_t)r.tested, "ignored",
 			(json_int_t)r.ignored, "invalid", (json_int_t)r.invalid,
 			"ok", (json_int_t)1);
@@ -41,8 +42,9 @@ int cmd_intake(struct app *app, int argc, char **argv)
 	}
 	printf("intake: %zu messages read (%zu seen before): %zu patches in %zu"
 	       " series, %zu superseded; %zu replies: %zu held, %zu trailers,"
-	       " %zu tested; %zu ignored, %zu invalid\n",
+	       " %zu tested, %zu reverts stopped; %zu ignored, %zu invalid\n",
 	       r.read, r.duplicates, r.patches, r.series, r.superseded,
-	       r.replies, r.held, r.trailers, r.tested, r.ignored, r.invalid);
+	       r.replies, r.held, r.trailers, r.tested, r.stopped, r.ignored,
+	       r.invalid);
 	return 0;
 }

@@ -21,8 +21,9 @@ const struct job jobs[] = {
 	{ "candidate",     candidate_pending_due, { "candidate", "--run", "{id}" },             0,    1, 0, candidate_interrupted, candidate_summary },
 	/* one step of a bisection at a time: another branch's step may come between */
 	{ "bisect",        bisect_due,            { "bisect", "{id}", "--steps", "1" },         0,    2, 0, bisect_interrupted, bisect_summary_of },
-	{ "revert",        revert_due,            { "revert", "{id}", "--reason",
-						    "found broken; revert first" },             0,    1, 0, NULL },
+	{ "revert",        revert_due,            { "revert", "{id}", "--auto" },               0,    1, 0, NULL },
+	{ "revert propose", revert_propose_due,   { "revert", "{id}", "--propose" },            60,   0, 0, NULL },
+	{ "revert grace",  revert_grace_due,      { "revert", "{id}", "--auto" },               0,    1, 0, NULL },
 	{ "revert plan",   revert_plan_due,       { "revert", "{id}", "--plan", "--reason",
 						    "found broken; waiting for a maintainer"
 						    " (auto_revert = plan)" },                  60,   0, 0, NULL },

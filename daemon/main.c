@@ -25,7 +25,7 @@ const struct command commands[] = {
 	{ "verify", cmd_verify, 1, "verify PATCH-ID           (does the fix's Regression-test fail without it?)" },
 	{ "bisect", cmd_bisect, 1, "bisect [CANDIDATE-ID] [--steps N] [--json]" },
 	{ "flag", cmd_flag, 1, "flag ID --reason TEXT" },
-	{ "revert", cmd_revert, 1, "revert ID [--dry-run|--plan] [--reason TEXT] [--no-confirm] | --confirm REVERT-ID | --resume" },
+	{ "revert", cmd_revert, 1, "revert ID [--dry-run|--plan] [--reason TEXT] [--no-confirm] | ID --auto|--propose | --confirm REVERT-ID | --resume" },
 	{ "override", cmd_override, 1, "override ID --reason TEXT" },
 	{ "rc", cmd_rc, 1, "rc [--show] [--json]      (the -rc review series to rc_list; --show: the newest)" },
 	{ "release", cmd_release, 1, "release [--force]" },

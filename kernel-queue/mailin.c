@@ -10,6 +10,7 @@
 #include "rc.h"
 #include "repo.h"
 #include "review.h"
+#include "revert.h"
 #include "strbuf.h"
 #include "thread.h"
 
@@ -669,6 +670,21 @@ static int apply_reply(struct pass *ps, const struct msg *m)
 	struct strbuf action = STRBUF_INIT;
 
 	review_read(&r, m->p);
+	/* an answer to a proposed revert stops it: the maintainer decides */
+	{
+		char *by = xstrfmt("a reply from %s <%s>, Message-Id <%s>:\n%s",
+				   m->p->author_name ? m->p->author_name : "",
+				   m->p->author_email ? m->p->author_email : "?",
+				   m->p->message_id, r.quote ? r.quote : "");
+		ret = revert_proposal_stop(ps->app, m->p->in_reply_to, by);
+		free(by);
+		if (ret < 0)
+			goto out;
+		if (ret) {
+			ps->res->stopped++;
+			strbuf_addstr(&action, "stopped a proposed revert");
+		}
+	}
 	nt = reply_targets(db, m->p->in_reply_to, &targets, &rc);
 	if (r.regression &&
 	    (ret = queue_by_upstream(db, r.regression, &reg, &nreg)) < 0)

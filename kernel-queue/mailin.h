@@ -18,6 +18,7 @@ struct mailin_result {
 	size_t superseded;        /* earlier versions a v2 replaced */
 	size_t replies, held, trailers;
 	size_t tested;            /* Tested-by on an -rc cover */
+	size_t stopped;           /* proposed reverts a reply stopped */
 	size_t ignored;           /* not for a configured branch, stableq's own */
 	size_t invalid;           /* named in the log with what was wrong */
 };

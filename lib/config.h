@@ -53,7 +53,9 @@ struct config {
 	char *upstream_repo;    /* optional */
 	char *stable_queue_repo; /* optional */
 	char *qemu_accel;       /* auto | tcg | kvm */
-	char *auto_revert;      /* yes | plan */
+	char *auto_revert;      /* yes | plan | propose */
+	int revert_daily_limit; /* automatic reverts a day per branch */
+	int revert_grace;       /* propose: seconds the author has to answer */
 	char *smtp_url;
 	char *mail_from;
 	char *mail_cc;          /* comma-separated */

@@ -41,6 +41,8 @@ static const struct kind {
 	{"held", "held back from the stable queue", "is held in the", "queue"},
 	{"rejected", "rejected for the stable queue",
 	 "has been rejected for the", "queue"},
+	{"proposed", "proposed for an automatic revert",
+	 "is proposed for an automatic revert from the", "queue"},
 };
 
 /*
@@ -722,4 +724,13 @@ out:
 	free(rcpt_json);
 	json_decref(arr);
 	return ret < 0 ? ret : id;
+}
+
+char *outbox_message_id(sqlite3 *db, long long mail_id)
+{
+	char *id = NULL;
+
+	db_query_text(db, &id, "SELECT message_id FROM mail WHERE id = ?", "i",
+		      mail_id);
+	return id;
 }

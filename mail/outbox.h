@@ -10,7 +10,7 @@
 struct notice {
 	long long patch_id;
 	long long event_id;      /* the event this mail reports */
-	const char *kind;        /* flagged, dropped, reverted, held, rejected */
+	const char *kind;        /* flagged, dropped, reverted, held, rejected, proposed */
 	const char *what;        /* one line: "Your patch was dropped from the 6.1 queue" */
 	const char *why;         /* the reason, several lines allowed */
 	const char *log_excerpt; /* the failing test's log lines, or NULL */
@@ -132,5 +132,8 @@ struct list_mail {
 };
 long long outbox_add_list(sqlite3 *db, const struct config *cfg,
 			  const struct list_mail *m, char **message_id);
+
+/* The Message-Id (without <>) of mail mail_id, or NULL. Caller frees. */
+char *outbox_message_id(sqlite3 *db, long long mail_id);
 
 #endif

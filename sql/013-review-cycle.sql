@@ -71,3 +71,18 @@ CREATE TABLE rc_tested (
 	message_id TEXT,                    -- the reply that said it
 	PRIMARY KEY (rc_id, tester)
 );
+
+-- auto_revert = propose: the plan mailed to the author, carried out after
+-- revert_grace unless a reply to that mail stops it (then the maintainer
+-- decides: the plan is stored as a 'planned' revert).
+CREATE TABLE revert_proposals (
+	id INTEGER PRIMARY KEY,
+	patch_id INTEGER NOT NULL REFERENCES patches(id),
+	mail_id INTEGER REFERENCES mail(id),
+	message_id TEXT,                    -- the mail's, which a reply answers
+	due_at INTEGER NOT NULL,            -- unix seconds: proposed + revert_grace
+	state TEXT NOT NULL DEFAULT 'waiting' CHECK (state IN ('waiting','stopped','done')),
+	stopped_by TEXT,                    -- the reply that stopped it
+	created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now'))
+);
+CREATE INDEX revert_proposals_msg ON revert_proposals(message_id);

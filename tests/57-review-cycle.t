@@ -238,6 +238,8 @@ cat >> "$T/stableq.conf" <<CONF
 smtp_url = smtp://127.0.0.1:$(cat "$T/port")
 rc_list = Stable list <stable@vger.kernel.org>
 rc_window = 4
+auto_revert = propose
+revert_grace = 10
 CONF
 # the live patches are queued for the rc (the maintainer's call after the NAKs)
 for id in $(q "SELECT id FROM patches WHERE state IN ('checked','held') ORDER BY id"); do
@@ -294,5 +296,50 @@ out=$(SQ release --force 2>&1)
 ok $? "after rc2's window: release allowed"
 is "$(q "SELECT count(*) FROM patches WHERE state = 'released'")" $((nq - 1)) "... the rc2's patches released"
 is "$(q "SELECT state FROM rcs WHERE id = 2")" released "... and rc2 with them"
+
+# --- guarded reverts: proposed to the author, stopped by a reply, carried out after the grace ---
+patch 5 "PATCH 6.1" r5@example.org "" "" > "$T/Maildir/new/3001.r5.host"
+patch 6 "PATCH 6.1" r6@example.org "" "" > "$T/Maildir/new/3002.r6.host"
+{ patch 4 "PATCH 6.1" r4@example.org "" "" | sed 's/^Signed-off-by: Jane/Stable-no-autorevert: the test is known flaky on this driver\nSigned-off-by: Jane/'; } > "$T/Maildir/new/3003.r4.host"
+SQ intake >/dev/null 2>&1
+a=$(q "SELECT id FROM patches WHERE message_id = 'r5@example.org'")
+b=$(q "SELECT id FROM patches WHERE message_id = 'r6@example.org'")
+c=$(q "SELECT id FROM patches WHERE message_id = 'r4@example.org'")
+SQ flag "$c" --reason "boot test user-copy fails with it" >/dev/null 2>&1
+out=$(SQ revert "$c" --auto 2>&1)
+like "$out" "not reverted automatically" "an author's Stable-no-autorevert: trailer refuses the automatic revert"
+like "$(q "SELECT reason FROM reverts WHERE patch_id = $c")" "its author refused automatic reverts (Stable-no-autorevert: trailer); waiting for a maintainer" "... the plan waits for the maintainer, saying why"
+SQ flag "$a" --reason "boot test user-copy fails with it" >/dev/null 2>&1
+SQ flag "$b" --reason "boot test net-loopback fails with it" >/dev/null 2>&1
+nsent=$(ls "$T/relay/"*.eml | wc -l)
+"$STABLEQ" -c "$T/stableq.conf" serve -d > "$T/daemon2.log" 2>&1 &
+echo $! > "$T/daemon.pid"
+for _ in $(seq 60); do
+	[ "$(q "SELECT count(*) FROM revert_proposals")" = 2 ] && [ "$(ls "$T/relay/"*.eml | wc -l)" -ge $((nsent + 2)) ] && break
+	sleep 0.5
+done
+is "$(q "SELECT count(*) FROM revert_proposals WHERE state = 'waiting'")" 2 "auto_revert = propose: the daemon proposes both reverts"
+pm=$(grep -l "^X-Stableq-Patch: $a" $(ls "$T/relay/"*.eml | tail -n +$((nsent + 1))) | head -1)
+like "$(cat "$pm" 2>/dev/null)" "An automatic revert of your patch is proposed in the 6.1-stable queue" "... mailed to the author over SMTP"
+like "$(cat "$pm" 2>/dev/null)" "Found: boot test user-copy fails with it" "... stating the evidence"
+like "$(cat "$pm" 2>/dev/null)" "unless someone replies to this mail" "... and how to stop it"
+pa=$(q "SELECT message_id FROM revert_proposals WHERE patch_id = $a")
+reply "Jane Dev <jane@example.org>" stop1@example.org "$pa" "The failure is a bug in the test, see the thread on the list." > "$T/Maildir/new/3004.stop.host"
+for _ in $(seq 60); do
+	[ "$(q "SELECT state FROM patches WHERE id = $b")" = dropped ] && [ "$(q "SELECT state FROM revert_proposals WHERE patch_id = $a")" = stopped ] && break
+	sleep 0.5
+done
+kill "$(cat "$T/daemon.pid")"; wait "$(cat "$T/daemon.pid")" 2>/dev/null
+is "$(q "SELECT state FROM revert_proposals WHERE patch_id = $a")" stopped "a reply to the proposal stops it"
+like "$(q "SELECT reason FROM reverts WHERE patch_id = $a")" "the proposed revert was answered (a reply from Jane Dev <jane@example.org>" "... the plan waits for the maintainer, naming the reply"
+is "$(q "SELECT state FROM patches WHERE id = $a")" broken "... patch $a is not dropped"
+is "$(q "SELECT state FROM patches WHERE id = $b")" dropped "the other proposal is carried out after its grace: patch $b dropped"
+is "$(q "SELECT state FROM revert_proposals WHERE patch_id = $b")" done "... its proposal done"
+
+# at most revert_daily_limit automatic reverts a day: the daemon made one today
+{ cat "$T/stableq.conf"; echo "revert_daily_limit = 1"; } > "$T/limit.conf"
+out=$("$STABLEQ" -c "$T/limit.conf" revert "$a" --auto 2>&1)
+like "$out" "not reverted automatically" "revert_daily_limit = 1 after one automatic revert today: refused"
+like "$(q "SELECT reason FROM reverts WHERE patch_id = $a ORDER BY id DESC LIMIT 1")" "1 automatic reverts today on 6.1 already (revert_daily_limit = 1)" "... the plan says why"
 
 done_testing
