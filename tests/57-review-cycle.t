@@ -323,6 +323,9 @@ pm=$(grep -l "^X-Stableq-Patch: $a" $(ls "$T/relay/"*.eml | tail -n +$((nsent + 
 like "$(cat "$pm" 2>/dev/null)" "An automatic revert of your patch is proposed in the 6.1-stable queue" "... mailed to the author over SMTP"
 like "$(cat "$pm" 2>/dev/null)" "Found: boot test user-copy fails with it" "... stating the evidence"
 like "$(cat "$pm" 2>/dev/null)" "unless someone replies to this mail" "... and how to stop it"
+port=$(sed -n 's/^listen = 127.0.0.1://p' "$T/stableq.conf")
+api=$(curl -s "http://127.0.0.1:$port/api/v1/rc?branch=6.1" | $PY -c 'import json,sys; r=json.load(sys.stdin); print(r["version"], r["state"], len(r["patches"]))')
+is "$api" "6.1.11-rc2 released $((nq - 1))" "GET /api/v1/rc?branch=6.1: the newest rc, released, its patches"
 pa=$(q "SELECT message_id FROM revert_proposals WHERE patch_id = $a")
 reply "Jane Dev <jane@example.org>" stop1@example.org "$pa" "The failure is a bug in the test, see the thread on the list." > "$T/Maildir/new/3004.stop.host"
 for _ in $(seq 60); do
