@@ -754,6 +754,77 @@ static int is_own(const struct pass *ps, const struct msg *m)
 		!strcasecmp(ps->own_addr, m->p->author_email));
 }
 
+/*
+ * The first versions of the series of one branch, imported by one call
+ * of the importer (one transaction and one linking of dependencies for
+ * the pass instead of one per series); when that call fails, nothing is
+ * marked done and the series go one by one, so a bad one keeps only
+ * itself out. done[s] is set for the series it stored.
+ */
+static int import_batch(struct pass *ps, struct patch *const *msgs,
+			const size_t *idx, const struct thread_series *v,
+			size_t ns, long long branch, char *done)
+{
+	sqlite3 *db = ps->app->db;
+	struct strbuf mbox = STRBUF_INIT;
+	struct intake_result r = { 0 };
+	char *in = xcalloc(ns ? ns : 1, 1);
+	size_t nparts = 0, nseries = 0, k = 0;
+	int ret = 0;
+
+	for (size_t s = 0; s < ns; s++) {
+		long long b[2];
+		if (done[s] || v[s].superseded || v[s].version > 1 ||
+		    !v[s].nparts ||
+		    series_branches(ps, msgs, &v[s], b, 2) != 1 || b[0] != branch)
+			continue;
+		in[s] = 1;
+		nseries++;
+		nparts += v[s].nparts;
+		series_mbox(&mbox, ps, idx, &v[s]);
+	}
+	if (nseries < 2)
+		goto out; /* nothing to gain */
+	if (intake_import_buffer_to(db, branch, 0, mbox.buf, mbox.len,
+				    "mail: the list",
+				    (size_t)ps->app->cfg.max_patch_bytes * nparts,
+				    ps->app->actor, &r) < 0 ||
+	    r.nids != nparts)
+		goto out; /* one by one */
+	if ((ret = db_begin(db)) < 0)
+		goto out;
+	for (size_t s = 0; s < ns; s++) {
+		long long first = 0;
+		if (!in[s])
+			continue;
+		for (size_t j = 0; j < v[s].nparts; j++, k++) {
+			if (!first)
+				first = r.ids[k];
+			if ((ret = record(ps, &ps->v[idx[v[s].parts[j]]], "patch",
+					  r.ids[k], NULL, NULL)) < 0)
+				goto fail;
+		}
+		if (v[s].cover != THREAD_NONE &&
+		    (ret = record(ps, &ps->v[idx[v[s].cover]], "cover", first,
+				  NULL, NULL)) < 0)
+			goto fail;
+	}
+	if ((ret = db_commit(db)) < 0)
+		goto fail;
+	for (size_t s = 0; s < ns; s++)
+		done[s] |= in[s];
+	ps->res->series += nseries;
+	ps->res->patches += nparts;
+	goto out;
+fail:
+	db_rollback(db);
+out:
+	intake_result_release(&r);
+	strbuf_release(&mbox);
+	free(in);
+	return ret < 0 ? ret : 0;
+}
+
 static int process(struct pass *ps)
 {
 	struct patch **sp = xcalloc(ps->n ? ps->n : 1, sizeof(*sp));
@@ -783,8 +854,16 @@ static int process(struct pass *ps)
 		}
 	}
 	ns = ret < 0 ? 0 : thread_assemble(&series, sp, nsp);
+	char *done = xcalloc(ns ? ns : 1, 1);
+	for (int b = 0; b < ps->app->cfg.nbranches && ret >= 0; b++) {
+		long long id;
+		if (app_branch_id(ps->app, ps->app->cfg.branches[b].key, &id) == 0)
+			ret = import_batch(ps, sp, idx, series, ns, id, done);
+	}
 	for (size_t s = 0; s < ns && ret >= 0; s++)
-		ret = import_series(ps, sp, idx, &series[s]);
+		if (!done[s])
+			ret = import_series(ps, sp, idx, &series[s]);
+	free(done);
 	thread_series_free(series, ns);
 	free(sp);
 	free(idx);

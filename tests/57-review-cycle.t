@@ -239,7 +239,7 @@ smtp_url = smtp://127.0.0.1:$(cat "$T/port")
 rc_list = Stable list <stable@vger.kernel.org>
 rc_window = 4
 auto_revert = propose
-revert_grace = 10
+revert_grace = 20
 CONF
 # the live patches are queued for the rc (the maintainer's call after the NAKs)
 for id in $(q "SELECT id FROM patches WHERE state IN ('checked','held') ORDER BY id"); do
@@ -323,11 +323,16 @@ pm=$(grep -l "^X-Stableq-Patch: $a" $(ls "$T/relay/"*.eml | tail -n +$((nsent + 
 like "$(cat "$pm" 2>/dev/null)" "An automatic revert of your patch is proposed in the 6.1-stable queue" "... mailed to the author over SMTP"
 like "$(cat "$pm" 2>/dev/null)" "Found: boot test user-copy fails with it" "... stating the evidence"
 like "$(cat "$pm" 2>/dev/null)" "unless someone replies to this mail" "... and how to stop it"
+pa=$(q "SELECT message_id FROM revert_proposals WHERE patch_id = $a")
+reply "Jane Dev <jane@example.org>" stop1@example.org "$pa" "The failure is a bug in the test, see the thread on the list." > "$T/Maildir/new/3004.stop.host"
 port=$(sed -n 's/^listen = 127.0.0.1://p' "$T/stableq.conf")
 api=$(curl -s "http://127.0.0.1:$port/api/v1/rc?branch=6.1" | $PY -c 'import json,sys; r=json.load(sys.stdin); print(r["version"], r["state"], len(r["patches"]))')
 is "$api" "6.1.11-rc2 released $((nq - 1))" "GET /api/v1/rc?branch=6.1: the newest rc, released, its patches"
-pa=$(q "SELECT message_id FROM revert_proposals WHERE patch_id = $a")
-reply "Jane Dev <jane@example.org>" stop1@example.org "$pa" "The failure is a bug in the test, see the thread on the list." > "$T/Maildir/new/3004.stop.host"
+# the dashboard's Review page in Debian's headless chromium
+dom=$(timeout 60 /usr/bin/chromium --headless --no-sandbox --disable-gpu --user-data-dir="$T/chrome" \
+	--virtual-time-budget=5000 --dump-dom "http://127.0.0.1:$port/#/rc" 2>/dev/null)
+like "$dom" "Review cycle 6.1.11-rc2" "dashboard: the Review page shows the newest rc (headless chromium)"
+like "$dom" 'id="send-rc"' "... with the button that sends the next one"
 for _ in $(seq 60); do
 	[ "$(q "SELECT state FROM patches WHERE id = $b")" = dropped ] && [ "$(q "SELECT state FROM revert_proposals WHERE patch_id = $a")" = stopped ] && break
 	sleep 0.5
