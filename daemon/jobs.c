@@ -4,6 +4,7 @@
 #include "candidate.h"
 #include "check.h"
 #include "intake.h"
+#include "mailin.h"
 #include "outbox.h"
 #include "repo.h"
 #include "revert.h"
@@ -13,14 +14,16 @@ const struct job jobs[] = {
 	/* name            due()                  argv                                          s     builds once interrupted, summary */
 	{ "tree init",     repo_init_due,         { "tree", "init" },                           3600, 0, 0, NULL },
 	{ "import",        intake_queue_due,      { "import", "{queue_dir}" },                  600,  0, 1, NULL },
+	{ "mail intake",   mailin_due,            { "intake" },                                 600,  0, 0, NULL },
 	{ "check",         check_due,             { "check" },                                  3600, 0, 0, NULL },
 	{ "revert resume", revert_resume_due,     { "revert", "--resume" },                     3600, 0, 0, NULL },
 	{ "confirm",       revert_confirm_due,    { "revert", "--confirm", "{id}" },            0,    1, 0, NULL, NULL },
 	{ "candidate",     candidate_pending_due, { "candidate", "--run", "{id}" },             0,    1, 0, candidate_interrupted, candidate_summary },
 	/* one step of a bisection at a time: another branch's step may come between */
 	{ "bisect",        bisect_due,            { "bisect", "{id}", "--steps", "1" },         0,    2, 0, bisect_interrupted, bisect_summary_of },
-	{ "revert",        revert_due,            { "revert", "{id}", "--reason",
-						    "found broken; revert first" },             0,    1, 0, NULL },
+	{ "revert",        revert_due,            { "revert", "{id}", "--auto" },               0,    1, 0, NULL },
+	{ "revert propose", revert_propose_due,   { "revert", "{id}", "--propose" },            60,   0, 0, NULL },
+	{ "revert grace",  revert_grace_due,      { "revert", "{id}", "--auto" },               0,    1, 0, NULL },
 	{ "revert plan",   revert_plan_due,       { "revert", "{id}", "--plan", "--reason",
 						    "found broken; waiting for a maintainer"
 						    " (auto_revert = plan)" },                  60,   0, 0, NULL },

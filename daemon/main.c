@@ -16,6 +16,7 @@
 
 const struct command commands[] = {
 	{ "import", cmd_import, 1, "import PATH...            (quilt dir, mbox or patch file)" },
+	{ "intake", cmd_intake, 1, "intake [--json]           (mail from intake_maildir, intake_inbox: patches, replies)" },
 	{ "check", cmd_check, 1, "check [ID...]" },
 	{ "queue", cmd_queue, 1, "queue [--json] [--state S]" },
 	{ "show", cmd_show, 1, "show [--json] ID" },
@@ -24,8 +25,9 @@ const struct command commands[] = {
 	{ "verify", cmd_verify, 1, "verify PATCH-ID           (does the fix's Regression-test fail without it?)" },
 	{ "bisect", cmd_bisect, 1, "bisect [CANDIDATE-ID] [--steps N] [--json]" },
 	{ "flag", cmd_flag, 1, "flag ID --reason TEXT" },
-	{ "revert", cmd_revert, 1, "revert ID [--dry-run|--plan] [--reason TEXT] [--no-confirm] | --confirm REVERT-ID | --resume" },
+	{ "revert", cmd_revert, 1, "revert ID [--dry-run|--plan] [--reason TEXT] [--no-confirm] | ID --auto|--propose | --confirm REVERT-ID | --resume" },
 	{ "override", cmd_override, 1, "override ID --reason TEXT" },
+	{ "rc", cmd_rc, 1, "rc [--show] [--json]      (the -rc review series to rc_list; --show: the newest)" },
 	{ "release", cmd_release, 1, "release [--force]" },
 	{ "mail", cmd_mail, 1, "mail list|show|send|release" },
 	{ "token", cmd_token, 1, "token add|list|remove NAME" },

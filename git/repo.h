@@ -378,4 +378,20 @@ int repo_format_patch(struct repo *r, const char *spec,
 struct app;
 int repo_init_due(struct app *app, long long *id);
 
+/*
+ * A public-inbox v2 epoch (gitdir: INBOX/git/N.git, bare): each commit adds
+ * one message as the file `m`. repo_inbox_tip() puts its newest commit in
+ * out ("" for an epoch without one). repo_inbox_walk() calls fn for every
+ * message of the commits after `after` (NULL or "": all), oldest first,
+ * with the commit's hex id and the message's bytes (borrowed for the
+ * call); fn returning negative stops the walk with that value. tip gets
+ * the newest commit walked, to pass as `after` next time. A history no
+ * longer holding `after` (public-inbox-purge rewrote it) is walked whole.
+ */
+typedef int repo_inbox_fn(void *ctx, const char *commit, const char *buf,
+			  size_t len);
+int repo_inbox_tip(const char *gitdir, char out[REPO_HEX_SIZE]);
+int repo_inbox_walk(const char *gitdir, const char *after,
+		    repo_inbox_fn *fn, void *ctx, char tip[REPO_HEX_SIZE]);
+
 #endif

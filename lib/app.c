@@ -86,6 +86,17 @@ int app_sync_branches(struct app *app)
 	return db_commit(app->db);
 }
 
+int app_branch_id(struct app *app, const char *key, long long *id)
+{
+	*id = 0;
+	if (db_query_int(app->db, id,
+			 "SELECT id FROM branches WHERE key = ? AND ord IS NOT"
+			 " NULL",
+			 "t", key) < 0)
+		return err_set(ERR_NOTFOUND, "branch %s is not configured", key);
+	return 0;
+}
+
 int app_select_branch(struct app *app, const char *key)
 {
 	int ret = config_select_branch(&app->cfg, key);

@@ -31,6 +31,8 @@ int app_open_db(struct app *app);
  * their rows with ord NULL). Writes only when something changed.
  */
 int app_sync_branches(struct app *app);
+/* The store's id of configured branch key, or negative (ERR_NOTFOUND). */
+int app_branch_id(struct app *app, const char *key, long long *id);
 /* Selects branch key (NULL: the first) in cfg and branch_id. */
 int app_select_branch(struct app *app, const char *key);
 

@@ -45,7 +45,9 @@ static const struct key keys[] = {
 	{ "stable_queue_repo", K_STR, S(stable_queue_repo), "", NULL },
 	{ "min_soak_days", K_INT, S(min_soak_days), "0", NULL },
 	{ "qemu_accel", K_ENUM, S(qemu_accel), "auto", "auto|tcg|kvm" },
-	{ "auto_revert", K_ENUM, S(auto_revert), "yes", "yes|plan" },
+	{ "auto_revert", K_ENUM, S(auto_revert), "yes", "yes|plan|propose" },
+	{ "revert_daily_limit", K_INT, S(revert_daily_limit), "3", NULL },
+	{ "revert_grace", K_INT, S(revert_grace), "1800", NULL },
 	{ "smtp_url", K_STR, S(smtp_url), "", NULL },
 	{ "mail_from", K_STR, S(mail_from), "stableq <stableq@localhost>",
 	  NULL },
@@ -75,6 +77,10 @@ static const struct key keys[] = {
 	  "/usr/share/doc/linux-source-6.1/changelog.Debian.gz", NULL },
 	{ "mail_bulk_limit", K_INT, S(mail_bulk_limit), "5", NULL },
 	{ "mail_max_recipients", K_INT, S(mail_max_recipients), "10", NULL },
+	{ "intake_maildir", K_STR, S(intake_maildir), "", NULL },
+	{ "intake_inbox", K_STR, S(intake_inbox), "", NULL },
+	{ "rc_list", K_STR, S(rc_list), "", NULL },
+	{ "rc_window", K_INT, S(rc_window), "172800", NULL },
 };
 #define B(f) offsetof(struct branch_conf, f)
 /*

@@ -53,7 +53,9 @@ struct config {
 	char *upstream_repo;    /* optional */
 	char *stable_queue_repo; /* optional */
 	char *qemu_accel;       /* auto | tcg | kvm */
-	char *auto_revert;      /* yes | plan */
+	char *auto_revert;      /* yes | plan | propose */
+	int revert_daily_limit; /* automatic reverts a day per branch */
+	int revert_grace;       /* propose: seconds the author has to answer */
 	char *smtp_url;
 	char *mail_from;
 	char *mail_cc;          /* comma-separated */
@@ -80,6 +82,10 @@ struct config {
 	int mail_bulk_limit;    /* more recipients than this in one step: the mail waits */
 	int mail_max_recipients; /* To + Cc of one mail; more: Cc cut and the mail held */
 	int min_soak_days;      /* days a fix is upstream in a tagged release before it is queued */
+	char *intake_maildir;   /* maildirs the list's mail arrives in, ","-separated; "" none */
+	char *intake_inbox;     /* public-inbox v2 archives (INBOX/git/N.git), ","-separated */
+	char *rc_list;          /* where `stableq rc` sends the review series */
+	int rc_window;          /* seconds from an -rc to its deadline (48 h) */
 	struct branch_conf *branches; /* in file order; at least one */
 	int nbranches;
 	int selected;           /* index of the branch the fields above hold */

@@ -43,6 +43,8 @@ static const struct kind {
 	 "has been rejected for the", "queue"},
 	{"followups", "queued; upstream fixes of it are not",
 	 "has upstream follow-up fixes missing from the", "queue"},
+	{"proposed", "proposed for an automatic revert",
+	 "is proposed for an automatic revert from the", "queue"},
 };
 
 /*
@@ -685,4 +687,93 @@ out:
 	free(chain_json);
 	json_decref(arr);
 	return ret < 0 ? ret : id;
+}
+
+long long outbox_add_list(sqlite3 *db, const struct config *cfg,
+			  const struct list_mail *m, char **message_id)
+{
+	struct mailboxes to = {0};
+	struct strbuf msg = STRBUF_INIT;
+	char *from_name = NULL, *from_addr = NULL, *msgid = NULL;
+	char *invalid = NULL, *rcpt_json = NULL;
+	const char *domain;
+	json_t *arr = NULL;
+	time_t now = time(NULL);
+	long long id = 0;
+	int ret;
+
+	if (message_id)
+		*message_id = NULL;
+	invalid = parse_from(cfg->mail_from, &from_name, &from_addr);
+	domain = invalid ? "localhost" : strrchr(from_addr, '@') + 1;
+	if (!invalid && (!m->to || address_parse(&to, m->to, strlen(m->to), 0,
+						 NULL) < 0 || !to.n))
+		invalid = xstrfmt("list address '%s': %s", m->to ? m->to : "",
+				  to.n ? err_msg() : "no address");
+	msgid = xstrfmt("stableq.%s.%lld.%016llx@%s", m->kind, (long long)now,
+			random64(), domain);
+	if (!invalid) {
+		char *fname = clean_header_text(from_name, NAME_MAX_OCTETS);
+		struct mailbox f = {*fname ? fname : NULL, from_addr};
+		hdr_mailboxes(&msg, "From", &f, 1);
+		free(fname);
+	}
+	hdr_mailboxes(&msg, "To", to.v, to.n);
+	{
+		char *subject = clean_header_text(m->subject, 2 * LINE_MAX_OCTETS);
+		hdr_simple(&msg, "Subject", subject);
+		free(subject);
+	}
+	strbuf_addstr(&msg, "Date: ");
+	rfc5322_date(&msg, now);
+	strbuf_addstr(&msg, "\r\n");
+	strbuf_addf(&msg, "Message-ID: <%s>\r\n", msgid);
+	if (msgid_ok(m->in_reply_to))
+		strbuf_addf(&msg, "In-Reply-To: <%s>\r\nReferences: <%s>\r\n",
+			    m->in_reply_to, m->in_reply_to);
+	strbuf_addstr(&msg, "MIME-Version: 1.0\r\n"
+			    "Content-Type: text/plain; charset=UTF-8\r\n"
+			    "Content-Transfer-Encoding: 8bit\r\n");
+	strbuf_addf(&msg, "X-Stableq-Kind: %s\r\n\r\n", m->kind);
+	body_wire(&msg, m->body, strlen(m->body));
+
+	arr = json_array();
+	for (size_t i = 0; !invalid && i < to.n; i++)
+		json_array_append_new(arr, json_string(to.v[i].addr));
+	rcpt_json = json_dumps(arr, JSON_COMPACT);
+	ret = db_exec(db,
+		      "INSERT INTO mail (patch_id, kind, message_id, mail_from,"
+		      " rcpt_to, headers_and_body, state, next_attempt_at,"
+		      " last_error) VALUES (NULLIF(?, 0), ?, ?, ?, ?, ?, ?, ?, ?)",
+		      "ittttttit", m->patch_id, m->kind, msgid,
+		      from_addr ? from_addr : "", rcpt_json, msg.buf,
+		      invalid ? "invalid" : "queued", (long long)now, invalid);
+	if (ret < 0)
+		goto out;
+	id = db_last_id(db);
+	if (invalid)
+		log_warnx("mail %lld (%s) not sent: %s", id, m->kind, invalid);
+	if (message_id) {
+		*message_id = msgid;
+		msgid = NULL;
+	}
+out:
+	mailboxes_release(&to);
+	strbuf_release(&msg);
+	free(from_name);
+	free(from_addr);
+	free(msgid);
+	free(invalid);
+	free(rcpt_json);
+	json_decref(arr);
+	return ret < 0 ? ret : id;
+}
+
+char *outbox_message_id(sqlite3 *db, long long mail_id)
+{
+	char *id = NULL;
+
+	db_query_text(db, &id, "SELECT message_id FROM mail WHERE id = ?", "i",
+		      mail_id);
+	return id;
 }

@@ -10,7 +10,7 @@
 struct notice {
 	long long patch_id;
 	long long event_id;      /* the event this mail reports */
-	const char *kind;        /* flagged, dropped, reverted, held, rejected */
+	const char *kind;        /* flagged, dropped, reverted, held, rejected, proposed */
 	const char *what;        /* one line: "Your patch was dropped from the 6.1 queue" */
 	const char *why;         /* the reason, several lines allowed */
 	const char *log_excerpt; /* the failing test's log lines, or NULL */
@@ -111,5 +111,29 @@ long long outbox_backoff(int base, int attempts);
 /* A job of the daemon's: smtp_url is set and a mail is due now. */
 struct app;
 int outbox_due(struct app *app, long long *id);
+
+/*
+ * A mail to a list (the -rc review series), not about one author: From
+ * mail_from, To m->to (an address list), the subject and body given (made
+ * safe as outbox_add() does), In-Reply-To/References m->in_reply_to when
+ * set, a fresh Message-Id (into *message_id, caller frees) and an
+ * X-Stableq-Kind header, so the intake knows its own mail when the list
+ * sends it back. Written into the outbox inside the caller's transaction;
+ * a malformed address stores it 'invalid'. Returns the mail id or
+ * negative.
+ */
+struct list_mail {
+	const char *kind;       /* "rc" */
+	long long patch_id;     /* the patch it carries, or 0 */
+	const char *to;
+	const char *subject;
+	const char *in_reply_to; /* without <>, or NULL */
+	const char *body;
+};
+long long outbox_add_list(sqlite3 *db, const struct config *cfg,
+			  const struct list_mail *m, char **message_id);
+
+/* The Message-Id (without <>) of mail mail_id, or NULL. Caller frees. */
+char *outbox_message_id(sqlite3 *db, long long mail_id);
 
 #endif

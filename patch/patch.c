@@ -886,6 +886,8 @@ static int message_and_diff(struct mail *m, const char *s, const char *msg_end,
 		return 1;
 	if ((flags & PATCH_SKIP_REPLY) && m->p->reply)
 		return 1;
+	if (flags & PATCH_ANY_MESSAGE)
+		return 0;
 	return err_set(ERR_INVALID, "%s:%zu: no diff in the message '%.*s'",
 		       m->name, first_line,
 		       utf8_cut(m->p->subject, strlen(m->p->subject), 60),

@@ -96,6 +96,11 @@ void patch_free(struct patch *p);
 #define PATCH_SKIP_COVER 1u
 /* ... and a reply ("Re: ...") without a diff, a review in a thread's mbox */
 #define PATCH_SKIP_REPLY 2u
+/*
+ * ... and any message without a diff is parsed as it is (diff NULL, no
+ * files): a reply, a cover letter, a review (the mail intake's view).
+ */
+#define PATCH_ANY_MESSAGE 4u
 int patch_parse_at(struct patch **out, const char *buf, size_t len,
 		   const char *name, size_t max_bytes, size_t first_line,
 		   unsigned flags);

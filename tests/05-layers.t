@@ -74,7 +74,7 @@ for layer in $LAYERS; do
 done
 # kernel-queue/ holds rooms only: no code at its top
 n=$(ls kernel-queue/*.[ch] 2>/dev/null | wc -l)
-is "$n" "0" "kernel-queue/ keeps its code in rooms (intake, queue, checks, runs, revert, export)"
+is "$n" "0" "kernel-queue/ keeps its code in rooms (intake, queue, checks, runs, revert, review, export)"
 dups=$(git ls-files -- '*.h' | grep -v -e '^tests/' -e '^fuzz/' -e '^bench/' -e '/guest/' | xargs -n1 basename | sort | uniq -d)
 is "$dups" "" "header names are unique across the tree"
 
@@ -97,7 +97,7 @@ cd "$TOP"
 
 # The README's Layout section names every layer and room.
 layout=$(sed -n '/^## Layout/,/^## /p' "$TOP/README.md")
-for dir in $LAYERS kernel-queue/intake kernel-queue/queue kernel-queue/checks kernel-queue/runs kernel-queue/revert kernel-queue/export daemon/http daemon/cli; do
+for dir in $LAYERS kernel-queue/intake kernel-queue/queue kernel-queue/checks kernel-queue/runs kernel-queue/revert kernel-queue/review kernel-queue/export daemon/http daemon/cli; do
 	like "$layout" "\`$dir/\`" "README Layout names $dir/"
 done
 

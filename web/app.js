@@ -821,6 +821,47 @@ function parseHash() {
 	return { view: views[parts[0]] ? parts[0] : 'notfound', args };
 }
 
+/* The -rc review cycle: the newest rc of the branch (its window, patches,
+ * testers) and, with a token, the next one sent to the list. */
+views.rc = async () => {
+	let rc = null;
+	try {
+		rc = await get(onBranch('/rc'));
+	} catch (e) {
+		if (e.status !== 404)
+			throw e;
+	}
+	const msg = h('span', { class: 'msg' });
+	const tok = h('input', { type: 'password', name: 'token', autocomplete: 'off', value: token(), placeholder: 'API token', required: true });
+	async function send(ev) {
+		ev.preventDefault();
+		const t = formToken(tok, msg);
+		if (!t)
+			return;
+		try {
+			const r = await post(onBranch('/rc'), {}, t);
+			msg.className = 'msg good';
+			msg.textContent = r.version + ': ' + r.patches.length + ' patches to the list.';
+			render(true);
+		} catch (e) {
+			msg.className = 'msg bad';
+			msg.textContent = (e.status ? e.status + ': ' : '') + e.message;
+		}
+	}
+	const form = h('form', { class: 'act', id: 'rc-send', onsubmit: send },
+		tok, h('button', { type: 'submit', id: 'send-rc' }, rc ? 'Send the next -rc' : 'Send an -rc'), msg);
+	if (!rc)
+		return [h('h1', {}, 'Review cycle'), h('p', { class: 'empty' }, 'No rc yet.'), form];
+	return [h('h1', {}, 'Review cycle ', rc.version),
+		h('div', { class: 'line' }, badge(rc.state), ' ', rc.window_open ? 'window open until ' : 'window closed at ',
+			new Date(rc.deadline * 1000).toISOString()),
+		section('Patches', table(['#', 'Patch', 'State'], rc.patches.map(p => row([
+			['#', String(p.pos).padStart(2, '0')], ['Patch', patchLink(p.id, p.subject)], ['State', stateBadge(p.state)]])))),
+		section('Tested-by', rc.tested.length ? table(['Tester', 'Name'], rc.tested.map(t => row([
+			['Tester', t.tester], ['Name', t.name || '']]))) : h('p', { class: 'empty' }, 'Nobody yet.')),
+		form];
+};
+
 views.notfound = async () => [h('h1', {}, 'Not found'), h('p', {}, h('a', { href: '#/' }, 'Back to the queue'))];
 
 let rendering = false;

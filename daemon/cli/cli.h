@@ -34,5 +34,7 @@ int cmd_serve(struct app *app, int argc, char **argv);
 int cmd_config(struct app *app, int argc, char **argv);
 int cmd_branches(struct app *app, int argc, char **argv);
 int cmd_verify(struct app *app, int argc, char **argv);
+int cmd_intake(struct app *app, int argc, char **argv);
+int cmd_rc(struct app *app, int argc, char **argv);
 
 #endif

@@ -217,7 +217,8 @@ static const char *reason_arg(int argc, char **argv, long long *id)
 			;
 		else if (strcmp(argv[i], "--dry-run") && strcmp(argv[i], "--resume") &&
 			 strcmp(argv[i], "--no-confirm") && strcmp(argv[i], "--force") &&
-			 strcmp(argv[i], "--plan"))
+			 strcmp(argv[i], "--plan") && strcmp(argv[i], "--auto") &&
+			 strcmp(argv[i], "--propose"))
 			return NULL;
 	}
 	return reason ? reason : "";
@@ -299,10 +300,28 @@ int cmd_revert(struct app *app, int argc, char **argv)
 		}
 		return confirm(app, rid);
 	}
+	if (id && has(argc, argv, "--propose")) {
+		/* auto_revert = propose: the author hears first */
+		return revert_propose(app, id) < 0 ? fail("revert") : 0;
+	}
+	if (id && has(argc, argv, "--auto")) {
+		/* the daemon's own revert, within the guards */
+		int r = revert_auto(app, id, &rid, &cid);
+		if (r < 0)
+			return fail("revert");
+		if (!r) {
+			printf("patch %lld: not reverted automatically: the"
+			       " plan waits for a maintainer\n",
+			       id);
+			return 0;
+		}
+		printf("revert %lld: done\n", rid);
+		return cid ? confirm(app, rid) : 0;
+	}
 	if (!reason || !id) {
 		fprintf(stderr, "usage: stableq revert ID [--dry-run|--plan]"
-				" [--reason TEXT] [--no-confirm] | --confirm"
-				" REVERT-ID | --resume\n");
+				" [--reason TEXT] [--no-confirm] | ID --auto|"
+				"--propose | --confirm REVERT-ID | --resume\n");
 		return 2;
 	}
 	if (has(argc, argv, "--plan")) {

@@ -81,6 +81,8 @@ static const struct api_route routes[] = {
 	  no_fields, "", A },
 	{ "POST", "/mail/{id}/release", api_post_mail_release, 1, BODY_JSON,
 	  no_fields, "", A },
+	{ "GET", "/rc", api_get_rc, 0, BODY_NONE, NULL, "branch", C },
+	{ "POST", "/rc", api_post_rc, 1, BODY_JSON, no_fields, "branch", A },
 	{ "GET", "/events", api_get_events, 0, BODY_NONE, NULL, "since,limit", C },
 	{ "GET", "/health", api_get_health, 0, BODY_NONE, NULL, "" },
 	{ "GET", "/metrics", api_get_metrics, 0, BODY_NONE, NULL, "" },

@@ -173,6 +173,11 @@ static int prefix_version(const char *prefix, char *ver, size_t size)
 	return 0;
 }
 
+int intake_prefix_version(const char *prefix, char *ver, size_t size)
+{
+	return prefix_version(prefix, ver, size);
+}
+
 /*
  * Which branch's queue a patch goes to: branch, or with INTAKE_ROUTE the
  * configured branch its [PATCH X.Y] prefix names. With INTAKE_STRICT a

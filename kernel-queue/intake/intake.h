@@ -55,6 +55,12 @@ int intake_import_buffer(sqlite3 *db, const char *buf, size_t len,
 			 struct intake_result *res);
 
 /*
+ * The stable version a subject prefix names ("PATCH 6.12 2/3", "PATCH
+ * 6.1.y": "6.12", "6.1") into ver; 1 when it names one, else 0.
+ */
+int intake_prefix_version(const char *prefix, char *ver, size_t size);
+
+/*
  * The running queue is state, not source: when queue_dir does not exist
  * and queue_seed is set, the seed (the shipped queue) is copied there.
  * Returns 1 when it seeded, 0 when nothing was to do, negative on error.

@@ -112,6 +112,14 @@ long long queue_default_branch(sqlite3 *db)
 	return id;
 }
 
+/*
+ * A patch a later version of its series replaced (mailin.c drops it with
+ * this reason) is not the same patch as its successor: the v2 of a
+ * backport names the same upstream commit.
+ */
+#define SUPERSEDED_NOT \
+	"NOT (state = 'dropped' AND state_reason LIKE 'superseded by %')"
+
 static int find_duplicate(sqlite3 *db, long long branch, const struct patch *p,
 			  long long *id)
 {
@@ -131,14 +139,15 @@ static int find_duplicate(sqlite3 *db, long long branch, const struct patch *p,
 				   " AND substr(upstream, 1, 12) = substr(?1, 1, 12)"
 				   " AND substr(upstream, 1, min(length(upstream),"
 				   " length(?1))) = substr(?1, 1,"
-				   " min(length(upstream), length(?1)))",
+				   " min(length(upstream), length(?1))) AND "
+				   SUPERSEDED_NOT,
 				   "ti", p->upstream, branch);
 		if (ret != ERR_NOTFOUND)
 			return ret < 0 ? ret : 1;
 	}
 	ret = db_query_int(db, id,
 			   "SELECT id FROM patches WHERE branch_id = ? AND"
-			   " patch_id = ?",
+			   " patch_id = ? AND " SUPERSEDED_NOT,
 			   "it", branch, p->patch_id);
 	if (ret != ERR_NOTFOUND)
 		return ret < 0 ? ret : 1;

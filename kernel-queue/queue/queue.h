@@ -131,4 +131,28 @@ struct app;
 int queue_follow_patch(struct app *app, long long patch_id);
 int queue_follow_candidate(struct app *app, long long candidate_id);
 
+/*
+ * What the mail intake asks of the queue (queue-mail.c). queue_by_message_id:
+ * 1 and *id when a patch has that Message-Id, else 0. queue_by_upstream: the
+ * live patches (not dropped, reverted or rejected) of every branch whose
+ * upstream SHA matches sha (>= 8 hex digits, either one a prefix of the
+ * other); *ids owned by the caller. queue_add_trailer: a Reviewed-by/
+ * Acked-by/Tested-by ... from a reply as a tag of the patch, 1 when added,
+ * 0 when the patch had it already (same kind and value). queue_rerolled:
+ * the live patches (imported, checked, queued, held) of branch with subject
+ * from author_email: what a v2 of them supersedes (dropped with a reason
+ * "superseded by ...", they are no longer duplicates of the v2: same
+ * upstream SHA). queue_patch_subject: its subject and upstream
+ * (may be NULL), caller frees.
+ */
+int queue_by_message_id(sqlite3 *db, const char *message_id, long long *id);
+int queue_by_upstream(sqlite3 *db, const char *sha, long long **ids,
+		      size_t *n);
+int queue_add_trailer(sqlite3 *db, long long patch_id, const char *kind,
+		      const char *value, const char *extra);
+int queue_rerolled(sqlite3 *db, long long branch, const char *subject,
+		   const char *author_email, long long **ids, size_t *n);
+int queue_patch_subject(sqlite3 *db, long long id, char **subject,
+			char **upstream);
+
 #endif

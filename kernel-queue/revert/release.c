@@ -4,6 +4,7 @@
 #include "db.h"
 #include "err.h"
 #include "queue.h"
+#include "rc.h"
 #include "repo.h"
 #include "strbuf.h"
 
@@ -18,6 +19,9 @@ int release_queue(struct app *app, int force, size_t *n)
 
 	*n = 0;
 	if ((ret = release_resume(app)) < 0)
+		return ret;
+	/* the review cycle first: its window, its held patches */
+	if ((ret = rc_release_check(app)) < 0)
 		return ret;
 	if ((ret = queue_ids(app->db, app->branch_id, PS_QUEUED, &ids, &nids)) < 0)
 		return ret;
@@ -94,6 +98,7 @@ int release_queue(struct app *app, int force, size_t *n)
 		}
 	}
 	if ((ret = queue_link_dependencies(app->db)) < 0 ||
+	    (ret = rc_released(app->db, app->branch_id)) < 0 ||
 	    (ret = (int)event_add(app->db, app->actor, "branch", 0, "released",
 				  "%zu patches onto %s (%s-stable): %.12s..%.12s",
 				  nids, app->cfg.branch, app->cfg.branch_key,

@@ -572,7 +572,7 @@ int revert_due(struct app *app, long long *id)
 
 int revert_plan_due(struct app *app, long long *id)
 {
-	return strcmp(app->cfg.auto_revert, "yes") &&
+	return !strcmp(app->cfg.auto_revert, "plan") &&
 	       db_query_int(app->db, id,
 			    "SELECT p.id FROM patches p WHERE p.branch_id = ?"
 			    " AND p.state = 'broken' AND NOT EXISTS (SELECT 1"

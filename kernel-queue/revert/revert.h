@@ -90,4 +90,32 @@ char *revert_patch_text(sqlite3 *db, long long revert_id);
  */
 int revert_override(struct app *app, long long patch_id, const char *reason);
 
+/*
+ * Guarded automatic reverts (revert-guard.c). revert_guard(): 1 when the
+ * daemon may revert patch_id by itself, else 0 with *why (caller frees):
+ * its author added the trailer "Stable-no-autorevert: <why>", the bisection
+ * that named it was not confirmed both ways, or revert_daily_limit
+ * automatic reverts of the branch were made today (UTC).
+ *
+ * revert_auto(): the daemon's revert (auto_revert = yes, or a proposal
+ * whose grace ran out): revert_run() when the guard allows it (1), else
+ * the plan stored for a maintainer with the guard's reason (0).
+ *
+ * revert_propose() (auto_revert = propose): the guard first (refused: the
+ * plan for a maintainer); then the author is mailed the evidence and the
+ * plan, and the revert is due revert_grace seconds later
+ * (revert_grace_due()). revert_proposal_stop(): a reply to that mail
+ * (message_id: the mail it answers; by: who and which reply) stops it and
+ * stores the plan for the maintainer; 1 when it stopped one, 0 when
+ * message_id is no waiting proposal's.
+ */
+int revert_guard(struct app *app, long long patch_id, char **why);
+int revert_auto(struct app *app, long long patch_id, long long *revert_id,
+		long long *confirm_id);
+int revert_propose(struct app *app, long long patch_id);
+int revert_proposal_stop(struct app *app, const char *message_id,
+			 const char *by);
+int revert_propose_due(struct app *app, long long *id);
+int revert_grace_due(struct app *app, long long *id);
+
 #endif

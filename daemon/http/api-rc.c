@@ -1,0 +1,70 @@
+/* api-rc.c: GET and POST /rc: the -rc review series of a branch. */
+#include "api-int.h"
+#include "app.h"
+#include "err.h"
+#include "queue.h"
+#include "rc.h"
+
+/* The request's app on branch (?branch=KEY, else the first). */
+static int rc_branch(struct api_request *req, struct api_response *res,
+		     long long *branch)
+{
+	char *key = NULL;
+	int ret;
+
+	if (api_branch_arg(req, res, branch) < 0)
+		return -1;
+	if (!*branch && (*branch = queue_default_branch(req->app.db)) < 0) {
+		api_fail(res, (int)*branch);
+		return -1;
+	}
+	/* select it on the request's own copy of the config */
+	for (int i = 0; i < req->app.cfg.nbranches; i++) {
+		long long id = 0;
+		if (app_branch_id(&req->app, req->app.cfg.branches[i].key,
+				  &id) == 0 &&
+		    id == *branch)
+			key = req->app.cfg.branches[i].key;
+	}
+	if (!key || (ret = config_select_branch(&req->app.cfg, key)) < 0) {
+		api_fail(res, ERR_NOTFOUND);
+		return -1;
+	}
+	req->app.branch_id = *branch;
+	return 0;
+}
+
+void api_get_rc(struct api_request *req, struct api_response *res,
+		json_t *body)
+{
+	long long branch;
+	json_t *o;
+
+	if (rc_branch(req, res, &branch) < 0)
+		return;
+	if (!(o = rc_json(req->app.db, branch, 0))) {
+		api_fail(res, err_last());
+		return;
+	}
+	api_json(res, 200, o);
+}
+
+void api_post_rc(struct api_request *req, struct api_response *res,
+		 json_t *body)
+{
+	long long branch, id = 0;
+	int ret;
+	json_t *o;
+
+	if (rc_branch(req, res, &branch) < 0)
+		return;
+	if ((ret = rc_prepare(&req->app, &id)) < 0) {
+		api_fail(res, ret);
+		return;
+	}
+	if (!(o = rc_json(req->app.db, branch, id))) {
+		api_fail(res, err_last());
+		return;
+	}
+	api_json(res, 201, o);
+}

@@ -1,0 +1,259 @@
+/* revert-guard.c: the limits of automatic reverts, and reverts proposed to the author first. */
+#include "revert-int.h"
+#include "db.h"
+#include "err.h"
+#include "mailhdr.h"
+#include "outbox.h"
+#include "queue.h"
+#include "strbuf.h"
+
+#include <strings.h>
+#include <time.h>
+
+/* The trailer an author adds to refuse automatic reverts of a patch. */
+#define NO_AUTOREVERT "Stable-no-autorevert:"
+
+static int has_opt_out(sqlite3 *db, long long patch_id)
+{
+	json_t *p = queue_patch_json(db, patch_id, 1);
+	const char *msg = p ? json_string_value(json_object_get(p, "message"))
+			    : NULL;
+	int found = 0;
+	size_t k = strlen(NO_AUTOREVERT);
+
+	for (const char *s = msg; s && *s && !found;) {
+		const char *e = strchr(s, '\n');
+		found = !strncasecmp(s, NO_AUTOREVERT, k);
+		s = e ? e + 1 : NULL;
+	}
+	json_decref(p);
+	return found;
+}
+
+int revert_guard(struct app *app, long long patch_id, char **why)
+{
+	long long today = 0, unconfirmed = 0;
+
+	*why = NULL;
+	if (has_opt_out(app->db, patch_id)) {
+		*why = xstrdup("its author refused automatic reverts ("
+			       NO_AUTOREVERT " trailer)");
+		return 0;
+	}
+	if (db_query_int(app->db, &unconfirmed,
+			 "SELECT count(*) FROM flags f JOIN bisections b ON"
+			 " b.id = f.bisection_id WHERE f.patch_id = ? AND"
+			 " b.state != 'found'",
+			 "i", patch_id) == 0 &&
+	    unconfirmed) {
+		*why = xstrdup("the bisection that named it was not confirmed"
+			       " both ways");
+		return 0;
+	}
+	if (db_query_int(app->db, &today,
+			 "SELECT count(*) FROM reverts r JOIN patches p ON p.id"
+			 " = r.patch_id WHERE p.branch_id = ? AND r.actor ="
+			 " 'daemon' AND r.state != 'planned' AND r.created_at >="
+			 " strftime('%Y-%m-%dT00:00:00Z','now')",
+			 "i", app->branch_id) == 0 &&
+	    today >= app->cfg.revert_daily_limit) {
+		*why = xstrfmt("%lld automatic reverts today on %s already"
+			       " (revert_daily_limit = %d)",
+			       today, app->cfg.branch_key,
+			       app->cfg.revert_daily_limit);
+		return 0;
+	}
+	return 1;
+}
+
+/* Refused: the plan waits for a maintainer, saying why. */
+static int ask_maintainer(struct app *app, long long patch_id,
+			  const char *why)
+{
+	char *reason = xstrfmt("found broken; not reverted automatically: %s;"
+			       " waiting for a maintainer",
+			       why);
+	int ret = revert_store_plan(app, patch_id, reason);
+
+	if (ret >= 0)
+		log_info("patch %lld: %s", patch_id, reason);
+	free(reason);
+	return ret;
+}
+
+/* What the flag says: the evidence, as facts. */
+static void evidence(sqlite3 *db, long long patch_id, struct strbuf *out)
+{
+	sqlite3_stmt *st = db_prepare(db,
+				      "SELECT reason, evidence, bisection_id,"
+				      " actor FROM flags WHERE patch_id = ?"
+				      " ORDER BY id DESC LIMIT 1",
+				      "i", patch_id);
+
+	if (st && sqlite3_step(st) == SQLITE_ROW) {
+		strbuf_addf(out, "Found: %s (by %s)\n", db_col_text(st, 0),
+			    db_col_text(st, 3));
+		if (db_col_text(st, 1))
+			strbuf_addf(out, "Failing test: %s\n", db_col_text(st, 1));
+		if (sqlite3_column_int64(st, 2))
+			strbuf_addf(out, "Bisection: %lld (confirmed: the"
+					 " queue up to this patch fails, the"
+					 " queue before it passes)\n",
+				    sqlite3_column_int64(st, 2));
+	}
+	sqlite3_finalize(st);
+}
+
+int revert_propose(struct app *app, long long patch_id)
+{
+	struct strbuf why = STRBUF_INIT, when = STRBUF_INIT;
+	struct plan p;
+	char *reason = NULL, *what = NULL, *msgid = NULL;
+	time_t due = time(NULL) + app->cfg.revert_grace;
+	long long mail, ev;
+	int ret;
+
+	if ((ret = queue_follow_patch(app, patch_id)) < 0)
+		return ret;
+	if (!revert_guard(app, patch_id, &reason)) {
+		ret = ask_maintainer(app, patch_id, reason);
+		free(reason);
+		return ret;
+	}
+	if ((ret = plan_build(app, patch_id, &p)) < 0)
+		return ret;
+	evidence(app->db, patch_id, &why);
+	strbuf_addstr(&why, "\nThe plan, newest first:\n");
+	for (size_t i = 0; i < p.n; i++)
+		strbuf_addf(&why, "  %s patch %lld \"%s\" (%s): %s\n",
+			    p.v[i].revert ? "revert" : "drop", p.v[i].id,
+			    p.v[i].subject, p.v[i].state, p.v[i].why);
+	rfc5322_date(&when, due);
+	strbuf_addf(&why,
+		    "\nIt will be carried out at %s (revert_grace = %d s)"
+		    " unless someone replies to this mail: a reply stops it"
+		    " and leaves the decision to the maintainer. A patch whose"
+		    " message carries the trailer \"" NO_AUTOREVERT " <why>\""
+		    " is never reverted automatically.",
+		    when.buf, app->cfg.revert_grace);
+	what = xstrfmt("An automatic revert of your patch is proposed in the"
+		       " %s-stable queue",
+		       app->cfg.branch_key);
+	if ((ret = db_begin(app->db)) < 0)
+		goto out;
+	ev = event_add(app->db, app->actor, "patch", patch_id, "proposed",
+		       "revert proposed to the author, due at %lld",
+		       (long long)due);
+	mail = ev < 0 ? ev
+		      : outbox_add(app->db, &app->cfg,
+				   &(struct notice){ .patch_id = patch_id,
+						     .event_id = ev,
+						     .kind = "proposed",
+						     .what = what,
+						     .why = why.buf });
+	if (mail < 0) {
+		ret = (int)mail;
+		goto fail;
+	}
+	msgid = outbox_message_id(app->db, mail);
+	if ((ret = db_exec(app->db,
+			   "INSERT INTO revert_proposals (patch_id, mail_id,"
+			   " message_id, due_at) VALUES (?, ?, ?, ?)",
+			   "iiti", patch_id, mail, msgid, (long long)due)) < 0 ||
+	    (ret = db_commit(app->db)) < 0)
+		goto fail;
+	log_info("patch %lld: revert proposed to the author (mail %lld),"
+		 " due at %s",
+		 patch_id, mail, when.buf);
+	ret = 0;
+	goto out;
+fail:
+	db_rollback(app->db);
+out:
+	plan_free(&p);
+	strbuf_release(&why);
+	strbuf_release(&when);
+	free(what);
+	free(msgid);
+	return ret;
+}
+
+int revert_auto(struct app *app, long long patch_id, long long *revert_id,
+		long long *confirm_id)
+{
+	char *why = NULL;
+	long long waiting = 0;
+	int ret;
+
+	*revert_id = *confirm_id = 0;
+	if ((ret = queue_follow_patch(app, patch_id)) < 0)
+		return ret;
+	if (!revert_guard(app, patch_id, &why)) {
+		ret = ask_maintainer(app, patch_id, why);
+		free(why);
+		return ret < 0 ? ret : 0;
+	}
+	db_query_int(app->db, &waiting,
+		     "SELECT id FROM revert_proposals WHERE patch_id = ? AND"
+		     " state = 'waiting'",
+		     "i", patch_id);
+	ret = revert_run(app, patch_id,
+			 waiting ? "found broken; proposed to the author, no"
+				   " objection within revert_grace"
+				 : "found broken; revert first",
+			 1, revert_id, confirm_id);
+	if (ret >= 0 && waiting)
+		ret = db_exec(app->db,
+			      "UPDATE revert_proposals SET state = 'done' WHERE"
+			      " id = ?",
+			      "i", waiting);
+	return ret < 0 ? ret : 1;
+}
+
+int revert_proposal_stop(struct app *app, const char *message_id,
+			 const char *by)
+{
+	long long id = 0, patch = 0;
+	int ret;
+
+	if (!message_id ||
+	    db_query_int(app->db, &id,
+			 "SELECT id FROM revert_proposals WHERE message_id = ?"
+			 " AND state = 'waiting'",
+			 "t", message_id) < 0 ||
+	    db_query_int(app->db, &patch,
+			 "SELECT patch_id FROM revert_proposals WHERE id = ?",
+			 "i", id) < 0)
+		return 0;
+	if ((ret = db_exec(app->db,
+			   "UPDATE revert_proposals SET state = 'stopped',"
+			   " stopped_by = ? WHERE id = ? AND state = 'waiting'",
+			   "ti", by, id)) <= 0)
+		return ret;
+	char *why = xstrfmt("the proposed revert was answered (%s)", by);
+	ret = ask_maintainer(app, patch, why);
+	free(why);
+	return ret < 0 ? ret : 1;
+}
+
+int revert_propose_due(struct app *app, long long *id)
+{
+	return !strcmp(app->cfg.auto_revert, "propose") &&
+	       db_query_int(app->db, id,
+			    "SELECT p.id FROM patches p WHERE p.branch_id = ?"
+			    " AND p.state = 'broken' AND NOT EXISTS (SELECT 1"
+			    " FROM reverts r WHERE r.patch_id = p.id) AND NOT"
+			    " EXISTS (SELECT 1 FROM revert_proposals x WHERE"
+			    " x.patch_id = p.id) ORDER BY p.id LIMIT 1",
+			    "i", app->branch_id) == 0;
+}
+
+int revert_grace_due(struct app *app, long long *id)
+{
+	return db_query_int(app->db, id,
+			    "SELECT x.patch_id FROM revert_proposals x JOIN"
+			    " patches p ON p.id = x.patch_id WHERE p.branch_id"
+			    " = ? AND x.state = 'waiting' AND x.due_at <= ? AND"
+			    " p.state = 'broken' ORDER BY x.id LIMIT 1",
+			    "ii", app->branch_id, (long long)time(NULL)) == 0;
+}
