@@ -15,6 +15,8 @@
  *   /bin/badptr            WORK_DIR/badptr
  *   /lib/modules/X.ko      BUILD_DIR/.../X.ko for each module of a guest test
  *   /etc/stableq/tests     "name<TAB>timeout<TAB>command" per guest test
+ *   /etc/stableq/token     a new random token per boot, which /init deletes
+ *                          and appends to its markers (console.h)
  *   /dev/console (c 5 1), /dev /proc /sys /tmp /etc/stableq /lib/modules /bin
  *
  * chooses the accelerator (qemu_choose_accel(): a cached KVM probe under
