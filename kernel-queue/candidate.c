@@ -12,6 +12,7 @@
 #include "runner.h"
 #include "spawn.h"
 #include "strbuf.h"
+#include "testcase.h"
 #include "testset.h"
 
 #include <errno.h>
@@ -574,6 +575,174 @@ int candidate_on_branch(struct app *app, long long id)
 	return ret;
 }
 
+/* One boot of the built state, its results stored as run `run`. */
+static int boot_once(struct app *app, long long id, const struct built *bs,
+		     int run, int runs, int *hung,
+		     void (*progress)(const char *line, void *ctx), void *ctx)
+{
+	char *work = xstrfmt("%s/guest", app->cfg.var_dir);
+	char *clog = xstrfmt("%s/log/console-%lld-%d.log", app->cfg.var_dir, id,
+			     run);
+	struct runner_opts ro = {
+		.build_dir = bs->dir,
+		.kernel = bs->kernel,
+		.tests_file = app->cfg.tests_file,
+		.accel = app->cfg.qemu_accel,
+		.memory_mb = app->cfg.qemu_memory,
+		.timeout_s = app->cfg.boot_timeout,
+		.work_dir = work,
+		.log_path = clog,
+	};
+	struct runner_result rr = { 0 };
+	int ret;
+
+	say(progress, ctx, "candidate %lld: booting (run %d of %d)", id, run,
+	    runs);
+	ret = runner_boot(&ro, &rr);
+	free(work);
+	db_exec(app->db, "UPDATE candidates SET boots = boots + 1 WHERE id = ?",
+		"i", id);
+	/* the candidate's log is the console of its last boot */
+	db_exec(app->db, "UPDATE candidates SET log_path = ? WHERE id = ?", "ti",
+		clog, id);
+	free(clog);
+	if (ret < 0) {
+		runner_result_release(&rr);
+		return ret;
+	}
+	*hung |= rr.verdict == VERDICT_HANG;
+	say(progress, ctx,
+	    "candidate %lld: run %d: %s, %zu results in %.1f s (%s)%s%s", id,
+	    run, run_verdict_name(rr.verdict), rr.report.nresults, rr.seconds,
+	    rr.accel ? rr.accel : "?", rr.reason && *rr.reason ? ": " : "",
+	    rr.reason ? rr.reason : "");
+	ret = store_tests(app->db, id, run, &rr);
+	runner_result_release(&rr);
+	return ret;
+}
+
+/* 1 if some test of the candidate failed in every boot so far. */
+static int failing_only(sqlite3 *db, long long id)
+{
+	long long n = 0;
+
+	db_query_int(db, &n,
+		     "SELECT COUNT(*) FROM (SELECT name FROM test_results WHERE"
+		     " candidate_id = ? GROUP BY name HAVING SUM(result ="
+		     " 'fail') > 0 AND SUM(result = 'pass') = 0)",
+		     "i", id);
+	err_clear();
+	return n > 0;
+}
+
+/*
+ * Retries and test cases are for the queue's candidates and the tip's run;
+ * a bisection step is judged by its steering tests alone.
+ */
+static int retries_apply(sqlite3 *db, long long id)
+{
+	long long n = 0;
+
+	db_query_int(db, &n,
+		     "SELECT purpose IN ('queue','confirm','baseline') FROM"
+		     " candidates WHERE id = ?",
+		     "i", id);
+	err_clear();
+	return n > 0;
+}
+
+/* A queue or confirm candidate of patches, with test_baseline = yes. */
+static int tip_applies(struct app *app, long long id)
+{
+	long long n = 0;
+
+	if (strcmp(app->cfg.test_baseline, "yes"))
+		return 0;
+	db_query_int(app->db, &n,
+		     "SELECT purpose IN ('queue','confirm') AND patch_ids !="
+		     " '[]' FROM candidates WHERE id = ?",
+		     "i", id);
+	err_clear();
+	return n > 0;
+}
+
+static int testset_hash(struct app *app, long long id)
+{
+	char h[65];
+	int ret = testcase_set_hash(app->cfg.tests_file, h);
+
+	if (ret < 0)
+		return ret;
+	return db_exec(app->db,
+		       "UPDATE candidates SET testset_hash = ? WHERE id = ?",
+		       "ti", h, id);
+}
+
+/*
+ * The run of the test set on the branch tip: the newest finished one of
+ * the same tree, kernel configuration and test set (so once per tip state),
+ * else a new 'baseline' candidate of no patches, run now (its build comes
+ * from the build cache when the state was built before).
+ */
+static int tip_run(struct app *app, long long id, long long *tip_id,
+		   void (*progress)(const char *line, void *ctx), void *ctx)
+{
+	struct repo *r = NULL;
+	char tip[REPO_HEX_SIZE], tree[REPO_HEX_SIZE], chash[65], thash[65];
+	long long branch = 0;
+	int ret;
+
+	*tip_id = 0;
+	if ((ret = repo_open(&r, app->cfg.tree_dir)) < 0)
+		return ret;
+	ret = repo_branch_tip(r, app->cfg.branch, tip);
+	if (ret >= 0)
+		ret = repo_tree_of(r, tip, tree);
+	repo_free(r);
+	if (ret < 0 ||
+	    (ret = kbuild_config_hash(NULL, app->cfg.kernel_config_dir,
+				      chash)) < 0 ||
+	    (ret = testcase_set_hash(app->cfg.tests_file, thash)) < 0 ||
+	    (ret = db_query_int(app->db, &branch,
+				"SELECT branch_id FROM candidates WHERE id = ?",
+				"i", id)) < 0)
+		return ret;
+	db_query_int(app->db, tip_id,
+		     "SELECT c.id FROM candidates c JOIN builds b ON b.id ="
+		     " c.build_id WHERE c.branch_id = ? AND c.purpose ="
+		     " 'baseline' AND c.patch_ids = '[]' AND c.verdict IN"
+		     " ('pass','fail','hang') AND b.tree_sha = ? AND"
+		     " b.config_hash = ? AND c.testset_hash = ? ORDER BY c.id"
+		     " DESC LIMIT 1",
+		     "ittt", branch, tree, chash, thash);
+	err_clear();
+	if (*tip_id) {
+		say(progress, ctx,
+		    "candidate %lld: the tip's run is candidate %lld (same"
+		    " tree, configuration and test set)",
+		    id, *tip_id);
+		return 0;
+	}
+	long long cid = candidate_create_on(app->db, branch, (long long[]){ 0 },
+					    0, 0, "baseline", 0, "candidate");
+	if (cid < 0)
+		return (int)cid;
+	say(progress, ctx, "candidate %lld: running the test set on the tip"
+	    " (candidate %lld)", id, cid);
+	if ((ret = candidate_run(app, cid, 1, progress, ctx)) < 0)
+		return ret;
+	char *v = candidate_verdict(app->db, cid);
+	int ran = v && (!strcmp(v, "pass") || !strcmp(v, "fail") ||
+			!strcmp(v, "hang"));
+	free(v);
+	if (!ran)
+		return err_set(ERR_CONFLICT,
+			       "the tip's run (candidate %lld) did not boot",
+			       cid);
+	*tip_id = cid;
+	return 0;
+}
+
 int candidate_run(struct app *app, long long id, int runs,
 		  void (*progress)(const char *line, void *ctx), void *ctx)
 {
@@ -638,50 +807,49 @@ int candidate_run(struct app *app, long long id, int runs,
 
 	/* boot and test, runs times on the same build */
 	set_step(app->db, id, "boot");
-	for (int run = 1; run <= runs; run++) {
-		char *work = xstrfmt("%s/guest", app->cfg.var_dir);
-		char *clog = xstrfmt("%s/log/console-%lld-%d.log",
-				     app->cfg.var_dir, id, run);
-		struct runner_opts ro = {
-			.build_dir = bs.dir,
-			.kernel = bs.kernel,
-			.tests_file = app->cfg.tests_file,
-			.accel = app->cfg.qemu_accel,
-			.memory_mb = app->cfg.qemu_memory,
-			.timeout_s = app->cfg.boot_timeout,
-			.work_dir = work,
-			.log_path = clog,
-		};
-		struct runner_result rr = { 0 };
-		say(progress, ctx, "candidate %lld: booting (run %d of %d)", id,
-		    run, runs);
-		ret = runner_boot(&ro, &rr);
-		free(work);
-		db_exec(app->db,
-			"UPDATE candidates SET boots = boots + 1 WHERE id = ?",
-			"i", id);
-		/* the candidate's log is the console of its last boot */
-		db_exec(app->db,
-			"UPDATE candidates SET log_path = ? WHERE id = ?", "ti",
-			clog, id);
-		free(clog);
-		if (ret < 0) {
-			runner_result_release(&rr);
+	int run;
+	for (run = 1; run <= runs; run++)
+		if ((ret = boot_once(app, id, &bs, run, runs, &hung, progress,
+				     ctx)) < 0)
 			goto out;
-		}
-		hung |= rr.verdict == VERDICT_HANG;
-		say(progress, ctx,
-		    "candidate %lld: run %d: %s, %zu results in %.1f s (%s)%s%s",
-		    id, run, run_verdict_name(rr.verdict), rr.report.nresults,
-		    rr.seconds, rr.accel ? rr.accel : "?",
-		    rr.reason && *rr.reason ? ": " : "",
-		    rr.reason ? rr.reason : "");
-		ret = store_tests(app->db, id, run, &rr);
-		runner_result_release(&rr);
-		if (ret < 0)
+	/* a test that only failed boots again before the verdict */
+	for (int retry = 0; retry < app->cfg.test_retries && !hung &&
+			    retries_apply(app->db, id) && failing_only(app->db, id);
+	     retry++, run++) {
+		say(progress, ctx, "candidate %lld: a test failed: booting again"
+		    " (retry %d of %d)", id, retry + 1, app->cfg.test_retries);
+		if ((ret = boot_once(app, id, &bs, run, run, &hung, progress,
+				     ctx)) < 0)
 			goto out;
 	}
 	const char *verdict = aggregate(app->db, id, &why, hung);
+	if (testset_hash(app, id) < 0)
+		err_clear();
+	/* failures are measured against the tip: only regressions fail it */
+	if (strcmp(verdict, "pass") && tip_applies(app, id)) {
+		long long tip_id = 0;
+		close(lockfd); /* the tip's run takes the lock itself */
+		lockfd = -1;
+		if (tip_run(app, id, &tip_id, progress, ctx) < 0) {
+			log_warnx("candidate %lld: no run of the tip: %s", id,
+				  err_msg());
+			err_clear();
+			tip_id = 0;
+		}
+		strbuf_reset(&why);
+		struct testcase_counts tc;
+		if ((ret = testcase_classify(app->db, id, tip_id, &tc, &why)) <
+		    0)
+			goto out;
+		if (!hung)
+			verdict = tc.regressions ? "fail" : "pass";
+	} else if (strcmp(verdict, "pass") || retries_apply(app->db, id)) {
+		struct strbuf unused = STRBUF_INIT;
+		ret = testcase_classify(app->db, id, 0, NULL, &unused);
+		strbuf_release(&unused);
+		if (ret < 0)
+			goto out;
+	}
 	ret = finish(app->db, id, verdict, why.len ? why.buf : NULL);
 out:
 	if (ret < 0) {
@@ -745,12 +913,17 @@ char *candidate_summary(sqlite3 *db, long long id)
 	strbuf_addstr(&sb, verdict);
 	if (!strcmp(verdict, "fail") || !strcmp(verdict, "hang")) {
 		/* the failing tests, first failure first */
+		/* classified against the tip: its regressions alone */
+		struct testcase_counts tc;
+		int classified = testcase_counts(db, id, &tc) == 0;
 		sqlite3_stmt *f = db_prepare(
 			db,
 			"SELECT name, MAX(result = 'flaky') FROM test_results"
-			" WHERE candidate_id = ? AND result IN ('fail','flaky')"
+			" WHERE candidate_id = ?1 AND result IN ('fail','flaky')"
+			" AND (?2 = 0 OR name IN (SELECT name FROM test_cases"
+			" WHERE candidate_id = ?1 AND status = 'regression'))"
 			" GROUP BY name ORDER BY MIN(id)",
-			"i", id);
+			"ii", id, (long long)(classified && tc.regressions));
 		int n = 0;
 		while (f && sqlite3_step(f) == SQLITE_ROW) {
 			if (n < 4)
@@ -798,11 +971,24 @@ static json_t *verdict_summary(sqlite3 *db, long long id)
 	err_clear();
 	{
 		/* no test ran (the build failed): no "0 tests" */
-		char *t = tests ? xstrfmt("%s: %lld test%s%s%s", verdict, tests,
+		struct testcase_counts tc;
+		char *n = testcase_thousands(tests), *cases = NULL;
+		if (testcase_counts(db, id, &tc) == 0)
+			cases = xstrfmt(", %lld regression%s, %lld known"
+					" failure%s, %lld flaky",
+					tc.regressions,
+					tc.regressions == 1 ? "" : "s",
+					tc.known, tc.known == 1 ? "" : "s",
+					tc.flaky);
+		err_clear();
+		char *t = tests ? xstrfmt("%s: %s test%s%s%s%s", verdict, n,
 					  tests == 1 ? "" : "s",
-					  cov ? "; " : "", cov ? cov : "")
+					  cases ? cases : "", cov ? "; " : "",
+					  cov ? cov : "")
 				: xstrfmt("%s%s%s", verdict, cov ? "; " : "",
 					  cov ? cov : "");
+		free(n);
+		free(cases);
 		s = json_string(t);
 		free(t);
 	}

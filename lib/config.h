@@ -54,6 +54,7 @@ struct config {
 	char *stable_queue_repo; /* optional */
 	char *qemu_accel;       /* auto | tcg | kvm */
 	char *auto_revert;      /* yes | plan */
+	char *test_baseline;    /* yes: failures are compared with the tip */
 	char *smtp_url;
 	char *mail_from;
 	char *mail_cc;          /* comma-separated */
@@ -67,6 +68,7 @@ struct config {
 	int boot_timeout;       /* seconds */
 	int qemu_memory;        /* MiB */
 	int bisect_confirm;     /* repeats of each confirmation */
+	int test_retries;       /* boots again while a test only failed */
 	int build_cache_mb;     /* the build cache's bound; 0: no cache */
 	int mail_max_attempts;
 	int mail_backoff;       /* seconds, doubled per attempt */
