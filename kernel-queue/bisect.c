@@ -173,6 +173,12 @@ static int evaluate(struct bis *b, size_t prefix, int runs, const char *kind,
 	/* a bisect 'confirm' candidate is not the queue's confirmation */
 	db_exec(b->app->db, "UPDATE candidates SET purpose = 'bisect' WHERE id = ?",
 		"i", cid);
+	/* a search step boots only the steering tests; the confirmation runs
+	 * the whole set */
+	if (!strcmp(kind, "search") && !b->by_build && !b->by_hang &&
+	    json_array_size(b->steer) &&
+	    (ret = candidate_set_tests_only(b->app->db, cid, b->steer)) < 0)
+		return ret;
 	snprintf(line, sizeof(line), "%s: prefix %zu/%zu (candidate %lld, %d run%s)",
 		 kind, prefix, b->n, cid, runs, runs == 1 ? "" : "s");
 	say(b, line);

@@ -575,6 +575,85 @@ int candidate_on_branch(struct app *app, long long id)
 	return ret;
 }
 
+/* What a bisection's search step boots: the tests that steer it. */
+struct only {
+	char **names;  /* guest tests */
+	size_t n;
+	char *append;  /* "kunit.filter_glob=SUITE" for one KUnit suite */
+};
+
+static void only_release(struct only *o)
+{
+	for (size_t i = 0; i < o->n; i++)
+		free(o->names[i]);
+	free(o->names);
+	free(o->append);
+}
+
+/*
+ * 1 if the candidate boots a part of the set (tests_only): guest tests by
+ * name; KUnit cases ("kunit.SUITE.CASE") all of one suite run alone with
+ * kunit.filter_glob (cases of several suites: every suite, as built).
+ */
+static int tests_only(sqlite3 *db, long long id, struct only *o)
+{
+	char *text = NULL, *suite = NULL;
+	json_t *arr, *v;
+	size_t i;
+	int several = 0;
+
+	memset(o, 0, sizeof(*o));
+	if (db_query_text(db, &text,
+			  "SELECT tests_only FROM candidates WHERE id = ? AND"
+			  " tests_only IS NOT NULL",
+			  "i", id) < 0) {
+		err_clear();
+		return 0;
+	}
+	arr = json_loads(text, 0, NULL);
+	free(text);
+	if (!json_is_array(arr)) {
+		json_decref(arr);
+		return 0;
+	}
+	o->names = xcalloc(json_array_size(arr) + 1, sizeof(*o->names));
+	json_array_foreach(arr, i, v)
+	{
+		const char *name = json_string_value(v);
+		if (!name)
+			continue;
+		if (!strncmp(name, "kunit.", 6)) {
+			size_t l = strcspn(name + 6, ".");
+			if (!suite)
+				suite = xstrndup(name + 6, l);
+			else if (strlen(suite) != l ||
+				 strncmp(suite, name + 6, l))
+				several = 1;
+			continue;
+		}
+		o->names[o->n++] = xstrdup(name);
+	}
+	json_decref(arr);
+	/* a suite name travels on the kernel command line: plain ones only */
+	if (suite && !several && suite[strspn(suite,
+					      "abcdefghijklmnopqrstuvwxyz"
+					      "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+					      "0123456789_-")] == '\0')
+		o->append = xstrfmt("kunit.filter_glob=%s", suite);
+	free(suite);
+	return 1;
+}
+
+int candidate_set_tests_only(sqlite3 *db, long long id, json_t *names)
+{
+	char *text = names ? json_dumps(names, JSON_COMPACT) : NULL;
+	int ret = db_exec(db, "UPDATE candidates SET tests_only = ? WHERE id = ?",
+			  "ti", text, id);
+
+	free(text);
+	return ret < 0 ? ret : 0;
+}
+
 /* One boot of the built state, its results stored as run `run`. */
 static int boot_once(struct app *app, long long id, const struct built *bs,
 		     int run, int runs, int *hung,
@@ -594,11 +673,22 @@ static int boot_once(struct app *app, long long id, const struct built *bs,
 		.log_path = clog,
 	};
 	struct runner_result rr = { 0 };
+	struct only only = { 0 };
 	int ret;
 
+	if (tests_only(app->db, id, &only)) {
+		ro.only = (const char *const *)only.names;
+		ro.nonly = only.n;
+		ro.append = only.append;
+		say(progress, ctx,
+		    "candidate %lld: only the steering tests: %zu guest test%s%s%s",
+		    id, only.n, only.n == 1 ? "" : "s",
+		    only.append ? ", " : "", only.append ? only.append : "");
+	}
 	say(progress, ctx, "candidate %lld: booting (run %d of %d)", id, run,
 	    runs);
 	ret = runner_boot(&ro, &rr);
+	only_release(&only);
 	free(work);
 	db_exec(app->db, "UPDATE candidates SET boots = boots + 1 WHERE id = ?",
 		"i", id);

@@ -270,6 +270,8 @@ int runner_boot(const struct runner_opts *o, struct runner_result *r)
 					    "and work_dir are needed");
 	if ((ret = testset_load(o->tests_file, &tests, &ntests)) < 0)
 		goto out;
+	if (o->only)
+		testset_select(tests, &ntests, o->only, o->nonly);
 	if ((ret = mkdir_p(o->work_dir)) < 0)
 		goto out;
 	kernel = o->kernel ? xstrdup(o->kernel)

@@ -38,6 +38,10 @@ struct runner_opts {
 	const char *accel;       /* auto | tcg | kvm; NULL: auto */
 	const char *accel_cache; /* NULL: WORK_DIR/kvm-probe */
 	const char *append;      /* more kernel parameters, or NULL */
+	const char *const *only; /* boot only these guest tests (and the
+				  * host-side ones): testset_select(); NULL:
+				  * the whole set */
+	size_t nonly;
 	int memory_mb;           /* 0: 256 */
 	int timeout_s;           /* the guest's hard deadline; 0: 300 */
 	int probe_timeout_s;     /* the KVM probe's; 0: 20 */

@@ -21,3 +21,7 @@ ALTER TABLE candidates ADD COLUMN tip_candidate_id INTEGER REFERENCES candidates
 -- the test set a candidate ran (sha256 of tests_file): a tip run is reused
 -- only for the same tree, kernel configuration and test set
 ALTER TABLE candidates ADD COLUMN testset_hash TEXT;
+-- a bisection's search step boots only the tests that steer it (a JSON
+-- array of names: guest tests by name, KUnit cases by suite); NULL: the
+-- whole set
+ALTER TABLE candidates ADD COLUMN tests_only TEXT;
