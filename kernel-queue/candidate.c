@@ -1115,6 +1115,18 @@ json_t *candidate_json(sqlite3 *db, long long id)
 			"i", id);
 	json_object_set_new(o, "build", b ? b : json_null());
 	json_object_set_new(o, "coverage", coverage_candidate_json(db, id));
+	/* each test's standing against the tip, the passes left out */
+	json_t *st = json_object(), *cases = testcase_list_json(db, id, NULL), *v;
+	size_t i;
+	json_array_foreach(cases, i, v)
+		if (strcmp(json_string_value(json_object_get(v, "status")),
+			   "pass"))
+			json_object_set(st,
+					json_string_value(
+						json_object_get(v, "name")),
+					json_object_get(v, "status"));
+	json_decref(cases);
+	json_object_set_new(o, "standing", st);
 	json_object_set_new(o, "summary", verdict_summary(db, id));
 	if (json_object_get(o, "verdict") &&
 	    !json_is_null(json_object_get(o, "verdict"))) {

@@ -7,15 +7,21 @@ linked): the list leads with regressions, then flaky, known, skip, pass;
 ?status= filters it; a bad status is a 400 naming the five, an unknown
 candidate a 404, a candidate never classified answers classified false; the
 summary of GET /candidates/{id} says the counts. Text from the console (a
-hostile test name and detail) comes back as JSON data, unchanged.
+hostile test name and detail) comes back as JSON data, unchanged. Then
+tests/test-cases-dashboard.mjs drives Debian's headless chromium: the
+candidate's page leads with the regressions, then flaky, then known
+failures, passes as a count, the hostile name as text.
 """
+import json
 import os
+import signal
 import sqlite3
+import subprocess
 import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in tests/
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from apitest import Tap, World  # noqa: E402
+from apitest import TOP, Tap, World  # noqa: E402
 
 t = Tap()
 w = World()
@@ -86,6 +92,20 @@ try:
     s, h, raw, j = w.get('/candidates/2')
     t.is_(j.get('summary'), 'fail: 6 tests, 2 regressions, 1 known failure, 1 flaky',
           'GET /candidates/2: the summary counts regressions, known failures, flaky tests')
+
+    p = subprocess.Popen(['node', os.path.join(TOP, 'tests', 'test-cases-dashboard.mjs'), w.base, '2', EVIL],
+                         cwd=TOP, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, err = p.communicate()
+        err += b'\n(killed after 120 s)'
+    results = [json.loads(x) for x in out.decode(errors='replace').splitlines() if x.startswith('{')]
+    t.ok(p.returncode == 0 and len(results) == 6, 'the browser run reports its checks (%d)' % len(results),
+         err.decode(errors='replace')[-3000:])
+    for r in results:
+        t.ok(r['ok'], 'chromium: ' + r['name'], *([r['diag']] if r.get('diag') else []))
 finally:
     w.stop()
     w.cleanup()
