@@ -916,7 +916,7 @@ int candidate_run(struct app *app, long long id, int runs,
 	if (testset_hash(app, id) < 0)
 		err_clear();
 	/* failures are measured against the tip: only regressions fail it */
-	if (strcmp(verdict, "pass") && tip_applies(app, id)) {
+	if (strcmp(verdict, "pass") && !hung && tip_applies(app, id)) {
 		long long tip_id = 0;
 		close(lockfd); /* the tip's run takes the lock itself */
 		lockfd = -1;
@@ -931,8 +931,7 @@ int candidate_run(struct app *app, long long id, int runs,
 		if ((ret = testcase_classify(app->db, id, tip_id, &tc, &why)) <
 		    0)
 			goto out;
-		if (!hung)
-			verdict = tc.regressions ? "fail" : "pass";
+		verdict = tc.regressions ? "fail" : "pass";
 	} else if (strcmp(verdict, "pass") || retries_apply(app->db, id)) {
 		struct strbuf unused = STRBUF_INIT;
 		ret = testcase_classify(app->db, id, 0, NULL, &unused);
