@@ -741,19 +741,30 @@ static int retries_apply(sqlite3 *db, long long id)
 	return n > 0;
 }
 
-/* A queue or confirm candidate of patches, with test_baseline = yes. */
-static int tip_applies(struct app *app, long long id)
+/* A queue or confirm candidate (of patches, if with_patches). */
+static int of_queue_with(sqlite3 *db, long long id, int with_patches)
 {
 	long long n = 0;
 
-	if (strcmp(app->cfg.test_baseline, "yes"))
-		return 0;
-	db_query_int(app->db, &n,
-		     "SELECT purpose IN ('queue','confirm') AND patch_ids !="
-		     " '[]' FROM candidates WHERE id = ?",
-		     "i", id);
+	db_query_int(db, &n,
+		     "SELECT purpose IN ('queue','confirm') AND (? = 0 OR"
+		     " patch_ids != '[]') FROM candidates WHERE id = ?",
+		     "ii", (long long)with_patches, id);
 	err_clear();
 	return n > 0;
+}
+
+/* Its cases are classified (against the tip or not): the queue's. */
+static int of_queue(sqlite3 *db, long long id)
+{
+	return of_queue_with(db, id, 0);
+}
+
+/* Compared with the tip: a queue candidate of patches, test_baseline. */
+static int tip_applies(struct app *app, long long id)
+{
+	return !strcmp(app->cfg.test_baseline, "yes") &&
+	       of_queue_with(app->db, id, 1);
 }
 
 static int testset_hash(struct app *app, long long id)
@@ -932,7 +943,7 @@ int candidate_run(struct app *app, long long id, int runs,
 		    0)
 			goto out;
 		verdict = tc.regressions ? "fail" : "pass";
-	} else if (strcmp(verdict, "pass") || retries_apply(app->db, id)) {
+	} else if (of_queue(app->db, id)) {
 		struct strbuf unused = STRBUF_INIT;
 		ret = testcase_classify(app->db, id, 0, NULL, &unused);
 		strbuf_release(&unused);
