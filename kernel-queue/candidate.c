@@ -726,16 +726,18 @@ static int failing_only(sqlite3 *db, long long id)
 }
 
 /*
- * Retries and test cases are for the queue's candidates and the tip's run;
- * a bisection step is judged by its steering tests alone.
+ * Retries are for the queue's candidates and the tip's run; a bisection
+ * step is judged by its steering tests alone, and `verify` reads its one
+ * test's first result.
  */
 static int retries_apply(sqlite3 *db, long long id)
 {
 	long long n = 0;
 
 	db_query_int(db, &n,
-		     "SELECT purpose IN ('queue','confirm','baseline') FROM"
-		     " candidates WHERE id = ?",
+		     "SELECT purpose IN ('queue','confirm') OR (purpose ="
+		     " 'baseline' AND patch_ids = '[]') FROM candidates WHERE"
+		     " id = ?",
 		     "i", id);
 	err_clear();
 	return n > 0;
