@@ -80,6 +80,7 @@ struct parse {
 	long seg_start[KTAP_LEVELS];
 	struct kcase *cases;
 	size_t ncases, acases;
+	size_t suite_first;    /* the first case after the last suite result */
 	size_t pending_params; /* params at the end of cases whose case has
 				* not printed its result yet */
 	int ktap_overflow;     /* more than KTAP_MAX_CASES results */
@@ -527,7 +528,8 @@ static void on_ktap(struct parse *p, size_t i)
 		char *suite = ktap_name(name, nlen, 0);
 		int failed_case = 0;
 		p->pending_params = 0; /* params of no case: named already */
-		for (size_t k = 0; k < p->ncases; k++)
+		/* the suite's cases came since the last suite's result */
+		for (size_t k = p->suite_first; k < p->ncases; k++)
 			if (p->cases[k].status == TEST_FAIL &&
 			    !strcmp(p->cases[k].suite, suite))
 				failed_case = 1;
@@ -543,6 +545,7 @@ static void on_ktap(struct parse *p, size_t i)
 			}
 		}
 		free(suite);
+		p->suite_first = p->ncases;
 		set_name(p, 1, NULL, 0);
 		p->seg_start[0] = p->seg_start[1] = (long)i + 1;
 	}
