@@ -783,7 +783,9 @@ static int testset_hash(struct app *app, long long id)
 
 /*
  * The run of the test set on the branch tip: the newest finished one of
- * the same tree, kernel configuration and test set (so once per tip state),
+ * the same tree, kernel configuration and test set (so once per tip state;
+ * a build stores the configuration's hash with the tree's base fragments,
+ * a build served from the cache without them: either matches),
  * else a new 'baseline' candidate of no patches, run now (its build comes
  * from the build cache when the state was built before).
  */
@@ -792,6 +794,7 @@ static int tip_run(struct app *app, long long id, long long *tip_id,
 {
 	struct repo *r = NULL;
 	char tip[REPO_HEX_SIZE], tree[REPO_HEX_SIZE], chash[65], thash[65];
+	char chash_src[65] = "";
 	long long branch = 0;
 	int ret;
 
@@ -805,6 +808,9 @@ static int tip_run(struct app *app, long long id, long long *tip_id,
 	if (ret < 0 ||
 	    (ret = kbuild_config_hash(NULL, app->cfg.kernel_config_dir,
 				      chash)) < 0 ||
+	    (ret = kbuild_config_hash(app->cfg.tree_dir,
+				      app->cfg.kernel_config_dir,
+				      chash_src)) < 0 ||
 	    (ret = testcase_set_hash(app->cfg.tests_file, thash)) < 0 ||
 	    (ret = db_query_int(app->db, &branch,
 				"SELECT branch_id FROM candidates WHERE id = ?",
@@ -815,9 +821,9 @@ static int tip_run(struct app *app, long long id, long long *tip_id,
 		     " c.build_id WHERE c.branch_id = ? AND c.purpose ="
 		     " 'baseline' AND c.patch_ids = '[]' AND c.verdict IN"
 		     " ('pass','fail','hang') AND b.tree_sha = ? AND"
-		     " b.config_hash = ? AND c.testset_hash = ? ORDER BY c.id"
-		     " DESC LIMIT 1",
-		     "ittt", branch, tree, chash, thash);
+		     " b.config_hash IN (?, ?) AND c.testset_hash = ? ORDER BY"
+		     " c.id DESC LIMIT 1",
+		     "itttt", branch, tree, chash, chash_src, thash);
 	err_clear();
 	if (*tip_id) {
 		say(progress, ctx,
