@@ -22,9 +22,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!tests && testset_parse(tests_conf, sizeof(tests_conf) - 1, "fuzz",
 				    &tests, &n) < 0)
 		abort();
-	for (int killed = 0; killed < 2; killed++) {
-		if (console_parse((const char *)data, size, tests, n, killed,
-				  &rep) == 0)
+	/* plain markers, and markers that must end with the boot's token */
+	for (int killed = 0; killed < 4; killed++) {
+		if (console_parse_marked((const char *)data, size, tests, n,
+					 killed & 1, killed & 2 ? "T0K3N" : NULL,
+					 &rep) == 0)
 			console_report_release(&rep);
 	}
 	err_clear();

@@ -65,6 +65,8 @@ static const struct key keys[] = {
 	{ "boot_timeout", K_INT, S(boot_timeout), "300", NULL },
 	{ "qemu_memory", K_INT, S(qemu_memory), "256", NULL },
 	{ "bisect_confirm", K_INT, S(bisect_confirm), "2", NULL },
+	{ "test_retries", K_INT, S(test_retries), "2", NULL },
+	{ "test_baseline", K_ENUM, S(test_baseline), "yes", "yes|no" },
 	{ "mail_max_attempts", K_INT, S(mail_max_attempts), "8", NULL },
 	{ "mail_backoff", K_INT, S(mail_backoff), "30", NULL },
 	{ "max_patch_bytes", K_LONG, S(max_patch_bytes), "8388608", NULL },

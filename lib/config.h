@@ -56,6 +56,7 @@ struct config {
 	char *auto_revert;      /* yes | plan | propose */
 	int revert_daily_limit; /* automatic reverts a day per branch */
 	int revert_grace;       /* propose: seconds the author has to answer */
+	char *test_baseline;    /* yes: failures are compared with the tip */
 	char *smtp_url;
 	char *mail_from;
 	char *mail_cc;          /* comma-separated */
@@ -69,6 +70,7 @@ struct config {
 	int boot_timeout;       /* seconds */
 	int qemu_memory;        /* MiB */
 	int bisect_confirm;     /* repeats of each confirmation */
+	int test_retries;       /* boots again while a test only failed */
 	int build_cache_mb;     /* the build cache's bound; 0: no cache */
 	int mail_max_attempts;
 	int mail_backoff;       /* seconds, doubled per attempt */

@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -15,6 +16,10 @@
 #define MAX_LOG (64u << 20)
 #define KTAP_LEVELS 8
 #define EXCERPT_MAX 8192
+/* KUnit prints under 2,000 cases; a flood beyond this is not a kernel's. */
+#define KTAP_MAX_CASES 50000
+/* A KTAP name part (suite, case, parameter) kept at most this long. */
+#define KTAP_NAME_MAX 120
 
 /* Kernel problems that fail a run whatever the test set says. */
 static const char *const problems[] = {
@@ -49,7 +54,8 @@ struct guest_state {
 };
 
 struct kcase {
-	char *suite, *name;
+	char *suite, *name; /* sanitized; name NULL for a suite's own result */
+	char *param;        /* a parameterised case's parameter, or NULL */
 	enum test_status status;
 	struct strbuf detail;
 	long line;
@@ -61,6 +67,8 @@ struct parse {
 	size_t nlines, alines;
 	int any_stamp;
 	long userspace_line, done_line, last_marker;
+	const char *token; /* markers must end with it; NULL: any marker */
+	long cur_guest;    /* the guest test between its begin and end, or -1 */
 	const struct test_def *tests;
 	size_t ntests;
 	struct guest_state *guest; /* by test index */
@@ -72,6 +80,10 @@ struct parse {
 	long seg_start[KTAP_LEVELS];
 	struct kcase *cases;
 	size_t ncases, acases;
+	size_t suite_first;    /* the first case after the last suite result */
+	size_t pending_params; /* params at the end of cases whose case has
+				* not printed its result yet */
+	int ktap_overflow;     /* more than KTAP_MAX_CASES results */
 	struct console_report *rep;
 	size_t aresults;
 };
@@ -284,9 +296,13 @@ static void on_marker(struct parse *p, size_t i, const char *s)
 	while (*num == ' ' || *num == '\t')
 		num++;
 	if (s[0] == 'b') {
-		if (g->begin < 0)
+		if (g->begin < 0) {
 			g->begin = (long)i;
+			p->cur_guest = t;
+		}
 	} else if (s[0] == 'e') {
+		if (p->cur_guest == t)
+			p->cur_guest = -1;
 		if (g->begin >= 0 && g->end < 0) {
 			g->end = (long)i;
 			g->status =
@@ -303,6 +319,10 @@ static struct kcase *add_case(struct parse *p)
 {
 	struct kcase *c;
 
+	if (p->ncases >= KTAP_MAX_CASES) {
+		p->ktap_overflow = 1;
+		return NULL;
+	}
 	if (p->ncases == p->acases) {
 		p->acases = p->acases ? 2 * p->acases : 64;
 		p->cases = xrealloc(p->cases, p->acases * sizeof(*p->cases));
@@ -311,6 +331,28 @@ static struct kcase *add_case(struct parse *p)
 	memset(c, 0, sizeof(*c));
 	strbuf_init(&c->detail, 0);
 	return c;
+}
+
+/*
+ * A KTAP name part as a result name part: at most KTAP_NAME_MAX bytes of
+ * [A-Za-z0-9_+:=,-], anything else '_' ('.' too where dots would let
+ * "suite.case" pairs collide; a parameter, the last part, keeps its dots).
+ * Names travel to the store, mails, pages and KCIDB ids.
+ */
+static char *ktap_name(const char *s, size_t n, int keep_dots)
+{
+	char *out;
+
+	if (n > KTAP_NAME_MAX)
+		n = KTAP_NAME_MAX;
+	if (!n)
+		return xstrdup("_");
+	out = xstrndup(s, n);
+	for (char *c = out; *c; c++)
+		if (!isalnum((unsigned char)*c) && !strchr("_+:=,-", *c) &&
+		    !(keep_dots && *c == '.'))
+			*c = '_';
+	return out;
 }
 
 /* "ok 3 name # SKIP why" -> status, name, directive. 0 if not a result. */
@@ -365,6 +407,47 @@ static void set_name(struct parse *p, int level, const char *s, size_t n)
 		p->names[level] = xstrndup(s, n);
 }
 
+/* The failing case's diagnostics: the lines since its segment began. */
+static void case_detail(struct parse *p, struct kcase *c, int level, size_t i,
+			enum test_status st, const char *why)
+{
+	if (st == TEST_SKIP) {
+		strbuf_addstr(&c->detail, why);
+	} else if (st == TEST_FAIL) {
+		for (long k = p->seg_start[level]; k < (long)i; k++) {
+			strbuf_add(&c->detail, L(p, (size_t)k),
+				   p->lines[k].len);
+			strbuf_addch(&c->detail, '\n');
+		}
+		trim_middle(&c->detail, CONSOLE_DETAIL_MAX);
+		strbuf_rtrim(&c->detail);
+		if (!c->detail.len)
+			strbuf_addstr(&c->detail, "not ok");
+	}
+}
+
+/* Params printed before their case's result get the case's name. */
+static void name_params(struct parse *p, const char *suite, const char *name)
+{
+	for (size_t k = p->ncases - p->pending_params; k < p->ncases; k++) {
+		free(p->cases[k].suite);
+		free(p->cases[k].name);
+		p->cases[k].suite = xstrdup(suite);
+		p->cases[k].name = xstrdup(name);
+	}
+	p->pending_params = 0;
+}
+
+/*
+ * KTAP as KUnit prints it at boot: "KTAP version 1" and a plan per level,
+ * suites at level 0 ("ok 1 suite"), their cases at level 1 (4 spaces,
+ * "# Subtest: suite" first) and a parameterised case's parameters at level
+ * 2 ("# Subtest: case", "ok 1 param", then the case's own "ok N case" at
+ * level 1). Built-in KUnit runs before /init; after "@@stableq userspace"
+ * KTAP is read only while a guest test that loads modules runs (a KUnit
+ * module, its KTAP shown with stableq.verbose): a program's output is never
+ * read as KUnit's, so a test cannot print another test's result.
+ */
 static void on_ktap(struct parse *p, size_t i)
 {
 	const char *s = L(p, i);
@@ -374,6 +457,9 @@ static void on_ktap(struct parse *p, size_t i)
 	const char *name, *why;
 	size_t nlen;
 
+	if (p->userspace_line >= 0 &&
+	    (p->cur_guest < 0 || !p->tests[p->cur_guest].nmodules))
+		return;
 	s += indent;
 	if (!strncmp(s, "KTAP version ", 13) ||
 	    !strncmp(s, "TAP version ", 12)) {
@@ -399,47 +485,101 @@ static void on_ktap(struct parse *p, size_t i)
 	}
 	if (!parse_result(s, &st, &name, &nlen, &why))
 		return;
-	if (level == 1) {
+	if (level == 2) {
 		struct kcase *c = add_case(p);
-		c->suite = xstrdup(p->names[1] ? p->names[1] : "unknown");
-		c->name = xstrndup(name, nlen);
-		c->status = st;
-		c->line = (long)i;
-		if (st == TEST_SKIP) {
-			strbuf_addstr(&c->detail, why);
-		} else if (st == TEST_FAIL) {
-			for (long k = p->seg_start[1]; k < (long)i; k++) {
-				strbuf_add(&c->detail, L(p, (size_t)k),
-					   p->lines[k].len);
-				strbuf_addch(&c->detail, '\n');
-			}
-			trim_middle(&c->detail, CONSOLE_DETAIL_MAX);
-			strbuf_rtrim(&c->detail);
-			if (!c->detail.len)
-				strbuf_addstr(&c->detail, "not ok");
+		if (c) {
+			const char *cn = p->names[2] ? p->names[2] : "unknown";
+			c->suite = ktap_name(p->names[1] ? p->names[1]
+							 : "unknown",
+					     strlen(p->names[1] ? p->names[1]
+								: "unknown"),
+					     0);
+			c->name = ktap_name(cn, strlen(cn), 0);
+			c->param = ktap_name(name, nlen, 1);
+			c->status = st;
+			c->line = (long)i;
+			case_detail(p, c, 2, i, st, why);
+			p->pending_params++;
+		}
+		p->seg_start[2] = (long)i + 1;
+	} else if (level == 1) {
+		char *suite = ktap_name(p->names[1] ? p->names[1] : "unknown",
+					strlen(p->names[1] ? p->names[1]
+							   : "unknown"),
+					0);
+		char *cname = ktap_name(name, nlen, 0);
+		name_params(p, suite, cname);
+		struct kcase *c = add_case(p);
+		if (c) {
+			c->suite = suite;
+			c->name = cname;
+			c->status = st;
+			c->line = (long)i;
+			case_detail(p, c, 1, i, st, why);
+		} else {
+			free(suite);
+			free(cname);
 		}
 		p->seg_start[1] = (long)i + 1;
 		for (int l = 2; l < KTAP_LEVELS; l++)
 			set_name(p, l, NULL, 0);
 	} else if (level == 0) {
 		/* A failing suite with no failing case (its init failed). */
+		char *suite = ktap_name(name, nlen, 0);
 		int failed_case = 0;
-		for (size_t k = 0; k < p->ncases; k++)
+		p->pending_params = 0; /* params of no case: named already */
+		/* the suite's cases came since the last suite's result */
+		for (size_t k = p->suite_first; k < p->ncases; k++)
 			if (p->cases[k].status == TEST_FAIL &&
-			    strlen(p->cases[k].suite) == nlen &&
-			    !strncmp(p->cases[k].suite, name, nlen))
+			    !strcmp(p->cases[k].suite, suite))
 				failed_case = 1;
 		if (st == TEST_FAIL && !failed_case) {
 			struct kcase *c = add_case(p);
-			c->suite = xstrndup(name, nlen);
-			c->status = TEST_FAIL;
-			c->line = (long)i;
-			strbuf_addstr(&c->detail, "the suite is not ok");
+			if (c) {
+				c->suite = suite;
+				suite = NULL;
+				c->status = TEST_FAIL;
+				c->line = (long)i;
+				strbuf_addstr(&c->detail,
+					      "the suite is not ok");
+			}
 		}
+		free(suite);
+		p->suite_first = p->ncases;
 		set_name(p, 1, NULL, 0);
 		p->seg_start[0] = p->seg_start[1] = (long)i + 1;
 	}
-	/* deeper levels (parameterised cases) count through their case */
+	/* deeper levels are no KUnit's */
+}
+
+/*
+ * The marker on line s, without "@@stableq " and the token, or NULL (caller
+ * frees). /init's echo ends its line, so the last "@@stableq " of a line is
+ * the one to read: text a test printed without a newline comes before it.
+ * With a token, a marker counts only if it ends with " TOKEN": a test or a
+ * kernel message cannot print one (the guest deletes the token file before
+ * any test runs).
+ */
+static char *marker(const struct parse *p, const char *s)
+{
+	const char *m = NULL, *k = s;
+	size_t len, tl;
+
+	while ((k = strstr(k, MARK)) != NULL)
+		m = k++;
+	if (!m)
+		return NULL;
+	m += strlen(MARK);
+	len = strlen(m);
+	while (len && (m[len - 1] == ' ' || m[len - 1] == '\t'))
+		len--;
+	if (!p->token)
+		return xstrndup(m, len);
+	tl = strlen(p->token);
+	if (len < tl + 2 || m[len - tl - 1] != ' ' ||
+	    memcmp(m + len - tl, p->token, tl))
+		return NULL;
+	return xstrndup(m, len - tl - 1);
 }
 
 static int is_cmdline(const char *s)
@@ -452,10 +592,11 @@ static void scan(struct parse *p)
 {
 	for (size_t i = 0; i < p->nlines; i++) {
 		const char *s = L(p, i);
-		const char *m = strstr(s, MARK);
+		char *m = marker(p, s);
 
 		if (m) {
-			on_marker(p, i, m + strlen(MARK));
+			on_marker(p, i, m);
+			free(m);
 			continue;
 		}
 		on_ktap(p, i);
@@ -557,6 +698,8 @@ static void eval_guest(struct parse *p, size_t t, struct test_result *r)
 	strbuf_release(&notok);
 }
 
+static void add_case_results(struct parse *p);
+
 static void eval_ktap(struct parse *p, struct test_result *r, int add_cases)
 {
 	size_t failed = 0, total = p->ncases;
@@ -572,17 +715,25 @@ static void eval_ktap(struct parse *p, struct test_result *r, int add_cases)
 		r->status = TEST_FAIL;
 		r->detail = xstrdup("no KTAP results on the console (is KUnit "
 				    "built in?)");
+	} else if (p->ktap_overflow) {
+		r->status = TEST_FAIL;
+		r->detail = xstrfmt("more than %d KTAP results on the console:"
+				    " the rest were not read",
+				    KTAP_MAX_CASES);
 	} else if (failed) {
 		r->status = TEST_FAIL;
 		strbuf_addf(&d, "%zu of %zu KUnit cases not ok:", failed,
 			    total);
 		for (size_t k = 0; k < p->ncases; k++)
 			if (p->cases[k].status == TEST_FAIL && d.len < 1024)
-				strbuf_addf(&d, " kunit.%s%s%s",
+				strbuf_addf(&d, " kunit.%s%s%s%s%s",
 					    p->cases[k].suite,
 					    p->cases[k].name ? "." : "",
 					    p->cases[k].name ? p->cases[k].name
-							     : "");
+							     : "",
+					    p->cases[k].param ? "." : "",
+					    p->cases[k].param ? p->cases[k].param
+							      : "");
 		r->detail = strbuf_detach(&d, NULL);
 		r->excerpt = excerpt(p, first_fail - 20, first_fail + 2);
 	} else {
@@ -591,16 +742,74 @@ static void eval_ktap(struct parse *p, struct test_result *r, int add_cases)
 	}
 	if (!add_cases)
 		return;
+	add_case_results(p);
+}
+
+static uint64_t name_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+/* Worse wins: a repeated name can add a failure, never hide one. */
+static int status_rank(enum test_status s)
+{
+	return s == TEST_HANG ? 3 : s == TEST_FAIL ? 2 : s == TEST_PASS ? 1 : 0;
+}
+
+/*
+ * Each case a result: "kunit.SUITE.CASE", a parameter "kunit.SUITE.CASE.
+ * PARAM", a suite that failed without a failing case "kunit.SUITE". A name
+ * printed twice is one result holding the worse status, so a line that
+ * repeats a case's name cannot turn its failure into a pass.
+ */
+static void add_case_results(struct parse *p)
+{
+	size_t nslots = 64;
+	size_t *slots;
+
+	while (nslots < 2 * p->ncases)
+		nslots *= 2;
+	slots = xcalloc(nslots, sizeof(*slots));
 	for (size_t k = 0; k < p->ncases; k++) {
 		struct kcase *c = &p->cases[k];
-		char *n = c->name ? xstrfmt("kunit.%s.%s", c->suite, c->name)
-				  : xstrfmt("kunit.%s", c->suite);
-		struct test_result *cr = add_result(p, n, c->status);
+		char *n = c->param ? xstrfmt("kunit.%s.%s.%s", c->suite,
+					     c->name, c->param)
+			  : c->name ? xstrfmt("kunit.%s.%s", c->suite, c->name)
+				    : xstrfmt("kunit.%s", c->suite);
+		size_t h = (size_t)name_hash(n) & (nslots - 1);
+		struct test_result *cr = NULL;
+
+		for (; slots[h]; h = (h + 1) & (nslots - 1))
+			if (!strcmp(p->rep->results[slots[h] - 1].name, n)) {
+				cr = &p->rep->results[slots[h] - 1];
+				break;
+			}
+		if (cr) {
+			if (status_rank(c->status) > status_rank(cr->status)) {
+				cr->status = c->status;
+				free(cr->detail);
+				free(cr->excerpt);
+				cr->excerpt = NULL;
+				cr->detail = strbuf_detach(&c->detail, NULL);
+				if (c->status == TEST_FAIL)
+					cr->excerpt = excerpt(p, c->line - 20,
+							      c->line);
+			}
+			free(n);
+			continue;
+		}
+		cr = add_result(p, n, c->status);
+		slots[h] = p->rep->nresults;
 		free(n);
 		cr->detail = strbuf_detach(&c->detail, NULL);
 		if (c->status == TEST_FAIL)
 			cr->excerpt = excerpt(p, c->line - 20, c->line);
 	}
+	free(slots);
 }
 
 static char *quote_line(const struct parse *p, long i)
@@ -728,6 +937,13 @@ static void decide(struct parse *p)
 int console_parse(const char *log, size_t len, const struct test_def *tests,
 		  size_t n, int killed, struct console_report *rep)
 {
+	return console_parse_marked(log, len, tests, n, killed, NULL, rep);
+}
+
+int console_parse_marked(const char *log, size_t len,
+			 const struct test_def *tests, size_t n, int killed,
+			 const char *token, struct console_report *rep)
+{
 	struct parse p;
 
 	if (!rep || (!log && len) || (!tests && n))
@@ -737,8 +953,10 @@ int console_parse(const char *log, size_t len, const struct test_def *tests,
 	strbuf_init(&p.text, len + 1);
 	p.tests = tests;
 	p.ntests = n;
+	p.token = token && *token ? token : NULL;
 	p.rep = rep;
 	p.userspace_line = p.done_line = p.last_marker = p.problem_line = -1;
+	p.cur_guest = -1;
 	p.guest = xcalloc(n ? n : 1, sizeof(*p.guest));
 	p.console_hit = xcalloc(n ? n : 1, sizeof(*p.console_hit));
 	for (size_t i = 0; i < n; i++) {
@@ -757,6 +975,7 @@ int console_parse(const char *log, size_t len, const struct test_def *tests,
 	for (size_t k = 0; k < p.ncases; k++) {
 		free(p.cases[k].suite);
 		free(p.cases[k].name);
+		free(p.cases[k].param);
 		strbuf_release(&p.cases[k].detail);
 	}
 	free(p.cases);
@@ -770,7 +989,8 @@ int console_parse(const char *log, size_t len, const struct test_def *tests,
 }
 
 int console_parse_file(const char *path, const struct test_def *tests, size_t n,
-		       int killed, struct console_report *rep)
+		       int killed, const char *token,
+		       struct console_report *rep)
 {
 	struct strbuf sb = STRBUF_INIT;
 	struct stat st;
@@ -791,7 +1011,8 @@ int console_parse_file(const char *path, const struct test_def *tests, size_t n,
 		return ret;
 	}
 	close(fd);
-	ret = console_parse(sb.buf, sb.len, tests, n, killed, rep);
+	ret = console_parse_marked(sb.buf, sb.len, tests, n, killed, token,
+				   rep);
 	strbuf_release(&sb);
 	return ret;
 }

@@ -17,10 +17,14 @@
  *   @@stableq done                      every test ran
  *
  * plus KUnit's KTAP ("KTAP version 1", "# Subtest: suite", "ok N case",
- * "not ok N case", "ok N case # SKIP why", nested by 4 spaces) and ordinary
- * kernel messages. Markers are found anywhere in a line (a kernel message may
- * share the line); "[ 1.234567] " timestamps, carriage returns and terminal
- * escapes are ignored.
+ * "not ok N case", "ok N case # SKIP why", nested by 4 spaces; a
+ * parameterised case's parameters one level deeper) and ordinary kernel
+ * messages. A marker is the last "@@stableq " of its line (a kernel message
+ * or a test's unterminated output may come before it); "[ 1.234567] "
+ * timestamps, carriage returns and terminal escapes are ignored. KTAP is
+ * read as KUnit's before "@@stableq userspace" (built-in KUnit runs before
+ * /init) and while a guest test that loads modules runs (a KUnit module):
+ * what a guest program prints is no KUnit result.
  */
 
 enum test_status {
@@ -39,7 +43,11 @@ enum run_verdict {
 /* All strings owned by the report. */
 struct test_result {
 	char *name;    /* the test's name; "kunit.<suite>.<case>" for KTAP
-			* cases; "kernel-log" for a kernel problem that no
+			* cases, "kunit.<suite>.<case>.<param>" for a
+			* parameter's (KTAP names are sanitized to
+			* [A-Za-z0-9_+:=,-], '.' in the parameter; a name
+			* printed twice is one result, the worse status);
+			* "kernel-log" for a kernel problem that no
 			* console test of the set reported */
 	enum test_status status;
 	char *detail;  /* why, for humans, a few KB at most; "" on a pass */
@@ -83,9 +91,20 @@ struct console_report {
  */
 int console_parse(const char *log, size_t len, const struct test_def *tests,
 		  size_t n, int killed, struct console_report *rep);
-/* The same from a file (at most 64 MiB, the tail kept). */
+/*
+ * The same, reading only markers that end with " TOKEN" (the runner's
+ * random token, which /init reads from /etc/stableq/token and deletes before
+ * the first test): "@@stableq end user-copy 0 TOKEN". A test's output or a
+ * kernel message cannot print another test's marker then. token NULL or "":
+ * every marker counts (consoles of guests without a token file).
+ */
+int console_parse_marked(const char *log, size_t len,
+			 const struct test_def *tests, size_t n, int killed,
+			 const char *token, struct console_report *rep);
+/* The same from a file (at most 64 MiB, the tail kept); token as above. */
 int console_parse_file(const char *path, const struct test_def *tests,
-		       size_t n, int killed, struct console_report *rep);
+		       size_t n, int killed, const char *token,
+		       struct console_report *rep);
 void console_report_release(struct console_report *rep);
 
 /* "pass", "fail", "skip", "hang". */

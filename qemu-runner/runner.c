@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -142,9 +143,22 @@ static void entries_free(struct entries *e)
 	free(e->v);
 }
 
+/* 16 random hex digits: the boot's marker token (console.h). */
+static int new_token(char token[17])
+{
+	unsigned char b[8];
+
+	if (getrandom(b, sizeof(b), 0) != (ssize_t)sizeof(b))
+		return err_set(ERR_IO, "getrandom: %s", strerror(errno));
+	for (int i = 0; i < 8; i++)
+		snprintf(token + 2 * i, 3, "%02x", b[i]);
+	return 0;
+}
+
 static int build_initramfs(const struct runner_opts *o,
 			   const struct test_def *tests, size_t n,
-			   const char *guest_dir, const char *out)
+			   const char *guest_dir, const char *token,
+			   const char *out)
 {
 	const char *busybox = o->busybox ? o->busybox : "/bin/busybox";
 	struct entries e = {0};
@@ -223,6 +237,10 @@ static int build_initramfs(const struct runner_opts *o,
 		entry_add(&e, INITRAMFS_DATA, "etc/stableq/tests", 0644);
 	l->data = list.buf;
 	l->len = list.len;
+	struct initramfs_entry *tk =
+		entry_add(&e, INITRAMFS_DATA, "etc/stableq/token", 0600);
+	tk->data = keep(&e, xstrfmt("%s\n", token));
+	tk->len = strlen(token) + 1;
 	ret = initramfs_write(out, e.v, e.n);
 out:
 	entries_free(&e);
@@ -239,7 +257,7 @@ int runner_boot(const struct runner_opts *o, struct runner_result *r)
 		o->guest_dir ? o->guest_dir : "qemu-runner/guest";
 	struct test_def *tests = NULL;
 	size_t ntests = 0;
-	char *kernel = NULL, *cache = NULL;
+	char *kernel = NULL, *cache = NULL, token[17] = "";
 	struct qemu_opts q = {0};
 	struct qemu_result qr = {0};
 	double t0 = now_monotonic();
@@ -252,6 +270,8 @@ int runner_boot(const struct runner_opts *o, struct runner_result *r)
 					    "and work_dir are needed");
 	if ((ret = testset_load(o->tests_file, &tests, &ntests)) < 0)
 		goto out;
+	if (o->only)
+		testset_select(tests, &ntests, o->only, o->nonly);
 	if ((ret = mkdir_p(o->work_dir)) < 0)
 		goto out;
 	kernel = o->kernel ? xstrdup(o->kernel)
@@ -264,7 +284,10 @@ int runner_boot(const struct runner_opts *o, struct runner_result *r)
 	r->log_path = o->log_path ? xstrdup(o->log_path)
 				  : xstrfmt("%s/console.log", o->work_dir);
 	r->initramfs = xstrfmt("%s/initramfs.cpio", o->work_dir);
-	ret = build_initramfs(o, tests, ntests, guest_dir, r->initramfs);
+	if ((ret = new_token(token)) < 0)
+		goto out;
+	ret = build_initramfs(o, tests, ntests, guest_dir, token,
+			      r->initramfs);
 	if (ret < 0)
 		goto out;
 
@@ -289,7 +312,7 @@ int runner_boot(const struct runner_opts *o, struct runner_result *r)
 	r->boot_seconds = qr.seconds;
 
 	ret = console_parse_file(r->log_path, tests, ntests, qr.timed_out,
-				 &r->report);
+				 token, &r->report);
 	if (ret < 0)
 		goto out;
 	if (!qr.timed_out && qr.status != 0 && !r->report.userspace) {

@@ -15,6 +15,8 @@
  *   /bin/badptr            WORK_DIR/badptr
  *   /lib/modules/X.ko      BUILD_DIR/.../X.ko for each module of a guest test
  *   /etc/stableq/tests     "name<TAB>timeout<TAB>command" per guest test
+ *   /etc/stableq/token     a new random token per boot, which /init deletes
+ *                          and appends to its markers (console.h)
  *   /dev/console (c 5 1), /dev /proc /sys /tmp /etc/stableq /lib/modules /bin
  *
  * chooses the accelerator (qemu_choose_accel(): a cached KVM probe under
@@ -36,6 +38,10 @@ struct runner_opts {
 	const char *accel;       /* auto | tcg | kvm; NULL: auto */
 	const char *accel_cache; /* NULL: WORK_DIR/kvm-probe */
 	const char *append;      /* more kernel parameters, or NULL */
+	const char *const *only; /* boot only these guest tests (and the
+				  * host-side ones): testset_select(); NULL:
+				  * the whole set */
+	size_t nonly;
 	int memory_mb;           /* 0: 256 */
 	int timeout_s;           /* the guest's hard deadline; 0: 300 */
 	int probe_timeout_s;     /* the KVM probe's; 0: 20 */

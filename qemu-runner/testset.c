@@ -413,17 +413,21 @@ int testset_load(const char *path, struct test_def **out, size_t *n)
 	return ret;
 }
 
+static void testset_free_one(struct test_def *t)
+{
+	free(t->name);
+	free(t->command);
+	free_words(t->fail_on, t->nfail_on);
+	free_words(t->modules, t->nmodules);
+	free(t->description);
+}
+
 void testset_free(struct test_def *tests, size_t n)
 {
 	if (!tests)
 		return;
-	for (size_t i = 0; i < n; i++) {
-		free(tests[i].name);
-		free(tests[i].command);
-		free_words(tests[i].fail_on, tests[i].nfail_on);
-		free_words(tests[i].modules, tests[i].nmodules);
-		free(tests[i].description);
-	}
+	for (size_t i = 0; i < n; i++)
+		testset_free_one(&tests[i]);
 	free(tests);
 }
 
@@ -434,4 +438,21 @@ const struct test_def *testset_find(const struct test_def *tests, size_t n,
 		if (!strcmp(tests[i].name, name))
 			return &tests[i];
 	return NULL;
+}
+
+void testset_select(struct test_def *tests, size_t *n,
+		    const char *const *only, size_t nonly)
+{
+	size_t out = 0;
+
+	for (size_t i = 0; i < *n; i++) {
+		int keep = tests[i].kind != TEST_GUEST;
+		for (size_t k = 0; k < nonly && !keep; k++)
+			keep = !strcmp(tests[i].name, only[k]);
+		if (keep)
+			tests[out++] = tests[i];
+		else
+			testset_free_one(&tests[i]);
+	}
+	*n = out;
 }

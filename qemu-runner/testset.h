@@ -61,6 +61,14 @@ int testset_parse(const char *buf, size_t len, const char *origin,
 /* Frees the array and what it holds; NULL is fine. */
 void testset_free(struct test_def *tests, size_t n);
 
+/*
+ * Keeps, in place, the host-side tests (boot, console, ktap: they cost no
+ * guest time) and the guest tests named in only[0..nonly); the others are
+ * freed. *n is the new count. A name that is no test is ignored.
+ */
+void testset_select(struct test_def *tests, size_t *n,
+		    const char *const *only, size_t nonly);
+
 /* "boot", "console", "guest", "ktap". */
 const char *test_kind_name(enum test_kind kind);
 /* The test called name, or NULL. Borrowed from tests. */

@@ -145,7 +145,7 @@ s2=$(jq_ "$T/c2.json" "j['summary']")
 compiled=3
 command -v aarch64-linux-gnu-gcc > /dev/null && compiled=4
 like "$s2" "pass: " "the summary starts with the verdict"
-like "$s2" " tests; $compiled of 4 patches compiled, 1 in the booted kernel" "the summary: $s2"
+like "$s2" " tests, 0 regressions, 0 known failures, 0 flaky; $compiled of 4 patches compiled, 1 in the booted kernel" "the summary: $s2"
 SQ candidate --show "$(db "SELECT MAX(id) FROM candidates")" > "$T/c2.txt" 2>&1
 like "$(cat "$T/c2.txt")" "$s2" "stableq candidate --show ID prints the summary"
 like "$(cat "$T/c2.txt")" "drivers/misc/dummy-irq.c: compiled (x86_64 allmodconfig" "... and each patch's files"

@@ -47,7 +47,7 @@ SQ candidate --json > "$T/a-c1.json" 2> "$T/a-c1.log"
 is "$(py "import json; print(json.load(open('$T/a-c1.json'))['verdict'])")" fail "the whole queue fails"
 failing=$(py "import json; print(' '.join(t['name'] for t in json.load(open('$T/a-c1.json'))['tests'] if t['result']=='fail'))")
 like "$failing" "cmdline" "... a cmdline KUnit case fails ($failing)"
-cid=$(db a "SELECT MAX(id) FROM candidates")
+cid=$(db a "SELECT MAX(id) FROM candidates WHERE purpose = 'queue'")
 SQ bisect "$cid" --json > "$T/a-bisect.json" 2> "$T/a-bisect.log"
 ok $? "bisect runs"
 culprit=$(db a "$culprit_q")

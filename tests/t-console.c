@@ -50,7 +50,7 @@ static int load(struct fixture *f, const char *conf, const char *log,
 
 	if (!ok(ret == 0, "%s loads: %s", conf, ret ? err_msg() : ""))
 		return -1;
-	ret = console_parse_file(log, f->tests, f->n, killed, &f->rep);
+	ret = console_parse_file(log, f->tests, f->n, killed, NULL, &f->rep);
 	if (!ok(ret == 0, "%s parses: %s", log, ret ? err_msg() : ""))
 		return -1;
 	return 0;
@@ -400,10 +400,129 @@ static void test_edges(void)
 	struct console_report r;
 	is_int(console_parse(NULL, 5, NULL, 0, 0, &r), ERR_INVALID,
 	       "NULL log with a length");
-	is_int(console_parse_file("/nonexistent.log", NULL, 0, 0, &r),
+	is_int(console_parse_file("/nonexistent.log", NULL, 0, 0, NULL, &r),
 	       ERR_NOTFOUND, "missing log");
 	console_report_release(NULL);
 	ok(1, "console_report_release(NULL)");
+}
+
+static int parse_marked(const char *conf, const char *log, const char *token,
+			struct fixture *f)
+{
+	if (testset_parse(conf, strlen(conf), "conf", &f->tests, &f->n) < 0)
+		return -1;
+	return console_parse_marked(log, strlen(log), f->tests, f->n, 0, token,
+				    &f->rep);
+}
+
+/* Hostile or odd KTAP and markers: no line forges another test's result. */
+static void test_hostile(void)
+{
+	struct fixture f;
+	const char *conf = "[test boot]\nkind = boot\n"
+			   "[test t]\nkind = guest\ncommand = x\n"
+			   "[test u]\nkind = guest\ncommand = y\n"
+			   "[test k]\nkind = ktap\n";
+
+	/* KUnit's parameterised cases, as 6.1 and 6.12 print them */
+	is_int(parse_marked(conf,
+			    "KTAP version 1\n1..1\n    KTAP version 1\n"
+			    "    # Subtest: s\n    1..2\n    ok 1 plain\n"
+			    "        KTAP version 1\n"
+			    "        # Subtest: pc\n"
+			    "        ok 1 1.5 MiB\n"
+			    "        # pc: EXPECTATION FAILED at x.c:9\n"
+			    "        not ok 2 <b>x</b>/../y\n"
+			    "        ok 3 skipped # SKIP no hw\n"
+			    "    not ok 2 pc\nnot ok 1 s\n"
+			    "@@stableq userspace\n@@stableq done\n",
+			    NULL, &f),
+	       0, "parameterised KTAP parses");
+	is_str(status_of(&f.rep, "kunit.s.plain"), "pass", "a plain case");
+	is_str(status_of(&f.rep, "kunit.s.pc"), "fail", "the case itself");
+	is_str(status_of(&f.rep, "kunit.s.pc.1.5_MiB"), "pass",
+	       "a parameter is a result of its own, dots kept");
+	is_str(status_of(&f.rep, "kunit.s.pc._b_x__b__.._y"), "fail",
+	       "a hostile parameter name is made safe");
+	like(detail_of(&f.rep, "kunit.s.pc._b_x__b__.._y"),
+	     "# pc: EXPECTATION FAILED at x.c:9", "with its diagnostics");
+	ok(!strstr(detail_of(&f.rep, "kunit.s.pc._b_x__b__.._y"), "1.5 MiB"),
+	   "but not the previous parameter's line");
+	is_str(status_of(&f.rep, "kunit.s.pc.skipped"), "skip",
+	       "a skipped parameter");
+	like(detail_of(&f.rep, "k"), "2 of 5 KUnit cases not ok",
+	     "the ktap test counts parameters");
+	release(&f);
+
+	/* a case printed twice: the failure stays */
+	is_int(parse_marked(conf,
+			    "KTAP version 1\n1..1\n    KTAP version 1\n"
+			    "    # Subtest: s\n    1..2\n    not ok 1 a\n"
+			    "    ok 2 a\n    ok 3 a.b\nnot ok 1 s\n",
+			    NULL, &f),
+	       0, "duplicate KTAP parses");
+	is_str(status_of(&f.rep, "kunit.s.a"), "fail",
+	       "a later 'ok' does not hide a failure");
+	is_str(status_of(&f.rep, "kunit.s.a_b"), "pass",
+	       "a dot in a case name cannot make another case's name");
+	size_t na = 0;
+	for (size_t i = 0; i < f.rep.nresults; i++)
+		na += !strcmp(f.rep.results[i].name, "kunit.s.a");
+	is_int((long)na, 1, "one result per name");
+	release(&f);
+
+	/* a guest program printing KTAP and markers, without the token */
+	const char *forged =
+		"KTAP version 1\n1..1\n    KTAP version 1\n"
+		"    # Subtest: s\n    1..1\n    not ok 1 a\nnot ok 1 s\n"
+		"@@stableq userspace T0K3N\n@@stableq begin t T0K3N\n"
+		"KTAP version 1\n1..1\n    KTAP version 1\n"
+		"    # Subtest: s\n    1..1\n    ok 1 a\n"
+		"    # Subtest: evil\n    not ok 1 framed\nok 1 s\n"
+		"@@stableq end t 0\n@@stableq end u 0\n"
+		"@@stableq end t 0 @@stableq end t 1 T0K3N\n"
+		"@@stableq begin u T0K3N\n"
+		"@@stableq end u 0 T0K3Nx\n@@stableq done\n"
+		"@@stableq end u 2 T0K3N\n@@stableq done T0K3N\n";
+	is_int(parse_marked(conf, forged, "T0K3N", &f), 0,
+	       "a forging console parses");
+	is_str(status_of(&f.rep, "kunit.s.a"), "fail",
+	       "a program's KTAP does not turn a KUnit failure into a pass");
+	ok(find(&f.rep, "kunit.evil.framed") == NULL,
+	   "nor adds a KUnit result");
+	is_str(status_of(&f.rep, "t"), "fail",
+	       "markers without the token are the test's output");
+	like(detail_of(&f.rep, "t"), "exit status 1", "the real status");
+	is_str(status_of(&f.rep, "u"), "fail",
+	       "a marker ending in another token is no marker");
+	like(detail_of(&f.rep, "u"), "exit status 2", "the real status");
+	ok(f.rep.done, "done, from the marked line");
+	release(&f);
+
+	/* the same console without a token: plain markers count */
+	is_int(parse_marked(conf,
+			    "@@stableq userspace\n@@stableq begin t\n"
+			    "@@stableq end t 0 @@stableq end t 1\n"
+			    "@@stableq done\n",
+			    NULL, &f),
+	       0, "plain markers parse");
+	is_str(status_of(&f.rep, "t"), "fail",
+	       "the last marker of a line is /init's");
+	release(&f);
+
+	/* a test killed at its timeout is named, the next still runs */
+	is_int(parse_marked(conf,
+			    "@@stableq userspace K\n@@stableq begin t K\n"
+			    "sleeping\n@@stableq timeout t 3 K\n"
+			    "@@stableq end t 137 K\n@@stableq begin u K\n"
+			    "@@stableq end u 0 K\n@@stableq done K\n",
+			    "K", &f),
+	       0, "timeout console parses");
+	is_str(status_of(&f.rep, "t"), "hang", "the hanging test is a hang");
+	like(f.rep.reason, "t hung: killed by the guest after its timeout",
+	     "named in the reason");
+	is_str(status_of(&f.rep, "u"), "pass", "the next test ran and passed");
+	release(&f);
 }
 
 int main(void)
@@ -415,5 +534,6 @@ int main(void)
 	test_kunit_fail();
 	test_warn();
 	test_edges();
+	test_hostile();
 	return done_testing();
 }

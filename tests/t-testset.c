@@ -224,11 +224,36 @@ static void test_load_errors(void)
 	ok(1, "testset_free(NULL) is fine");
 }
 
+/* A bisection step's part of the set: host-side tests, the named guest tests. */
+static void test_select(void)
+{
+	static const char conf[] = "[test boot]\nkind = boot\n"
+				   "[test a]\nkind = guest\ncommand = true\n"
+				   "[test k]\nkind = ktap\n"
+				   "[test b]\nkind = guest\ncommand = false\n"
+				   "[test c]\nkind = guest\ncommand = x\n";
+	const char *only[] = {"c", "kunit.s.x", "nosuch"};
+	struct test_def *t = NULL;
+	size_t n = 0;
+
+	is_int(testset_parse(conf, sizeof(conf) - 1, "sel", &t, &n), 0,
+	       "a set of five");
+	testset_select(t, &n, only, 3);
+	is_int((long)n, 3, "three kept");
+	is_str(n > 2 ? t[0].name : "", "boot", "the boot test");
+	is_str(n > 2 ? t[1].name : "", "k", "the ktap test");
+	is_str(n > 2 ? t[2].name : "", "c", "the named guest test, in order");
+	testset_select(t, &n, NULL, 0);
+	is_int((long)n, 2, "nothing named: the host-side tests only");
+	testset_free(t, n);
+}
+
 int main(void)
 {
 	test_shipped_set();
 	test_good();
 	test_errors();
 	test_load_errors();
+	test_select();
 	return done_testing();
 }

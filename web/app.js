@@ -161,8 +161,8 @@ function branchPanel() {
 const GOOD = ['present', 'clean', 'ok', 'none', 'pass', 'overridden', 'found',
 	'done', 'confirmed', 'sent', 'good', 'already-applied'];
 const BAD = ['absent', 'conflict', 'held', 'fail', 'build-failed', 'apply-failed',
-	'hang', 'failed', 'invalid', 'bad', 'broken'];
-const WARN = ['added', 'not-built', 'unknown', 'missing', 'flaky', 'queued-mail',
+	'hang', 'failed', 'invalid', 'bad', 'broken', 'regression'];
+const WARN = ['added', 'not-built', 'unknown', 'missing', 'flaky', 'known', 'queued-mail',
 	'running', 'planned', 'applying', 'sending', 'pending'];
 
 function tone(result) {
@@ -493,15 +493,23 @@ function caseName(t, suite) {
  * What failed first, with the log excerpt; what passed folded into a count
  * ("96 passed"), KUnit cases grouped by suite.
  */
-function testResults(tests) {
+const STANDING_RANK = { regression: 0, flaky: 1, known: 2 };
+const STANDING_HEAD = { regression: ['regression', 'regressions'], flaky: ['flaky test', 'flaky tests'],
+	known: ['known failure (fails on the branch tip too)', 'known failures (they fail on the branch tip too)'] };
+
+function testResults(tests, standing) {
 	const all = byName(tests);
-	const bad = all.filter(t => t.result === 'fail' || t.result === 'flaky');
+	/* against the tip: regressions lead, then flaky tests, then known failures */
+	const stand = t => (standing || {})[t.name] || (t.result === 'flaky' ? 'flaky' : 'regression');
+	const bad = all.filter(t => t.result === 'fail' || t.result === 'flaky')
+		.map(t => ({ ...t, standing: stand(t) }))
+		.sort((a, b) => STANDING_RANK[a.standing] - STANDING_RANK[b.standing]);
 	const good = all.filter(t => t.result === 'pass');
 	const skipped = all.filter(t => t.result === 'skip');
-	const failures = grouped(bad).map(([group, ts]) => {
+	const failuresOf = list => grouped(list).map(([group, ts]) => {
 		const suite = suiteOf(group) && ts.some(t => t.name !== group) ? group : null;
 		const one = t => h('div', { class: 'failure', 'data-test': t.name },
-			h('div', { class: 'line' }, badge(t.result), ' ', h('b', { class: 'tname' }, suite ? caseName(t, suite) : t.name),
+			h('div', { class: 'line' }, badge(standing ? t.standing : t.result), ' ', h('b', { class: 'tname' }, suite ? caseName(t, suite) : t.name),
 				t.results.length > 1 ? h('span', { class: 'muted' }, ' (' + t.results.join(', ') + ')') : null,
 				t.detail ? h('span', { class: 'why' }, ' ' + t.detail) : null),
 			t.log_excerpt ? pre(t.log_excerpt) : null);
@@ -512,6 +520,14 @@ function testResults(tests) {
 			h('div', { class: 'suite-head' }, h('b', {}, suite), ' ',
 				h('span', { class: 'muted' }, ts.filter(t => t.name !== suite).length + ' of ' + total + ' cases failed')),
 			ts.map(one));
+	});
+	const failures = Object.keys(STANDING_RANK).map(k => {
+		const ts = bad.filter(t => t.standing === k);
+		if (!ts.length)
+			return null;
+		return h('div', { class: 'standing', 'data-standing': k },
+			standing ? h('div', { class: 'standing-head' }, h('b', {}, ts.length + ' ' + STANDING_HEAD[k][ts.length === 1 ? 0 : 1])) : null,
+			failuresOf(ts));
 	});
 	const passedGroups = grouped(good).map(([group, ts]) => {
 		const suite = suiteOf(group) && ts.some(t => t.name !== group) ? group : null;
@@ -575,7 +591,8 @@ function candidateBlock(c) {
 		c.progress && !c.verdict ? progressBar({ kind: 'build', ...c.progress }) : null,
 		c.summary ? h('div', { class: 'line verdict-summary' }, c.summary) : null,
 		b && b.error_excerpt ? pre(b.error_excerpt) : null,
-		(c.tests || []).length ? testResults(c.tests) : null,
+		(c.tests || []).length ? testResults(c.tests,
+			c.standing && Object.keys(c.standing).length ? c.standing : null) : null,
 		b ? h('div', { class: 'line sub' }, 'build #' + b.id + ' ', badge(b.result),
 			b.cached ? ' from the build cache, no compile ' : (b.seconds ? ' ' + Number(b.seconds).toFixed(0) + ' s ' : ' '),
 			c.boots ? '· ' + c.boots + ' boot' + (c.boots === 1 ? '' : 's') + ' ' : '',

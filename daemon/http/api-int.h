@@ -95,6 +95,8 @@ void api_post_override(struct api_request *, struct api_response *, json_t *);
 void api_get_candidates(struct api_request *, struct api_response *, json_t *);
 void api_post_candidates(struct api_request *, struct api_response *, json_t *);
 void api_get_candidate(struct api_request *, struct api_response *, json_t *);
+void api_get_candidate_tests(struct api_request *, struct api_response *,
+			     json_t *);
 void api_get_build_log(struct api_request *, struct api_response *, json_t *);
 void api_get_bisections(struct api_request *, struct api_response *, json_t *);
 void api_get_bisection(struct api_request *, struct api_response *, json_t *);

@@ -6,6 +6,7 @@
 #include "err.h"
 #include "queue.h"
 #include "revert.h"
+#include "testcase.h"
 #include "serve.h"
 
 #include <fcntl.h>
@@ -119,6 +120,53 @@ void api_post_candidates(struct api_request *req, struct api_response *res,
 	api_json(res, 202, json_pack("{s:I, s:s}", "id", (json_int_t)id,
 				     "step", "pending"));
 	serve_wake(); /* the daemon runs it */
+}
+
+/*
+ * Its test cases against the tip, regressions first (testcase.h); a
+ * candidate never classified (a bisection step, a run older than test
+ * cases) answers "classified": false and no tests.
+ */
+void api_get_candidate_tests(struct api_request *req, struct api_response *res,
+			     json_t *body)
+{
+	const char *status = api_arg(req, "status");
+	struct testcase_counts c;
+	long long tip = 0;
+
+	if (status && !testcase_status_valid(status)) {
+		api_error(res, 400, "bad-request",
+			  "status must be regression, known, flaky, pass or"
+			  " skip");
+		return;
+	}
+	if (row_exists(req, res, "SELECT 1 FROM candidates WHERE id = ?",
+		       "candidate") < 0)
+		return;
+	int classified = testcase_counts(req->app.db, req->id, &c) == 0;
+	json_t *tests = classified ? testcase_list_json(req->app.db, req->id,
+							status)
+				   : json_array();
+	if (!tests) {
+		api_fail(res, ERR_IO);
+		return;
+	}
+	db_query_int(req->app.db, &tip,
+		     "SELECT COALESCE(tip_candidate_id, 0) FROM candidates"
+		     " WHERE id = ?",
+		     "i", req->id);
+	err_clear();
+	answer(res,
+	       json_pack("{s:I, s:b, s:o, s:{s:I, s:I, s:I, s:I, s:I, s:I},"
+			 " s:o}",
+			 "candidate", (json_int_t)req->id, "classified",
+			 classified, "tip_candidate",
+			 tip ? json_integer(tip) : json_null(), "counts",
+			 "total", (json_int_t)c.total, "regression",
+			 (json_int_t)c.regressions, "known",
+			 (json_int_t)c.known, "flaky", (json_int_t)c.flaky,
+			 "pass", (json_int_t)c.pass, "skip",
+			 (json_int_t)c.skip, "tests", tests));
 }
 
 void api_get_candidate(struct api_request *req, struct api_response *res,

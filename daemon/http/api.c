@@ -57,6 +57,8 @@ static const struct api_route routes[] = {
 	{ "POST", "/candidates", api_post_candidates, 1, BODY_JSON,
 	  candidate_fields, "branch" },
 	{ "GET", "/candidates/{id}", api_get_candidate, 0, BODY_NONE, NULL, "", C },
+	{ "GET", "/candidates/{id}/tests", api_get_candidate_tests, 0,
+	  BODY_NONE, NULL, "status", C },
 	{ "GET", "/builds/{id}/log", api_get_build_log, 0, BODY_NONE, NULL, "" },
 	{ "GET", "/bisections", api_get_bisections, 0, BODY_NONE, NULL,
 	  "limit,branch", C },

@@ -400,8 +400,10 @@ static void add_tests(struct ctx *c, long long cid, const char *build_id,
 {
 	sqlite3_stmt *st = db_prepare(
 		c->db,
-		"SELECT id, run, name, result, detail, log_excerpt FROM"
-		" test_results WHERE candidate_id = ? ORDER BY id",
+		"SELECT r.id, r.run, r.name, r.result, r.detail,"
+		" r.log_excerpt, c.status FROM test_results r LEFT JOIN"
+		" test_cases c ON c.candidate_id = r.candidate_id AND c.name ="
+		" r.name WHERE r.candidate_id = ? ORDER BY r.id",
 		"i", cid);
 	int n = 0;
 
@@ -422,6 +424,8 @@ static void add_tests(struct ctx *c, long long cid, const char *build_id,
 				    json_integer(sqlite3_column_int64(st, 1)));
 		set_text(misc, "stableq_result", result);
 		set_text(misc, "name", db_col_text(st, 2));
+		/* against the tip: regression, known, flaky, pass, skip */
+		set_text(misc, "standing", db_col_text(st, 6));
 		json_object_set_new(t, "misc", misc);
 		json_array_append_new(c->tests, t);
 		free(id);

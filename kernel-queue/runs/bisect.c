@@ -1,5 +1,6 @@
 /* bisect.c: binary search of a failing candidate's queue prefixes for the culprit. */
 #include "bisect.h"
+#include "testcase.h"
 #include "candidate.h"
 #include "db.h"
 #include "err.h"
@@ -172,6 +173,12 @@ static int evaluate(struct bis *b, size_t prefix, int runs, const char *kind,
 	/* a bisect 'confirm' candidate is not the queue's confirmation */
 	db_exec(b->app->db, "UPDATE candidates SET purpose = 'bisect' WHERE id = ?",
 		"i", cid);
+	/* a search step boots only the steering tests; the confirmation runs
+	 * the whole set */
+	if (!strcmp(kind, "search") && !b->by_build && !b->by_hang &&
+	    json_array_size(b->steer) &&
+	    (ret = candidate_set_tests_only(b->app->db, cid, b->steer)) < 0)
+		return ret;
 	snprintf(line, sizeof(line), "%s: prefix %zu/%zu (candidate %lld, %d run%s)",
 		 kind, prefix, b->n, cid, runs, runs == 1 ? "" : "s");
 	say(b, line);
@@ -310,6 +317,12 @@ int bisect_run(struct app *app, long long candidate_id, int budget,
 	b.patches = xcalloc(b.n, sizeof(*b.patches));
 	json_array_foreach(ids, i, v) b.patches[i] = json_integer_value(v);
 	json_decref(ids);
+	/* a candidate classified against the tip steers by its regressions
+	 * alone: a known failure fails on every prefix */
+	json_t *regressions = b.by_build || b.by_hang
+				      ? NULL
+				      : testcase_regressions(app->db,
+							     candidate_id);
 	b.steer = b.by_build || b.by_hang
 			  ? json_array()
 			  : db_rows_json(app->db,
@@ -317,6 +330,20 @@ int bisect_run(struct app *app, long long candidate_id, int budget,
 					 " WHERE candidate_id = ? AND result ="
 					 " 'fail' ORDER BY name",
 					 "i", candidate_id);
+	if (b.steer && regressions) {
+		json_t *keep = json_array();
+		json_array_foreach(b.steer, i, v)
+		{
+			size_t k;
+			json_t *r;
+			json_array_foreach(regressions, k, r)
+				if (json_equal(json_object_get(v, "name"), r))
+					json_array_append(keep, v);
+		}
+		json_decref(b.steer);
+		b.steer = keep;
+	}
+	json_decref(regressions);
 	if (!b.steer) {
 		free(b.patches);
 		return ERR_IO;

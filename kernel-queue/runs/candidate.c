@@ -12,6 +12,7 @@
 #include "runner.h"
 #include "spawn.h"
 #include "strbuf.h"
+#include "testcase.h"
 #include "testset.h"
 
 #include <errno.h>
@@ -574,6 +575,283 @@ int candidate_on_branch(struct app *app, long long id)
 	return ret;
 }
 
+/* What a bisection's search step boots: the tests that steer it. */
+struct only {
+	char **names;  /* guest tests */
+	size_t n;
+	char *append;  /* "kunit.filter_glob=SUITE" for one KUnit suite */
+};
+
+static void only_release(struct only *o)
+{
+	for (size_t i = 0; i < o->n; i++)
+		free(o->names[i]);
+	free(o->names);
+	free(o->append);
+}
+
+/*
+ * 1 if the candidate boots a part of the set (tests_only): guest tests by
+ * name; KUnit cases ("kunit.SUITE.CASE") all of one suite run alone with
+ * kunit.filter_glob (cases of several suites: every suite, as built).
+ */
+static int tests_only(sqlite3 *db, long long id, struct only *o)
+{
+	char *text = NULL, *suite = NULL;
+	json_t *arr, *v;
+	size_t i;
+	int several = 0;
+
+	memset(o, 0, sizeof(*o));
+	if (db_query_text(db, &text,
+			  "SELECT tests_only FROM candidates WHERE id = ? AND"
+			  " tests_only IS NOT NULL",
+			  "i", id) < 0) {
+		err_clear();
+		return 0;
+	}
+	arr = json_loads(text, 0, NULL);
+	free(text);
+	if (!json_is_array(arr)) {
+		json_decref(arr);
+		return 0;
+	}
+	o->names = xcalloc(json_array_size(arr) + 1, sizeof(*o->names));
+	json_array_foreach(arr, i, v)
+	{
+		const char *name = json_string_value(v);
+		if (!name)
+			continue;
+		if (!strncmp(name, "kunit.", 6)) {
+			size_t l = strcspn(name + 6, ".");
+			if (!suite)
+				suite = xstrndup(name + 6, l);
+			else if (strlen(suite) != l ||
+				 strncmp(suite, name + 6, l))
+				several = 1;
+			continue;
+		}
+		o->names[o->n++] = xstrdup(name);
+	}
+	json_decref(arr);
+	/* a suite name travels on the kernel command line: plain ones only */
+	if (suite && !several && suite[strspn(suite,
+					      "abcdefghijklmnopqrstuvwxyz"
+					      "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+					      "0123456789_-")] == '\0')
+		o->append = xstrfmt("kunit.filter_glob=%s", suite);
+	free(suite);
+	return 1;
+}
+
+int candidate_set_tests_only(sqlite3 *db, long long id, json_t *names)
+{
+	char *text = names ? json_dumps(names, JSON_COMPACT) : NULL;
+	int ret = db_exec(db, "UPDATE candidates SET tests_only = ? WHERE id = ?",
+			  "ti", text, id);
+
+	free(text);
+	return ret < 0 ? ret : 0;
+}
+
+/* One boot of the built state, its results stored as run `run`. */
+static int boot_once(struct app *app, long long id, const struct built *bs,
+		     int run, int runs, int *hung,
+		     void (*progress)(const char *line, void *ctx), void *ctx)
+{
+	char *work = xstrfmt("%s/guest", app->cfg.var_dir);
+	char *clog = xstrfmt("%s/log/console-%lld-%d.log", app->cfg.var_dir, id,
+			     run);
+	struct runner_opts ro = {
+		.build_dir = bs->dir,
+		.kernel = bs->kernel,
+		.tests_file = app->cfg.tests_file,
+		.accel = app->cfg.qemu_accel,
+		.memory_mb = app->cfg.qemu_memory,
+		.timeout_s = app->cfg.boot_timeout,
+		.work_dir = work,
+		.log_path = clog,
+	};
+	struct runner_result rr = { 0 };
+	struct only only = { 0 };
+	int ret;
+
+	if (tests_only(app->db, id, &only)) {
+		ro.only = (const char *const *)only.names;
+		ro.nonly = only.n;
+		ro.append = only.append;
+		say(progress, ctx,
+		    "candidate %lld: only the steering tests: %zu guest test%s%s%s",
+		    id, only.n, only.n == 1 ? "" : "s",
+		    only.append ? ", " : "", only.append ? only.append : "");
+	}
+	say(progress, ctx, "candidate %lld: booting (run %d of %d)", id, run,
+	    runs);
+	ret = runner_boot(&ro, &rr);
+	only_release(&only);
+	free(work);
+	db_exec(app->db, "UPDATE candidates SET boots = boots + 1 WHERE id = ?",
+		"i", id);
+	/* the candidate's log is the console of its last boot */
+	db_exec(app->db, "UPDATE candidates SET log_path = ? WHERE id = ?", "ti",
+		clog, id);
+	free(clog);
+	if (ret < 0) {
+		runner_result_release(&rr);
+		return ret;
+	}
+	*hung |= rr.verdict == VERDICT_HANG;
+	say(progress, ctx,
+	    "candidate %lld: run %d: %s, %zu results in %.1f s (%s)%s%s", id,
+	    run, run_verdict_name(rr.verdict), rr.report.nresults, rr.seconds,
+	    rr.accel ? rr.accel : "?", rr.reason && *rr.reason ? ": " : "",
+	    rr.reason ? rr.reason : "");
+	ret = store_tests(app->db, id, run, &rr);
+	runner_result_release(&rr);
+	return ret;
+}
+
+/* 1 if some test of the candidate failed in every boot so far. */
+static int failing_only(sqlite3 *db, long long id)
+{
+	long long n = 0;
+
+	db_query_int(db, &n,
+		     "SELECT COUNT(*) FROM (SELECT name FROM test_results WHERE"
+		     " candidate_id = ? GROUP BY name HAVING SUM(result ="
+		     " 'fail') > 0 AND SUM(result = 'pass') = 0)",
+		     "i", id);
+	err_clear();
+	return n > 0;
+}
+
+/*
+ * Retries are for the queue's candidates and the tip's run; a bisection
+ * step is judged by its steering tests alone, and `verify` reads its one
+ * test's first result.
+ */
+static int retries_apply(sqlite3 *db, long long id)
+{
+	long long n = 0;
+
+	db_query_int(db, &n,
+		     "SELECT purpose IN ('queue','confirm') OR (purpose ="
+		     " 'baseline' AND patch_ids = '[]') FROM candidates WHERE"
+		     " id = ?",
+		     "i", id);
+	err_clear();
+	return n > 0;
+}
+
+/* A queue or confirm candidate (of patches, if with_patches). */
+static int of_queue_with(sqlite3 *db, long long id, int with_patches)
+{
+	long long n = 0;
+
+	db_query_int(db, &n,
+		     "SELECT purpose IN ('queue','confirm') AND (? = 0 OR"
+		     " patch_ids != '[]') FROM candidates WHERE id = ?",
+		     "ii", (long long)with_patches, id);
+	err_clear();
+	return n > 0;
+}
+
+/* Its cases are classified (against the tip or not): the queue's. */
+static int of_queue(sqlite3 *db, long long id)
+{
+	return of_queue_with(db, id, 0);
+}
+
+/* Compared with the tip: a queue candidate of patches, test_baseline. */
+static int tip_applies(struct app *app, long long id)
+{
+	return !strcmp(app->cfg.test_baseline, "yes") &&
+	       of_queue_with(app->db, id, 1);
+}
+
+static int testset_hash(struct app *app, long long id)
+{
+	char h[65];
+	int ret = testcase_set_hash(app->cfg.tests_file, h);
+
+	if (ret < 0)
+		return ret;
+	return db_exec(app->db,
+		       "UPDATE candidates SET testset_hash = ? WHERE id = ?",
+		       "ti", h, id);
+}
+
+/*
+ * The run of the test set on the branch tip: the newest finished one of
+ * the same tree, kernel configuration and test set (so once per tip state;
+ * a build stores the configuration's hash with the tree's base fragments,
+ * a build served from the cache without them: either matches),
+ * else a new 'baseline' candidate of no patches, run now (its build comes
+ * from the build cache when the state was built before).
+ */
+static int tip_run(struct app *app, long long id, long long *tip_id,
+		   void (*progress)(const char *line, void *ctx), void *ctx)
+{
+	struct repo *r = NULL;
+	char tip[REPO_HEX_SIZE], tree[REPO_HEX_SIZE], chash[65], thash[65];
+	char chash_src[65] = "";
+	long long branch = 0;
+	int ret;
+
+	*tip_id = 0;
+	if ((ret = repo_open(&r, app->cfg.tree_dir)) < 0)
+		return ret;
+	ret = repo_branch_tip(r, app->cfg.branch, tip);
+	if (ret >= 0)
+		ret = repo_tree_of(r, tip, tree);
+	repo_free(r);
+	if (ret < 0 ||
+	    (ret = kbuild_config_hash(NULL, app->cfg.kernel_config_dir,
+				      chash)) < 0 ||
+	    (ret = kbuild_config_hash(app->cfg.tree_dir,
+				      app->cfg.kernel_config_dir,
+				      chash_src)) < 0 ||
+	    (ret = testcase_set_hash(app->cfg.tests_file, thash)) < 0 ||
+	    (ret = db_query_int(app->db, &branch,
+				"SELECT branch_id FROM candidates WHERE id = ?",
+				"i", id)) < 0)
+		return ret;
+	db_query_int(app->db, tip_id,
+		     "SELECT c.id FROM candidates c JOIN builds b ON b.id ="
+		     " c.build_id WHERE c.branch_id = ? AND c.purpose ="
+		     " 'baseline' AND c.patch_ids = '[]' AND c.verdict IN"
+		     " ('pass','fail','hang') AND b.tree_sha = ? AND"
+		     " b.config_hash IN (?, ?) AND c.testset_hash = ? ORDER BY"
+		     " c.id DESC LIMIT 1",
+		     "itttt", branch, tree, chash, chash_src, thash);
+	err_clear();
+	if (*tip_id) {
+		say(progress, ctx,
+		    "candidate %lld: the tip's run is candidate %lld (same"
+		    " tree, configuration and test set)",
+		    id, *tip_id);
+		return 0;
+	}
+	long long cid = candidate_create_on(app->db, branch, (long long[]){ 0 },
+					    0, 0, "baseline", 0, "candidate");
+	if (cid < 0)
+		return (int)cid;
+	say(progress, ctx, "candidate %lld: running the test set on the tip"
+	    " (candidate %lld)", id, cid);
+	if ((ret = candidate_run(app, cid, 1, progress, ctx)) < 0)
+		return ret;
+	char *v = candidate_verdict(app->db, cid);
+	int ran = v && (!strcmp(v, "pass") || !strcmp(v, "fail") ||
+			!strcmp(v, "hang"));
+	free(v);
+	if (!ran)
+		return err_set(ERR_CONFLICT,
+			       "the tip's run (candidate %lld) did not boot",
+			       cid);
+	*tip_id = cid;
+	return 0;
+}
+
 int candidate_run(struct app *app, long long id, int runs,
 		  void (*progress)(const char *line, void *ctx), void *ctx)
 {
@@ -638,50 +916,48 @@ int candidate_run(struct app *app, long long id, int runs,
 
 	/* boot and test, runs times on the same build */
 	set_step(app->db, id, "boot");
-	for (int run = 1; run <= runs; run++) {
-		char *work = xstrfmt("%s/guest", app->cfg.var_dir);
-		char *clog = xstrfmt("%s/log/console-%lld-%d.log",
-				     app->cfg.var_dir, id, run);
-		struct runner_opts ro = {
-			.build_dir = bs.dir,
-			.kernel = bs.kernel,
-			.tests_file = app->cfg.tests_file,
-			.accel = app->cfg.qemu_accel,
-			.memory_mb = app->cfg.qemu_memory,
-			.timeout_s = app->cfg.boot_timeout,
-			.work_dir = work,
-			.log_path = clog,
-		};
-		struct runner_result rr = { 0 };
-		say(progress, ctx, "candidate %lld: booting (run %d of %d)", id,
-		    run, runs);
-		ret = runner_boot(&ro, &rr);
-		free(work);
-		db_exec(app->db,
-			"UPDATE candidates SET boots = boots + 1 WHERE id = ?",
-			"i", id);
-		/* the candidate's log is the console of its last boot */
-		db_exec(app->db,
-			"UPDATE candidates SET log_path = ? WHERE id = ?", "ti",
-			clog, id);
-		free(clog);
-		if (ret < 0) {
-			runner_result_release(&rr);
+	int run;
+	for (run = 1; run <= runs; run++)
+		if ((ret = boot_once(app, id, &bs, run, runs, &hung, progress,
+				     ctx)) < 0)
 			goto out;
-		}
-		hung |= rr.verdict == VERDICT_HANG;
-		say(progress, ctx,
-		    "candidate %lld: run %d: %s, %zu results in %.1f s (%s)%s%s",
-		    id, run, run_verdict_name(rr.verdict), rr.report.nresults,
-		    rr.seconds, rr.accel ? rr.accel : "?",
-		    rr.reason && *rr.reason ? ": " : "",
-		    rr.reason ? rr.reason : "");
-		ret = store_tests(app->db, id, run, &rr);
-		runner_result_release(&rr);
-		if (ret < 0)
+	/* a test that only failed boots again before the verdict */
+	for (int retry = 0; retry < app->cfg.test_retries && !hung &&
+			    retries_apply(app->db, id) && failing_only(app->db, id);
+	     retry++, run++) {
+		say(progress, ctx, "candidate %lld: a test failed: booting again"
+		    " (retry %d of %d)", id, retry + 1, app->cfg.test_retries);
+		if ((ret = boot_once(app, id, &bs, run, run, &hung, progress,
+				     ctx)) < 0)
 			goto out;
 	}
 	const char *verdict = aggregate(app->db, id, &why, hung);
+	if (testset_hash(app, id) < 0)
+		err_clear();
+	/* failures are measured against the tip: only regressions fail it */
+	if (strcmp(verdict, "pass") && !hung && tip_applies(app, id)) {
+		long long tip_id = 0;
+		close(lockfd); /* the tip's run takes the lock itself */
+		lockfd = -1;
+		if (tip_run(app, id, &tip_id, progress, ctx) < 0) {
+			log_warnx("candidate %lld: no run of the tip: %s", id,
+				  err_msg());
+			err_clear();
+			tip_id = 0;
+		}
+		strbuf_reset(&why);
+		struct testcase_counts tc;
+		if ((ret = testcase_classify(app->db, id, tip_id, &tc, &why)) <
+		    0)
+			goto out;
+		verdict = tc.regressions ? "fail" : "pass";
+	} else if (of_queue(app->db, id)) {
+		struct strbuf unused = STRBUF_INIT;
+		ret = testcase_classify(app->db, id, 0, NULL, &unused);
+		strbuf_release(&unused);
+		if (ret < 0)
+			goto out;
+	}
 	ret = finish(app->db, id, verdict, why.len ? why.buf : NULL);
 out:
 	if (ret < 0) {
@@ -745,12 +1021,17 @@ char *candidate_summary(sqlite3 *db, long long id)
 	strbuf_addstr(&sb, verdict);
 	if (!strcmp(verdict, "fail") || !strcmp(verdict, "hang")) {
 		/* the failing tests, first failure first */
+		/* classified against the tip: its regressions alone */
+		struct testcase_counts tc;
+		int classified = testcase_counts(db, id, &tc) == 0;
 		sqlite3_stmt *f = db_prepare(
 			db,
 			"SELECT name, MAX(result = 'flaky') FROM test_results"
-			" WHERE candidate_id = ? AND result IN ('fail','flaky')"
+			" WHERE candidate_id = ?1 AND result IN ('fail','flaky')"
+			" AND (?2 = 0 OR name IN (SELECT name FROM test_cases"
+			" WHERE candidate_id = ?1 AND status = 'regression'))"
 			" GROUP BY name ORDER BY MIN(id)",
-			"i", id);
+			"ii", id, (long long)(classified && tc.regressions));
 		int n = 0;
 		while (f && sqlite3_step(f) == SQLITE_ROW) {
 			if (n < 4)
@@ -798,11 +1079,24 @@ static json_t *verdict_summary(sqlite3 *db, long long id)
 	err_clear();
 	{
 		/* no test ran (the build failed): no "0 tests" */
-		char *t = tests ? xstrfmt("%s: %lld test%s%s%s", verdict, tests,
+		struct testcase_counts tc;
+		char *n = testcase_thousands(tests), *cases = NULL;
+		if (testcase_counts(db, id, &tc) == 0)
+			cases = xstrfmt(", %lld regression%s, %lld known"
+					" failure%s, %lld flaky",
+					tc.regressions,
+					tc.regressions == 1 ? "" : "s",
+					tc.known, tc.known == 1 ? "" : "s",
+					tc.flaky);
+		err_clear();
+		char *t = tests ? xstrfmt("%s: %s test%s%s%s%s", verdict, n,
 					  tests == 1 ? "" : "s",
-					  cov ? "; " : "", cov ? cov : "")
+					  cases ? cases : "", cov ? "; " : "",
+					  cov ? cov : "")
 				: xstrfmt("%s%s%s", verdict, cov ? "; " : "",
 					  cov ? cov : "");
+		free(n);
+		free(cases);
 		s = json_string(t);
 		free(t);
 	}
@@ -839,6 +1133,18 @@ json_t *candidate_json(sqlite3 *db, long long id)
 			"i", id);
 	json_object_set_new(o, "build", b ? b : json_null());
 	json_object_set_new(o, "coverage", coverage_candidate_json(db, id));
+	/* each test's standing against the tip, the passes left out */
+	json_t *st = json_object(), *cases = testcase_list_json(db, id, NULL), *v;
+	size_t i;
+	json_array_foreach(cases, i, v)
+		if (strcmp(json_string_value(json_object_get(v, "status")),
+			   "pass"))
+			json_object_set(st,
+					json_string_value(
+						json_object_get(v, "name")),
+					json_object_get(v, "status"));
+	json_decref(cases);
+	json_object_set_new(o, "standing", st);
 	json_object_set_new(o, "summary", verdict_summary(db, id));
 	if (json_object_get(o, "verdict") &&
 	    !json_is_null(json_object_get(o, "verdict"))) {

@@ -38,6 +38,12 @@ int candidate_on_branch(struct app *app, long long id);
  */
 int candidate_run(struct app *app, long long id, int runs,
 		  void (*progress)(const char *line, void *ctx), void *ctx);
+/*
+ * Boot only these tests (names: a JSON array, borrowed; NULL: the whole set):
+ * a bisection's search step runs only its steering tests, guest tests by
+ * name, KUnit cases by their suite (kunit.filter_glob when it is one suite).
+ */
+int candidate_set_tests_only(sqlite3 *db, long long id, json_t *names);
 /* The stored verdict ("pass", ...) or NULL while it runs; caller frees. */
 char *candidate_verdict(sqlite3 *db, long long id);
 /*

@@ -1,0 +1,55 @@
+/* testcase.h: a candidate's test cases against the branch tip: regression, known, flaky, pass, skip. */
+#ifndef STABLEQ_TESTCASE_H
+#define STABLEQ_TESTCASE_H
+
+#include <jansson.h>
+#include <sqlite3.h>
+
+/*
+ * A candidate's boots leave one test_results row per test and boot; its
+ * test cases (table test_cases) say what they amount to, against the run
+ * of the same test set on the branch tip (a 'baseline' candidate of no
+ * patches, run once per tip state):
+ *
+ *   regression  failed in every boot here, and passed on the tip (or the
+ *               tip never ran it, or there is no tip run)
+ *   known       failed in every boot here, and failed on the tip too
+ *   flaky       passed in one boot and failed in another (on one build)
+ *   pass, skip
+ *
+ * A candidate fails only on a regression. Flaky tests are recorded and
+ * reported, never bisected.
+ */
+struct testcase_counts {
+	long long total, regressions, known, flaky, pass, skip;
+};
+
+/*
+ * Classifies candidate id's results against the tip's candidate tip_id (0:
+ * none), replacing its test_cases rows, in one transaction. counts (may be
+ * NULL) is filled. detail (may be NULL) gets "a regressed; b flaky (1 pass,
+ * 2 fail)" for the failures. Returns 0 or a negative code.
+ */
+struct strbuf;
+int testcase_classify(sqlite3 *db, long long id, long long tip_id,
+		      struct testcase_counts *counts, struct strbuf *detail);
+/* The counts of a classified candidate; 0, or 1 if it was never classified
+ * (counts zeroed then). */
+int testcase_counts(sqlite3 *db, long long id, struct testcase_counts *counts);
+/* "regression", "known", "flaky", "pass", "skip": 1 if s is one of them. */
+int testcase_status_valid(const char *s);
+/*
+ * [{name, status, tip, runs, fails, detail, log_excerpt}] of candidate id,
+ * regressions first, then flaky, known, skip, pass; only those of status
+ * when it is not NULL. NULL if the candidate was never classified.
+ */
+json_t *testcase_list_json(sqlite3 *db, long long id, const char *status);
+/* The names of its regressions (a JSON array of strings), NULL if it was
+ * never classified. */
+json_t *testcase_regressions(sqlite3 *db, long long id);
+/* The sha256 of the test set file at path, as hex; 0 or negative. */
+int testcase_set_hash(const char *path, char out[65]);
+/* "2,143" */
+char *testcase_thousands(long long n);
+
+#endif
