@@ -98,14 +98,18 @@ static size_t telling_len(const char *s, size_t n)
 	return alnum ? n : 0;
 }
 
-/* Where the block run[0..k) starts in t, from 0; -1 when nowhere. */
+/*
+ * Where the block run[0..k) starts in t, from 0; -1 when nowhere. White
+ * space around lines is not compared: a later release that wrapped the
+ * code in a block re-indented it.
+ */
 static long block_find(const struct text *t, const struct diff_line *run,
 		       size_t k, long from)
 {
 	for (long i = from; k && (size_t)i + k <= t->n; i++) {
 		size_t j = 0;
-		while (j < k && same(t->l[i + j].s, t->l[i + j].len, run[j].s,
-				     run[j].len))
+		while (j < k && same_trimmed(t->l[i + j].s, t->l[i + j].len,
+					     run[j].s, run[j].len))
 			j++;
 		if (j == k)
 			return i;
@@ -179,12 +183,12 @@ static int run_placed(const struct diff_file *f, const struct text *t,
 	     at = block_find(t, run, k, at + 1)) {
 		seen++;
 		if (before && at > 0 &&
-		    same(t->l[at - 1].s, t->l[at - 1].len, before->s,
-			 before->len))
+		    same_trimmed(t->l[at - 1].s, t->l[at - 1].len, before->s,
+				 before->len))
 			anchored = 1;
 		if (after && (size_t)at + k < t->n &&
-		    same(t->l[at + k].s, t->l[at + k].len, after->s,
-			 after->len))
+		    same_trimmed(t->l[at + k].s, t->l[at + k].len, after->s,
+				 after->len))
 			anchored = 1;
 	}
 	if (!seen)
