@@ -30,7 +30,7 @@ const struct command commands[] = {
 	{ "rc", cmd_rc, 1, "rc [--show] [--json]      (the -rc review series to rc_list; --show: the newest)" },
 	{ "release", cmd_release, 1, "release [--force]" },
 	{ "mail", cmd_mail, 1, "mail list|show|send|release" },
-	{ "token", cmd_token, 1, "token add|list|remove NAME" },
+	{ "token", cmd_token, 1, "token add NAME [--scope read|write|admin] | list | remove NAME" },
 	{ "kcidb", cmd_kcidb, 1, "kcidb [--since TIME]       (results in KernelCI's KCIDB v4 JSON)" },
 	{ "lava-job", cmd_lava_job, 1, "lava-job CANDIDATE [--out DIR] [--url URL]   (a LAVA job: qemu, kernel, initramfs, tests)" },
 	{ "serve", cmd_serve, 0, "serve [-d] [-n] [-v]" },

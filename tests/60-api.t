@@ -580,6 +580,31 @@ try:
     s, h, raw, j = w.get('/patches?limit=1')
     t.ok(back and s == 200 and j['total'] == 4, 'after SIGHUP the API answers again (same port, same store)', (s, j))
 
+    # ---- issue 23: the last HTTP quirks, in the whole daemon (63 runs it under ASan) ----
+    for te in (b'xchunked', b'chunked, identity'):
+        t0 = time.time()
+        code, buf = raw_exchange(b'POST /api/v1/candidates HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer '
+                                 + tok.encode() + b'\r\nTransfer-Encoding: ' + te + b'\r\n\r\n2\r\n{}\r\n0\r\n\r\n', 5)
+        t.ok(code == 501 and time.time() - t0 < 2.0,
+             'Transfer-Encoding: %s -> 501 at once (%.2f s)' % (te.decode(), time.time() - t0), buf[:200])
+    for cl in (b'2, 2', b'-1', b'+2', b'0x2'):
+        code, buf = raw_exchange(b'POST /api/v1/candidates HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: '
+                                 + cl + b'\r\n\r\n{}', 5)
+        t.ok(code == 400 and buf.count(b'HTTP/1.1') == 1 and b'"bad-request"' in buf,
+             'Content-Length: %s -> one clean 400' % cl.decode(), buf[:400])
+    code, buf = raw_exchange(b'POST /api/v1/patches/1/flag HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer '
+                             + tok.encode() + b'\x00junk\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}', 5)
+    t.is_(code, 400, 'Authorization: Bearer TOKEN<NUL>junk -> 400')
+    code, buf = raw_exchange(b'GET /index.html%00.js HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n', 5)
+    t.is_(code, 400, 'GET /index.html%00.js -> 400')
+    code, buf = raw_exchange(b'GET /api/v1/patches?branch=6.1%00evil HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n', 5)
+    t.is_(code, 400, '?branch=6.1%00evil -> 400')
+    code, buf = raw_exchange(b'POST /api/v1/patches/1/flag HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer '
+                             + tok.encode() + b'\r\nAuthorization: Bearer x\r\nContent-Length: 2\r\n\r\n{}', 5)
+    t.is_(code, 400, 'two Authorization headers -> 400')
+    code, buf = raw_exchange(b'GET /api/v1/mail HTTP/1.1\r\nHost: rebound.example\r\n\r\n', 5)
+    t.ok(code == 421 and b'"mail"' not in buf, 'Host: rebound.example -> 421, the outbox is not read', buf[:300])
+
     # ---- slow and half-open clients do not block others -----------------------
     idle = []
     for i in range(24):
