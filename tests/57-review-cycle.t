@@ -350,4 +350,14 @@ out=$("$STABLEQ" -c "$T/limit.conf" revert "$a" --auto 2>&1)
 like "$out" "not reverted automatically" "revert_daily_limit = 1 after one automatic revert today: refused"
 like "$(q "SELECT reason FROM reverts WHERE patch_id = $a ORDER BY id DESC LIMIT 1")" "1 automatic reverts today on 6.1 already (revert_daily_limit = 1)" "... the plan says why"
 
+# only a culprit confirmed both ways: a flag from a bisection that ended flaky
+d=$(q "SELECT id FROM patches WHERE state = 'released' ORDER BY id LIMIT 1")
+q "INSERT INTO candidates (branch_id, purpose, patch_ids) VALUES ((SELECT id FROM branches WHERE key = '6.1'), 'queue', '[]')"
+q "INSERT INTO bisections (candidate_id, state, culprit_patch_id) VALUES ((SELECT max(id) FROM candidates), 'flaky', $d)"
+SQ flag "$d" --reason "bisection: regression tests fail from this patch on" >/dev/null 2>&1
+q "UPDATE flags SET bisection_id = (SELECT max(id) FROM bisections) WHERE patch_id = $d"
+out=$(SQ revert "$d" --auto 2>&1)
+like "$out" "not reverted automatically" "a culprit whose bisection was not confirmed both ways is not reverted automatically"
+like "$(q "SELECT reason FROM reverts WHERE patch_id = $d")" "the bisection that named it was not confirmed both ways" "... the plan says why"
+
 done_testing
