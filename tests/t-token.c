@@ -126,6 +126,14 @@ int main(void)
 			char pragma[64];
 			int count = 0;
 
+			char side[80];
+
+			/* the first store is done with: its files go now */
+			unlink(path);
+			snprintf(side, sizeof(side), "%s-wal", path);
+			unlink(side);
+			snprintf(side, sizeof(side), "%s-shm", path);
+			unlink(side);
 			strcat(path, ".old");
 			unlink(path);
 			sqlite3_open(path, &raw);
