@@ -360,4 +360,32 @@ out=$(SQ revert "$d" --auto 2>&1)
 like "$out" "not reverted automatically" "a culprit whose bisection was not confirmed both ways is not reverted automatically"
 like "$(q "SELECT reason FROM reverts WHERE patch_id = $d")" "the bisection that named it was not confirmed both ways" "... the plan says why"
 
+# the README's `stableq revert ID --propose`, run by hand: the proposal is
+# stored and mailed to the author, nothing is reverted yet
+d=$(cd "$T/linux" && sed -i 's/^line 3$/line 3?/' lib.c && git diff && git checkout -q lib.c)
+cat > "$T/Maildir/new/3005.r7.host" <<MAIL
+From: Jane Dev <jane@example.org>
+To: stable@vger.kernel.org
+Date: Mon, 1 Sep 2025 10:00:07 +0000
+Subject: [PATCH 6.1] lib: fix line 3 again
+Message-Id: <r7@example.org>
+
+commit $(printf 'b7%.0s' $(seq 20)) upstream.
+
+Fix line 3 again.
+
+Cc: <stable@vger.kernel.org>
+Signed-off-by: Jane Dev <jane@example.org>
+---
+$d
+MAIL
+SQ intake >/dev/null 2>&1
+e=$(q "SELECT id FROM patches WHERE message_id = 'r7@example.org'")
+SQ flag "$e" --reason "boot test user-copy fails with it" >/dev/null 2>&1
+out=$(SQ revert "$e" --propose 2>&1)
+ok $? "stableq revert ID --propose (the README's command) succeeds"
+is "$(q "SELECT state FROM revert_proposals WHERE patch_id = $e")" waiting "... a proposal waits for its grace"
+is "$(q "SELECT state FROM patches WHERE id = $e")" broken "... and the patch is not dropped yet"
+is "$(q "SELECT count(*) FROM mail WHERE patch_id = $e AND kind = 'proposed'")" 1 "... its author's mail is in the outbox"
+
 done_testing
