@@ -33,14 +33,33 @@ struct bis {
 	int replaying;
 };
 
-/* ceil(log2(n)): the search steps left over n + 1 possible answers. */
-static long search_steps(long n)
+/* ceil(log2(n)): the search steps over n possible answers. */
+long bisect_search_steps(long n)
 {
 	long k = 0;
 
 	while ((1L << k) < n)
 		k++;
 	return k;
+}
+
+void bisect_window_init(struct bisect_window *w, size_t n)
+{
+	w->good = -1;
+	w->bad = (long)n;
+}
+
+long bisect_window_next(const struct bisect_window *w)
+{
+	return w->bad - w->good > 1 ? w->good + (w->bad - w->good) / 2 : -1;
+}
+
+void bisect_window_record(struct bisect_window *w, long prefix, int bad)
+{
+	if (bad)
+		w->bad = prefix;
+	else
+		w->good = prefix;
 }
 
 static void step_progress(struct bis *b)
@@ -360,11 +379,12 @@ int bisect_run(struct app *app, long long candidate_id, int budget,
 	 * state the confirmation boots was built by the search or by the
 	 * failing candidate, so the build cache makes it reboots only.
 	 */
-	long lo = -1, hi = (long)b.n;
-	b.steps_total = search_steps(hi - lo) + 2;
+	struct bisect_window w;
+	long mid;
+	bisect_window_init(&w, b.n);
+	b.steps_total = bisect_search_steps(w.bad - w.good) + 2;
 	step_progress(&b);
-	while (hi - lo > 1) {
-		long mid = lo + (hi - lo) / 2;
+	while ((mid = bisect_window_next(&w)) >= 0) {
 		if ((ret = evaluate(&b, (size_t)mid, 1, "search", &o)) != 0)
 			goto out;
 		if (o == FLAKY) {
@@ -372,14 +392,12 @@ int bisect_run(struct app *app, long long candidate_id, int budget,
 			ret = 0;
 			goto out;
 		}
-		if (o == BAD)
-			hi = mid;
-		else
-			lo = mid;
+		bisect_window_record(&w, mid, o == BAD);
 		db_exec(app->db,
 			"UPDATE bisections SET good = ?, bad = ? WHERE id = ?",
-			"iii", (long long)lo, (long long)hi, b.id);
+			"iii", (long long)w.good, (long long)w.bad, b.id);
 	}
+	long hi = w.bad;
 	if (hi == 0) {
 		ret = end(&b, "failed", 0,
 			  "the branch alone fails: no queued patch is to blame");

@@ -536,63 +536,110 @@ out:
 }
 
 /* Decides, for each entry, what builds it (objects) or why nothing does. */
+/* coverage_route(), with the kind and arch index plan() goes on with. */
+static int route(const char *path, struct coverage_route *rt, enum kind *kind,
+		 int *arch)
+{
+	const char *an;
+	size_t al, k;
+
+	memset(rt, 0, sizeof(*rt));
+	*kind = kind_of(path);
+	*arch = 0;
+	rt->kind = kind_names[*kind];
+	rt->arch = arches[0].label;
+	rt->config_step = *kind == K_KCONFIG || *kind == K_MAKEFILE;
+	for (k = 0; k < sizeof(not_code) / sizeof(not_code[0]); k++)
+		if (!strncmp(path, not_code[k].prefix,
+			     strlen(not_code[k].prefix)))
+			break;
+	if (k < sizeof(not_code) / sizeof(not_code[0])) {
+		rt->status = "no-code";
+		rt->why = xstrdup(not_code[k].why);
+		return -1;
+	}
+	if (*kind == K_OTHER) {
+		const char *ext = strrchr(base_name(path), '.');
+		rt->status = "no-code";
+		rt->why = xstrfmt("not compiled code (no kernel config builds"
+				  " a %s file)",
+				  ext ? ext : base_name(path));
+		return -1;
+	}
+	*arch = arch_of(path, &an, &al);
+	if (*arch < 0) {
+		*arch = 0;
+		rt->status = "not-built";
+		rt->why = xstrfmt("arch/%.*s: stableq knows no Debian cross"
+				  " compiler for it",
+				  (int)al, an);
+		return -1;
+	}
+	rt->arch = arches[*arch].label;
+	if (!arch_usable(*arch)) {
+		rt->status = "not-built";
+		rt->why = xstrfmt("arch/%s needs the cross compiler %sgcc:"
+				  " the Debian package %s is not installed",
+				  arches[*arch].dir, arches[*arch].cross,
+				  arches[*arch].pkg);
+		return -1;
+	}
+	if (*kind == K_C || *kind == K_ASM)
+		rt->object = object_of(path);
+	if (*kind == K_DTS) {
+		const char *rel = strstr(path, "/boot/dts/");
+		if (ends_with(path, ".dtsi") || !rel) {
+			rt->status = "not-built";
+			rt->why = xstrdup("a .dtsi is built through the .dts"
+					  " files that include it; none is"
+					  " chosen here");
+			return -1;
+		}
+		rt->object = xstrfmt("%.*s.dtb", (int)strlen(rel + 10) - 4,
+				     rel + 10);
+	}
+	return 0;
+}
+
+int coverage_route(const char *path, struct coverage_route *out)
+{
+	enum kind kind;
+	int arch;
+
+	return route(path, out, &kind, &arch);
+}
+
+void coverage_route_release(struct coverage_route *r)
+{
+	if (!r)
+		return;
+	free(r->why);
+	free(r->object);
+	memset(r, 0, sizeof(*r));
+}
+
 static int plan(struct cov *c, const struct guest *g)
 {
 	const char *guest_build = c->app->cfg.build_dir;
 	char *gb = realpath(guest_build, NULL);
+	struct coverage_route rt = { 0 };
 	int ret = 0;
 
 	for (size_t i = 0; i < c->ne; i++) {
 		struct entry *e = &c->e[i];
-		const char *an;
-		size_t al;
-		size_t k;
 
-		e->kind = kind_of(e->path);
-		for (k = 0; k < sizeof(not_code) / sizeof(not_code[0]); k++)
-			if (!strncmp(e->path, not_code[k].prefix,
-				     strlen(not_code[k].prefix)))
-				break;
-		if (k < sizeof(not_code) / sizeof(not_code[0])) {
-			entry_set(e, "no-code", NULL, "%s", not_code[k].why);
-			continue;
-		}
-		if (e->kind == K_OTHER) {
-			entry_set(e, "no-code", NULL,
-				  "not compiled code (no kernel config builds"
-				  " a %s file)",
-				  strrchr(base_name(e->path), '.')
-					  ? strrchr(base_name(e->path), '.')
-					  : base_name(e->path));
-			continue;
-		}
-		e->arch = arch_of(e->path, &an, &al);
-		if (e->arch < 0) {
-			e->arch = 0;
-			entry_set(e, "not-built", NULL,
-				  "arch/%.*s: stableq knows no Debian cross"
-				  " compiler for it",
-				  (int)al, an);
-			continue;
-		}
-		if (!arch_usable(e->arch)) {
-			entry_set(e, "not-built", NULL,
-				  "arch/%s needs the cross compiler %sgcc:"
-				  " the Debian package %s is not installed",
-				  arches[e->arch].dir, arches[e->arch].cross,
-				  arches[e->arch].pkg);
+		coverage_route_release(&rt);
+		if (route(e->path, &rt, &e->kind, &e->arch) < 0) {
+			entry_set(e, rt.status, NULL, "%s", rt.why);
 			continue;
 		}
 		switch (e->kind) {
 		case K_C:
-		case K_ASM: {
-			char *o = object_of(e->path);
-			if (!e->arch && guest_has(g, o))
+		case K_ASM:
+			if (!e->arch && guest_has(g, rt.object))
 				entry_set(e, "booted", "guest", NULL);
-			entry_add_obj(e, o);
-			free(o);
+			entry_add_obj(e, rt.object);
 			break;
-		}
 		case K_HEADER: {
 			char *o = e->arch || !gb ? NULL
 						 : guest_includer(g, gb, c->src,
@@ -624,19 +671,7 @@ static int plan(struct cov *c, const struct guest *g)
 			break;
 		}
 		case K_DTS:
-			if (ends_with(e->path, ".dtsi") ||
-			    !strstr(e->path, "/boot/dts/")) {
-				entry_set(e, "not-built", NULL,
-					  "a .dtsi is built through the .dts"
-					  " files that include it; none is"
-					  " chosen here");
-			} else {
-				const char *rel = strstr(e->path, "/boot/dts/") + 10;
-				char *t = xstrfmt("%.*s.dtb",
-						  (int)strlen(rel) - 4, rel);
-				entry_add_obj(e, t);
-				free(t);
-			}
+			entry_add_obj(e, rt.object);
 			break;
 		case K_OTHER:
 			break;
@@ -650,6 +685,7 @@ static int plan(struct cov *c, const struct guest *g)
 		}
 	}
 out:
+	coverage_route_release(&rt);
 	free(gb);
 	return ret;
 }

@@ -41,7 +41,7 @@ int main(void)
 
 	if (!mkdtemp(dir))
 		return 1;
-	tq_open(&app, dir);
+	tq_open(&app, dir, "");
 
 	for (int i = 0; i < PS_COUNT; i++)
 		is_int(patch_state_parse(patch_state_name(i)), i, "state %s parses back",
@@ -50,7 +50,7 @@ int main(void)
 	is_int(patch_state_parse(NULL), -1, "NULL: -1");
 	is_str(patch_state_name(PS_COUNT), "?", "an out of range state: ?");
 
-	id = tq_add(&app, "p1", "lib: fix", "", "lib.c", 3);
+	id = tq_add(&app, "p1", "[PATCH] lib: fix", "", "lib.c", 3);
 	ok(id > 0, "a patch");
 	ok(patch_get_state(app.db, id, &s) == 0 && s == PS_IMPORTED,
 	   "it starts imported");
