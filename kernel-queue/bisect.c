@@ -68,11 +68,13 @@ static void step_progress(struct bis *b)
 
 	progress_set(b->app->db, "bisection", b->id, label, b->steps_done,
 		     b->steps_total, "steps");
-	db_exec(b->app->db,
-		"UPDATE bisections SET steps_done = ?, steps_total = ? WHERE"
-		" id = ?",
-		"iii", (long long)b->steps_done, (long long)b->steps_total,
-		b->id);
+	/* progress only: a step not counted is no harm */
+	if (db_exec(b->app->db,
+		    "UPDATE bisections SET steps_done = ?, steps_total = ?"
+		    " WHERE id = ?",
+		    "iii", (long long)b->steps_done, (long long)b->steps_total,
+		    b->id) < 0)
+		log_warnx("bisection %lld: progress: %s", b->id, err_msg());
 	free(label);
 }
 
@@ -86,33 +88,28 @@ static void say(struct bis *b, const char *line)
 /* Per test across runs: every run failed -> fail, mixed -> flaky. */
 static enum outcome classify(struct bis *b, long long cid, struct strbuf *why)
 {
-	char *verdict = candidate_verdict(b->app->db, cid);
+	enum cand_verdict verdict = candidate_verdict_of(b->app->db, cid);
 	enum outcome o = GOOD;
 	size_t i;
 	json_t *t;
 
-	if (!verdict)
-		verdict = xstrdup("error");
 	if (b->by_build) {
-		o = !strcmp(verdict, "build-failed") ? BAD : GOOD;
+		o = verdict == CV_BUILD_FAILED ? BAD : GOOD;
 		strbuf_addf(why, "build %s", o == BAD ? "failed" : "ok");
-		free(verdict);
 		return o;
 	}
-	if (!strcmp(verdict, "build-failed") || !strcmp(verdict, "apply-failed")) {
+	if (verdict == CV_BUILD_FAILED || verdict == CV_APPLY_FAILED) {
 		/* cannot tell: treat as bad so the search stays on the safe
 		 * side, and say so */
-		strbuf_addf(why, "%s (counted as bad)", verdict);
-		free(verdict);
+		strbuf_addf(why, "%s (counted as bad)",
+			    candidate_verdict_name(verdict));
 		return BAD;
 	}
 	if (b->by_hang) {
-		o = !strcmp(verdict, "hang") ? BAD : GOOD;
+		o = verdict == CV_HANG ? BAD : GOOD;
 		strbuf_addf(why, "guest %s", o == BAD ? "hung" : "finished");
-		free(verdict);
 		return o;
 	}
-	free(verdict);
 	for (i = 0; i < json_array_size(b->steer);) {
 		long long fails = 0, passes = 0;
 		t = json_array_get(b->steer, i);
@@ -189,8 +186,10 @@ static int evaluate(struct bis *b, size_t prefix, int runs, const char *kind,
 	if (cid < 0)
 		return (int)cid;
 	/* a bisect 'confirm' candidate is not the queue's confirmation */
-	db_exec(b->app->db, "UPDATE candidates SET purpose = 'bisect' WHERE id = ?",
-		"i", cid);
+	if ((ret = db_exec(b->app->db,
+			   "UPDATE candidates SET purpose = 'bisect' WHERE id = ?",
+			   "i", cid)) < 0)
+		return ret;
 	snprintf(line, sizeof(line), "%s: prefix %zu/%zu (candidate %lld, %d run%s)",
 		 kind, prefix, b->n, cid, runs, runs == 1 ? "" : "s");
 	say(b, line);
@@ -200,18 +199,26 @@ static int evaluate(struct bis *b, size_t prefix, int runs, const char *kind,
 		return ret;
 	b->last_candidate = cid;
 	*out = classify(b, cid, &why);
-	db_exec(b->app->db,
-		"INSERT INTO bisection_steps (bisection_id, prefix_len,"
-		" candidate_id, result, kind) VALUES (?, ?, ?, ?, ?)",
-		"iiitt", b->id, (long long)prefix, cid, outcome_name[*out],
-		kind);
+	/* the steps are what a resumed bisection replays */
+	ret = db_exec(b->app->db,
+		      "INSERT INTO bisection_steps (bisection_id, prefix_len,"
+		      " candidate_id, result, kind) VALUES (?, ?, ?, ?, ?)",
+		      "iiitt", b->id, (long long)prefix, cid,
+		      outcome_name[*out], kind);
 	/* a state the cache held cost a boot, not a build */
-	db_exec(b->app->db,
-		"UPDATE bisections SET builds_used = builds_used + (SELECT"
-		" COUNT(*) FROM candidates c JOIN builds d ON d.id = c.build_id"
-		" WHERE c.id = ? AND d.cached = 0), boots_used = boots_used +"
-		" (SELECT boots FROM candidates WHERE id = ?) WHERE id = ?",
-		"iii", cid, cid, b->id);
+	if (ret >= 0)
+		ret = db_exec(b->app->db,
+			      "UPDATE bisections SET builds_used = builds_used"
+			      " + (SELECT COUNT(*) FROM candidates c JOIN"
+			      " builds d ON d.id = c.build_id WHERE c.id = ?"
+			      " AND d.cached = 0), boots_used = boots_used +"
+			      " (SELECT boots FROM candidates WHERE id = ?)"
+			      " WHERE id = ?",
+			      "iii", cid, cid, b->id);
+	if (ret < 0) {
+		strbuf_release(&why);
+		return ret;
+	}
 	snprintf(line, sizeof(line), "prefix %zu is %s: %s", prefix,
 		 outcome_name[*out], why.buf);
 	say(b, line);
@@ -286,7 +293,7 @@ int bisect_run(struct app *app, long long candidate_id, int budget,
 {
 	struct bis b = { .app = app, .progress = progress, .ctx = ctx,
 			 .budget = budget };
-	char *verdict = candidate_verdict(app->db, candidate_id);
+	enum cand_verdict verdict = candidate_verdict_of(app->db, candidate_id);
 	char *ids_text = NULL;
 	json_t *ids = NULL, *v;
 	size_t i;
@@ -294,25 +301,20 @@ int bisect_run(struct app *app, long long candidate_id, int budget,
 	int ret, confirm = app->cfg.bisect_confirm > 0 ? app->cfg.bisect_confirm : 1;
 
 	*bisection_id = 0;
-	if (verdict && (ret = candidate_on_branch(app, candidate_id)) < 0) {
-		free(verdict);
+	if (verdict != CV_NONE &&
+	    (ret = candidate_on_branch(app, candidate_id)) < 0)
 		return ret;
-	}
-	if (!verdict)
+	if (verdict == CV_NONE)
 		return err_set(ERR_NOTFOUND,
 			       "candidate %lld: no such candidate, or it has no"
 			       " verdict yet",
 			       candidate_id);
-	if (!strcmp(verdict, "pass") || !strcmp(verdict, "apply-failed")) {
-		ret = err_set(ERR_CONFLICT,
-			      "candidate %lld is %s: there is nothing to bisect",
-			      candidate_id, verdict);
-		free(verdict);
-		return ret;
-	}
-	b.by_build = !strcmp(verdict, "build-failed");
-	b.by_hang = !strcmp(verdict, "hang");
-	free(verdict);
+	if (verdict == CV_PASS || verdict == CV_APPLY_FAILED)
+		return err_set(ERR_CONFLICT,
+			       "candidate %lld is %s: there is nothing to bisect",
+			       candidate_id, candidate_verdict_name(verdict));
+	b.by_build = verdict == CV_BUILD_FAILED;
+	b.by_hang = verdict == CV_HANG;
 	db_query_text(app->db, &ids_text,
 		      "SELECT patch_ids FROM candidates WHERE id = ?", "i",
 		      candidate_id);
@@ -393,9 +395,12 @@ int bisect_run(struct app *app, long long candidate_id, int budget,
 			goto out;
 		}
 		bisect_window_record(&w, mid, o == BAD);
-		db_exec(app->db,
-			"UPDATE bisections SET good = ?, bad = ? WHERE id = ?",
-			"iii", (long long)w.good, (long long)w.bad, b.id);
+		if ((ret = db_exec(app->db,
+				   "UPDATE bisections SET good = ?, bad = ?"
+				   " WHERE id = ?",
+				   "iii", (long long)w.good, (long long)w.bad,
+				   b.id)) < 0)
+			goto out;
 	}
 	long hi = w.bad;
 	if (hi == 0) {
@@ -413,11 +418,12 @@ int bisect_run(struct app *app, long long candidate_id, int budget,
 			  o == FLAKY ? "the culprit's prefix gave mixed results:"
 				       " recorded as flaky"
 				     : "the culprit's prefix passed when repeated");
-		if (o == FLAKY)
-			db_exec(app->db,
-				"UPDATE test_results SET result = 'flaky' WHERE"
-				" candidate_id = ? AND result = 'fail'",
-				"i", bad_cid);
+		if (o == FLAKY && ret >= 0)
+			ret = db_exec(app->db,
+				      "UPDATE test_results SET result = 'flaky'"
+				      " WHERE candidate_id = ? AND result ="
+				      " 'fail'",
+				      "i", bad_cid);
 		goto out;
 	}
 	if ((ret = evaluate(&b, hi - 1, confirm, "confirm", &o)) != 0)

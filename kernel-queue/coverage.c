@@ -2,10 +2,13 @@
 #include "coverage.h"
 #include "db.h"
 #include "err.h"
+#include "file.h"
 #include "kbuild.h"
 #include "log.h"
+#include "queue.h"
 #include "spawn.h"
 #include "strbuf.h"
+#include "strvec.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -793,34 +796,24 @@ static char *out_path(const struct mk *m, const struct obj *o)
 static int mk_run(struct cov *c, struct mk *m, const char *const *targets,
 		  size_t n, int keep_going)
 {
-	const char **argv = xcalloc(n + 10, sizeof(*argv));
-	char *allconfig = NULL;
-	const char *env[2] = { NULL, NULL };
-	size_t k = 0;
+	struct strvec argv = STRVEC_INIT, env = STRVEC_INIT;
 	int to, ret;
 
-	argv[k++] = "make";
-	argv[k++] = m->odir;
-	argv[k++] = m->arch;
-	argv[k++] = m->cross;
-	argv[k++] = m->cc;
-	argv[k++] = m->jobs;
+	strvec_pushl(&argv, "make", m->odir, m->arch, m->cross, m->cc, m->jobs,
+		     NULL);
 	if (keep_going)
-		argv[k++] = "-k";
+		strvec_push(&argv, "-k");
 	for (size_t i = 0; i < n; i++)
-		argv[k++] = targets[i];
-	argv[k] = NULL;
+		strvec_push(&argv, targets[i]);
 	if (n == 1 && !strcmp(targets[0], "allmodconfig")) {
 		char *frag = realpath(c->app->cfg.coverage_config, NULL);
-		if (frag) {
-			allconfig = xstrfmt("KCONFIG_ALLCONFIG=%s", frag);
-			env[0] = allconfig;
-		}
+		if (frag)
+			strvec_pushf(&env, "KCONFIG_ALLCONFIG=%s", frag);
 		free(frag);
 	}
-	ret = kbuild_make(&m->ko, argv, env, c->deadline, &to);
-	free(allconfig);
-	free(argv);
+	ret = kbuild_make(&m->ko, argv.v, env.v, c->deadline, &to);
+	strvec_clear(&argv);
+	strvec_clear(&env);
 	return ret;
 }
 
@@ -1197,14 +1190,17 @@ static void store_results(struct cov *c, int a, const char *key, int before)
 		enum ostate res = before ? o->before : o->after;
 		if (o->arch != a || res == O_UNKNOWN)
 			continue;
-		db_exec(c->app->db,
-			"INSERT OR REPLACE INTO object_builds (tree_sha, config,"
-			" object, result, warnings, error) VALUES (?, ?, ?, ?,"
-			" ?, ?)",
-			"tttttt", before ? c->base_tree : c->cand_tree, key,
-			o->target, ostate_names[res],
-			before ? o->before_warn : o->after_warn,
-			before ? o->before_err : o->after_err);
+		/* a cache of results: one not stored is compiled again */
+		if (db_exec(c->app->db,
+			    "INSERT OR REPLACE INTO object_builds (tree_sha,"
+			    " config, object, result, warnings, error) VALUES"
+			    " (?, ?, ?, ?, ?, ?)",
+			    "tttttt", before ? c->base_tree : c->cand_tree, key,
+			    o->target, ostate_names[res],
+			    before ? o->before_warn : o->after_warn,
+			    before ? o->before_err : o->after_err) < 0)
+			log_warnx("candidate %lld: %s not kept: %s", c->id,
+				  o->target, err_msg());
 	}
 }
 
@@ -1363,7 +1359,9 @@ static int store(struct cov *c, struct coverage_result *res)
 
 	if ((ret = db_begin(db)) < 0)
 		return ret;
-	db_exec(db, "DELETE FROM coverage WHERE candidate_id = ?", "i", c->id);
+	if ((ret = db_exec(db, "DELETE FROM coverage WHERE candidate_id = ?",
+			   "i", c->id)) < 0)
+		goto fail;
 	for (size_t i = 0; i <= c->ne; i++) {
 		struct entry *e = i < c->ne ? &c->e[i] : NULL;
 		if (!e || e->patch_id != prev) {
@@ -1373,42 +1371,36 @@ static int store(struct cov *c, struct coverage_result *res)
 				res->booted += patch_boot;
 				if (warn.len) {
 					res->warned++;
-					event_add(db, "candidate", "patch", prev,
-						  "warnings",
-						  "candidate %lld: new compiler"
-						  " warnings",
-						  c->id);
-					db_exec(db,
-						"INSERT INTO verdicts (patch_id,"
-						" check_name, result, detail)"
-						" VALUES (?, 'warnings', 'added',"
-						" ?)",
-						"it", prev, warn.buf);
+					long long ev = event_add(
+						db, "candidate", "patch", prev,
+						"warnings",
+						"candidate %lld: new compiler"
+						" warnings",
+						c->id);
+					ret = ev < 0 ? (int)ev
+						     : verdict_add(db, prev,
+								   "warnings",
+								   "added",
+								   warn.buf);
 				} else if (patch_comp) {
 					/* a patch that warned before and no
 					 * longer does gets a 'none' */
 					char *last = NULL;
-					db_query_text(db, &last,
-						      "SELECT result FROM"
-						      " verdicts WHERE patch_id"
-						      " = ? AND check_name ="
-						      " 'warnings' ORDER BY id"
-						      " DESC LIMIT 1",
-						      "i", prev);
-					err_clear();
-					if (last && !strcmp(last, "added"))
-						db_exec(db,
-							"INSERT INTO verdicts"
-							" (patch_id,"
-							" check_name, result,"
-							" detail) VALUES (?,"
-							" 'warnings', 'none',"
-							" ?)",
-							"it", prev,
+					ret = verdict_latest(db, prev, "warnings",
+							     &last);
+					if (ret == ERR_NOTFOUND)
+						ret = 0;
+					if (ret >= 0 && last &&
+					    !strcmp(last, "added"))
+						ret = verdict_add(
+							db, prev, "warnings",
+							"none",
 							"no new compiler"
 							" warnings");
 					free(last);
 				}
+				if (ret < 0)
+					goto fail;
 			}
 			if (!e)
 				break;
@@ -1450,14 +1442,9 @@ static int store(struct cov *c, struct coverage_result *res)
 		      "UPDATE candidates SET coverage = ?, coverage_log = ?"
 		      " WHERE id = ?",
 		      "tti", res->summary, c->log_path, c->id);
-	if (ret < 0)
-		goto fail;
-	strbuf_release(&warn);
-	return db_commit(db);
 fail:
 	strbuf_release(&warn);
-	db_rollback(db);
-	return ret;
+	return db_end(db, ret < 0 ? ret : 0);
 }
 
 static int load_entries(struct cov *c)

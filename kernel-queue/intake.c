@@ -254,12 +254,10 @@ static int store(sqlite3 *db, long long branch, unsigned flags,
 				  res->added, res->duplicates,
 				  ps->paths[0])) < 0)
 		goto fail;
-	if ((ret = db_commit(db)) < 0)
-		goto fail;
-	return 0;
+	ret = 0;
 fail:
-	db_rollback(db);
-	intake_result_release(res);
+	if ((ret = db_end(db, ret)) < 0)
+		intake_result_release(res);
 	return ret;
 }
 

@@ -1,9 +1,11 @@
 /* kbuild.c: candidate kernel builds: fragments -> checked .config -> make. */
 #include "kbuild.h"
 #include "err.h"
+#include "file.h"
 #include "icecc.h"
 #include "spawn.h"
 #include "strbuf.h"
+#include "strvec.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -736,7 +738,7 @@ static int configure(struct ctx *c, const char *build, const char *odir)
 	char *dot = xstrfmt("%s/.config", build);
 	char *hashf = xstrfmt("%s/%s", build, HASH_FILE);
 	struct strbuf old = STRBUF_INIT;
-	const char **argv = NULL;
+	struct strvec argv = STRVEC_INIT;
 	int ret;
 
 	if (access(dot, F_OK) == 0 && strbuf_read_file(&old, hashf, 256) == 0) {
@@ -756,23 +758,12 @@ static int configure(struct ctx *c, const char *build, const char *odir)
 	}
 	if ((ret = list_fragments(c->o->config_dir, &frags, &nfrags)) < 0)
 		goto out;
-	argv = xcalloc(nfrags + 8, sizeof(*argv));
-	size_t a = 0;
 	/* through sh: a worktree may have lost the executable bit */
-	argv[a++] = "sh";
-	argv[a++] = "scripts/kconfig/merge_config.sh";
-	argv[a++] = "-m";
-	argv[a++] = "-O";
-	argv[a++] = build;
-	argv[a++] = dot;
-	for (size_t i = 0; i < nfrags; i++) {
-		char *p = xstrfmt("%s/%s", c->o->config_dir, frags[i]);
-		free(frags[i]);
-		frags[i] = p; /* now the full path, freed with the list */
-		argv[a++] = p;
-	}
-	argv[a] = NULL;
-	if ((ret = step(c, "merge_config.sh", argv)) < 0)
+	strvec_pushl(&argv, "sh", "scripts/kconfig/merge_config.sh", "-m", "-O",
+		     build, dot, NULL);
+	for (size_t i = 0; i < nfrags; i++)
+		strvec_pushf(&argv, "%s/%s", c->o->config_dir, frags[i]);
+	if ((ret = step(c, "merge_config.sh", argv.v)) < 0)
 		goto out;
 	{
 		const char *b[] = {"make", odir, cc, "olddefconfig", NULL};
@@ -788,7 +779,7 @@ static int configure(struct ctx *c, const char *build, const char *odir)
 		free(line);
 	}
 out:
-	free(argv);
+	strvec_clear(&argv);
 	free_list(frags, nfrags);
 	strbuf_release(&old);
 	free(dot);

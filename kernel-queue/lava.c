@@ -2,13 +2,14 @@
 #include "lava.h"
 #include "db.h"
 #include "err.h"
+#include "file.h"
+#include "sha256.h"
 #include "strbuf.h"
 #include "testset.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,8 +128,6 @@ static int copy_image(const char *src, const char *dir, const char *name,
 		      char hex[65])
 {
 	struct strbuf data = STRBUF_INIT;
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned mdlen = 0;
 	char *dst = xstrfmt("%s/%s", dir, name);
 	int ret;
 
@@ -137,9 +136,7 @@ static int copy_image(const char *src, const char *dir, const char *name,
 			      *err_msg() ? err_msg() : "cannot read it");
 		goto out;
 	}
-	EVP_Digest(data.buf, data.len, md, &mdlen, EVP_sha256(), NULL);
-	for (unsigned i = 0; i < mdlen && i < 32; i++)
-		snprintf(hex + 2 * i, 3, "%02x", md[i]);
+	sha256_hex(data.buf, data.len, hex);
 	ret = write_file_atomic(dst, data.buf, data.len);
 out:
 	free(dst);

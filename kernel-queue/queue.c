@@ -90,6 +90,16 @@ long long patch_set_state(sqlite3 *db, long long id, enum patch_state to,
 			 reason ? ": " : "", reason ? reason : "");
 }
 
+int verdict_latest(sqlite3 *db, long long patch_id, const char *check,
+		   char **result)
+{
+	*result = NULL;
+	return db_query_text(db, result,
+			     "SELECT result FROM verdicts WHERE patch_id = ? AND"
+			     " check_name = ? ORDER BY id DESC LIMIT 1",
+			     "it", patch_id, check);
+}
+
 int verdict_add(sqlite3 *db, long long patch_id, const char *check,
 		const char *result, const char *detail)
 {

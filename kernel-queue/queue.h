@@ -65,6 +65,10 @@ int patch_get_state(sqlite3 *db, long long id, enum patch_state *out);
 /* Stores a verdict (history: never overwrites). */
 int verdict_add(sqlite3 *db, long long patch_id, const char *check,
 		const char *result, const char *detail);
+/* The newest result of a check on a patch (*result: caller frees);
+ * ERR_NOTFOUND when it has none. */
+int verdict_latest(sqlite3 *db, long long patch_id, const char *check,
+		   char **result);
 
 /*
  * Ids of branch's patches (0: every branch's) in a state (or all with

@@ -1,6 +1,7 @@
 /* t-check.c: the stable-rules checks of patches against a real small git tree. */
 #include "check.h"
 #include "db.h"
+#include "file.h"
 #include "spawn.h"
 #include "tap.h"
 #include "tqueue.h"
@@ -38,9 +39,7 @@ static const char *verdict(struct app *app, long long id, const char *check)
 
 	free(v);
 	v = NULL;
-	db_query_text(app->db, &v, "SELECT result FROM verdicts WHERE patch_id = ?"
-				   " AND check_name = ? ORDER BY id DESC LIMIT 1",
-		      "it", id, check);
+	verdict_latest(app->db, id, check, &v);
 	return v ? v : "none";
 }
 
@@ -108,12 +107,6 @@ int main(void)
 	is_int(sum.checked, 7, "... checked 7");
 
 	is_str(verdict(&app, present, "fixes"), "present", "Fixes: a commit on the branch: present");
-	if (strcmp(verdict(&app, present, "applies"), "clean")) {
-		char *d = NULL;
-		db_query_text(app.db, &d, "SELECT detail FROM verdicts WHERE patch_id = ? AND check_name = 'applies'", "i", present);
-		diag("%s", d);
-		free(d);
-	}
 	is_str(verdict(&app, present, "applies"), "clean", "... it applies: clean");
 	is_str(verdict(&app, present, "fixup"), "ok", "... not a fix-up of a broken patch: ok");
 	is_str(state(&app, present), "queued", "... queued");

@@ -1,6 +1,7 @@
 /* t-db.c: the SQLite store: migrations, bound statements, transactions, JSON rows. */
 #include "db.h"
 #include "err.h"
+#include "file.h"
 #include "strbuf.h"
 #include "tap.h"
 
@@ -20,6 +21,9 @@ int main(void)
 	ok(db_open(&db, path) == 0, "db_open creates and migrates");
 	ok(db_query_int(db, &v1, "PRAGMA user_version", NULL) == 0 && v1 >= 8,
 	   "user_version counts the migrations applied");
+	ok(db_query_int(db, &n, "SELECT COUNT(*) FROM sqlite_master WHERE"
+			     " name = 'jobs'", NULL) == 0 && n == 0,
+	   "the unused jobs table is gone (014-drop-jobs.sql)");
 	ok(db_query_int(db, &n, "PRAGMA foreign_keys", NULL) == 0 && n == 1,
 	   "foreign keys are on");
 	db_query_text(db, &s, "PRAGMA journal_mode", NULL);

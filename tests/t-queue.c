@@ -1,5 +1,6 @@
 /* t-queue.c: a patch's life: every transition patch_set_state() allows and refuses. */
 #include "db.h"
+#include "file.h"
 #include "tap.h"
 #include "tqueue.h"
 

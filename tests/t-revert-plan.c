@@ -1,5 +1,6 @@
 /* t-revert-plan.c: the plan for taking a patch out: it and what goes with it, newest first. */
 #include "db.h"
+#include "file.h"
 #include "revert.h"
 #include "tap.h"
 #include "tqueue.h"

@@ -1,5 +1,6 @@
 /* t-spawn.c: child processes: exit codes, captured output, deadlines, logs. */
 #include "err.h"
+#include "file.h"
 #include "spawn.h"
 #include "strbuf.h"
 #include "tap.h"

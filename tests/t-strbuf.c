@@ -1,5 +1,6 @@
 /* t-strbuf.c: growable buffers and the file helpers beside them. */
 #include "err.h"
+#include "file.h"
 #include "strbuf.h"
 #include "tap.h"
 

@@ -5,6 +5,7 @@
 #include "app.h"
 #include "db.h"
 #include "err.h"
+#include "file.h"
 #include "patch.h"
 #include "queue.h"
 #include "strbuf.h"
