@@ -82,9 +82,7 @@ int cmd_import(struct app *app, int argc, char **argv)
 		return 2;
 	}
 	/* several branches: [PATCH X.Y] routes a patch unless --branch said */
-	flags = app->cfg.nbranches < 2 ? 0
-		: app->branch_given    ? INTAKE_STRICT
-				       : INTAKE_ROUTE | INTAKE_STRICT;
+	flags = intake_flags(app->cfg.nbranches, app->branch_given);
 	ret = intake_import_paths(app->db, app->branch_id, flags,
 				  (const char *const *)argv + 1,
 				  (size_t)argc - 1, (size_t)app->cfg.max_patch_bytes,

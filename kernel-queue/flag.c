@@ -44,7 +44,7 @@ long long flag_locked(struct app *app, long long id, const char *reason,
 	char *what = xstrfmt("Your patch was flagged broken in the %s-stable"
 			     " queue",
 			     app->cfg.branch_key);
-	long long m = outbox_add(app->db, &app->cfg,
+	long long m = queue_notify(app->db, &app->cfg,
 				 &(struct notice){
 					 .patch_id = id,
 					 .event_id = evid,

@@ -45,6 +45,13 @@ static void parsed_free(struct parsed *ps)
 	free(ps->paths);
 }
 
+unsigned intake_flags(int nbranches, int branch_named)
+{
+	if (nbranches < 2)
+		return 0;
+	return branch_named ? INTAKE_STRICT : INTAKE_ROUTE | INTAKE_STRICT;
+}
+
 void intake_result_release(struct intake_result *r)
 {
 	if (!r)

@@ -35,6 +35,13 @@ void intake_result_release(struct intake_result *r);
  * branch configured: [PATCH 6.1] is not checked against its key).
  */
 enum { INTAKE_ROUTE = 1, INTAKE_STRICT = 2 };
+/*
+ * The flags of every door (`stableq import`, POST /patches): with one
+ * branch 0; with several, [PATCH X.Y] routes a patch (ROUTE) unless the
+ * caller named a branch (--branch, ?branch=), and a prefix naming
+ * another or an unknown branch is refused (STRICT).
+ */
+unsigned intake_flags(int nbranches, int branch_named);
 
 int intake_import_paths(sqlite3 *db, long long branch, unsigned flags,
 			const char *const *paths, size_t n, size_t max_bytes,

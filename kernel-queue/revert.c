@@ -183,7 +183,7 @@ static int finish(struct app *app, long long revert_id)
 					       " %s-stable queue",
 					       app->cfg.branch_key);
 		if (ev >= 0)
-			ev = outbox_add(
+			ev = queue_notify(
 				app->db, &app->cfg,
 				&(struct notice){
 					.patch_id = pid,
