@@ -60,6 +60,22 @@ int intake_import_buffer(sqlite3 *db, const char *buf, size_t len,
 			 struct intake_result *res);
 
 /*
+ * Import, then check: the checks of res's patches (new or known), branch
+ * by branch on each patch's own branch, each with its own evidence; app's
+ * selected branch is the same after. each (may be NULL) hears of every
+ * branch with patches: with sum NULL before its checks run, then with
+ * their result (ret: check_run()'s; ERR_NOTFOUND when the branch's tree
+ * is not there, which does not stop the others). Returns 0, or the first
+ * other error (the branches after it are not checked).
+ */
+struct app;
+struct check_summary;
+int intake_check(struct app *app, const struct intake_result *res,
+		 void (*each)(const char *key, int ret,
+			      const struct check_summary *sum, void *ctx),
+		 void *ctx);
+
+/*
  * The running queue is state, not source: when queue_dir does not exist
  * and queue_seed is set, the seed (the shipped queue) is copied there.
  * Returns 1 when it seeded, 0 when nothing was to do, negative on error.
