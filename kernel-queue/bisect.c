@@ -294,8 +294,7 @@ int bisect_run(struct app *app, long long candidate_id, int budget,
 	struct bis b = { .app = app, .progress = progress, .ctx = ctx,
 			 .budget = budget };
 	enum cand_verdict verdict = candidate_verdict_of(app->db, candidate_id);
-	char *ids_text = NULL;
-	json_t *ids = NULL, *v;
+	json_t *v;
 	size_t i;
 	enum outcome o;
 	int ret, confirm = app->cfg.bisect_confirm > 0 ? app->cfg.bisect_confirm : 1;
@@ -315,22 +314,16 @@ int bisect_run(struct app *app, long long candidate_id, int budget,
 			       candidate_id, candidate_verdict_name(verdict));
 	b.by_build = verdict == CV_BUILD_FAILED;
 	b.by_hang = verdict == CV_HANG;
-	db_query_text(app->db, &ids_text,
-		      "SELECT patch_ids FROM candidates WHERE id = ?", "i",
-		      candidate_id);
-	ids = ids_text ? json_loads(ids_text, 0, NULL) : NULL;
-	free(ids_text);
-	if (!json_is_array(ids) || !json_array_size(ids)) {
-		json_decref(ids);
+	if ((ret = candidate_patch_ids(app->db, candidate_id, &b.patches,
+				       &b.n)) < 0)
+		return ret;
+	if (!b.n) {
+		free(b.patches);
 		return err_set(ERR_CONFLICT,
 			       "candidate %lld has no patches: the branch alone"
 			       " fails, no patch is to blame",
 			       candidate_id);
 	}
-	b.n = json_array_size(ids);
-	b.patches = xcalloc(b.n, sizeof(*b.patches));
-	json_array_foreach(ids, i, v) b.patches[i] = json_integer_value(v);
-	json_decref(ids);
 	b.steer = b.by_build || b.by_hang
 			  ? json_array()
 			  : db_rows_json(app->db,

@@ -142,6 +142,46 @@ char *candidate_verdict(sqlite3 *db, long long id)
 	return v;
 }
 
+json_t *candidate_patch_list(sqlite3 *db, long long id)
+{
+	char *text = NULL;
+	json_t *ids, *v;
+	size_t i;
+	int ret = db_query_text(db, &text,
+				"SELECT patch_ids FROM candidates WHERE id = ?",
+				"i", id);
+
+	if (ret == ERR_NOTFOUND)
+		err_set(ret, "candidate %lld: no such candidate", id);
+	if (ret < 0)
+		return NULL;
+	ids = json_loads(text ? text : "", 0, NULL);
+	free(text);
+	json_array_foreach(ids, i, v) if (!json_is_integer(v)) break;
+	if (!json_is_array(ids) || i < json_array_size(ids)) {
+		json_decref(ids);
+		err_set(ERR_INVALID, "candidate %lld: bad patch list", id);
+		return NULL;
+	}
+	return ids;
+}
+
+int candidate_patch_ids(sqlite3 *db, long long id, long long **ids,
+			size_t *n)
+{
+	json_t *arr = candidate_patch_list(db, id), *v;
+	size_t i;
+
+	*ids = NULL;
+	*n = 0;
+	if (!arr)
+		return err_last() < 0 ? err_last() : ERR_IO;
+	*ids = xcalloc(json_array_size(arr) + 1, sizeof(**ids));
+	json_array_foreach(arr, i, v) (*ids)[(*n)++] = json_integer_value(v);
+	json_decref(arr);
+	return 0;
+}
+
 static const char *const verdict_names[CV_COUNT] = {
 	[CV_NONE] = "none",
 	[CV_PASS] = "pass",
@@ -623,7 +663,7 @@ int candidate_run(struct app *app, long long id, int runs,
 	struct repo *r = NULL;
 	struct strbuf why = STRBUF_INIT;
 	char commit[REPO_HEX_SIZE], tree[REPO_HEX_SIZE];
-	char *ids_text = NULL, *logdir;
+	char *logdir;
 	json_t *ids = NULL;
 	struct built bs = { 0 };
 	int ret, lockfd = -1, hung = 0;
@@ -632,16 +672,8 @@ int candidate_run(struct app *app, long long id, int runs,
 		runs = 1;
 	if ((ret = candidate_on_branch(app, id)) < 0)
 		return ret;
-	if ((ret = db_query_text(app->db, &ids_text,
-				 "SELECT patch_ids FROM candidates WHERE id = ?",
-				 "i", id)) < 0) {
-		ret = err_set(ERR_NOTFOUND, "candidate %lld: no such candidate",
-			      id);
-		goto out;
-	}
-	ids = json_loads(ids_text, 0, NULL);
-	if (!json_is_array(ids)) {
-		ret = err_set(ERR_INVALID, "candidate %lld: bad patch list", id);
+	if (!(ids = candidate_patch_list(app->db, id))) {
+		ret = err_last() < 0 ? err_last() : ERR_IO;
 		goto out;
 	}
 	if ((ret = lock_builds(app, &lockfd)) < 0)
@@ -745,7 +777,6 @@ out:
 	if (lockfd >= 0)
 		close(lockfd);
 	json_decref(ids);
-	free(ids_text);
 	strbuf_release(&why);
 	repo_free(r);
 	return ret < 0 ? ret : 0;

@@ -38,6 +38,16 @@ int candidate_on_branch(struct app *app, long long id);
  */
 int candidate_run(struct app *app, long long id, int runs,
 		  void (*progress)(const char *line, void *ctx), void *ctx);
+/*
+ * The patches candidate id applies, in order: a JSON array of ids (a new
+ * reference), or NULL with ERR_NOTFOUND ("candidate N: no such
+ * candidate"), ERR_INVALID (the stored list is not a list of ids) or the
+ * store's error. The one reader of candidates.patch_ids; the same as a
+ * C array (*ids: caller frees; *n may be 0).
+ */
+json_t *candidate_patch_list(sqlite3 *db, long long id);
+int candidate_patch_ids(sqlite3 *db, long long id, long long **ids,
+			size_t *n);
 /* The stored verdict ("pass", ...) or NULL while it runs; caller frees. */
 char *candidate_verdict(sqlite3 *db, long long id);
 /*

@@ -1,5 +1,6 @@
 /* coverage.c: build coverage: the guest build, else a broad config object by object, else why not. */
 #include "coverage.h"
+#include "candidate.h"
 #include "db.h"
 #include "err.h"
 #include "file.h"
@@ -1449,18 +1450,11 @@ fail:
 
 static int load_entries(struct cov *c)
 {
-	char *ids_text = NULL;
-	json_t *ids;
+	json_t *ids = candidate_patch_list(c->app->db, c->id), *v;
 	size_t i;
-	json_t *v;
-	int ret;
 
-	if ((ret = db_query_text(c->app->db, &ids_text,
-				 "SELECT patch_ids FROM candidates WHERE id = ?",
-				 "i", c->id)) < 0)
-		return ret;
-	ids = json_loads(ids_text ? ids_text : "[]", 0, NULL);
-	free(ids_text);
+	if (!ids)
+		return err_last() < 0 ? err_last() : ERR_IO;
 	json_array_foreach(ids, i, v)
 	{
 		sqlite3_stmt *st = db_prepare(c->app->db,
