@@ -4,6 +4,7 @@
 #include "cli.h"
 #include "db.h"
 #include "err.h"
+#include "file.h"
 #include "http.h"
 #include "intake.h"
 #include "jobs.h"
@@ -13,6 +14,7 @@
 #include "snapshot.h"
 #include "spawn.h"
 #include "strbuf.h"
+#include "strvec.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -75,8 +77,7 @@ struct step {
 	int branch;             /* index in cfg.branches */
 	long long id;
 	char name[64];
-	char *argv[24];
-	int argc;
+	struct strvec argv;
 	struct spawn sp;
 	char *log_path;
 	int running;
@@ -84,9 +85,7 @@ struct step {
 
 static void step_release(struct step *s)
 {
-	for (int i = 0; i < s->argc; i++)
-		free(s->argv[i]);
-	s->argc = 0;
+	strvec_clear(&s->argv);
 	spawn_release(&s->sp);
 	free(s->log_path);
 	s->log_path = NULL;
@@ -159,27 +158,24 @@ static int step_start(struct app *app, struct step *s, const struct job *j,
 	if (app->cfg.nbranches > 1)
 		snprintf(branch, sizeof(branch), " (%s)", app->cfg.branch_key);
 	snprintf(s->name, sizeof(s->name), "%s%s%s", j->name, idtext, branch);
-	s->argv[s->argc++] = xstrdup(app->self);
-	s->argv[s->argc++] = xstrdup("-c");
-	s->argv[s->argc++] = xstrdup(held_conf);
-	s->argv[s->argc++] = xstrdup("--db");
-	s->argv[s->argc++] = xstrdup(app->cfg.db);
-	s->argv[s->argc++] = xstrdup("--branch");
-	s->argv[s->argc++] = xstrdup(app->cfg.branch_key);
+	strvec_push(&s->argv, app->self);
+	strvec_pushl(&s->argv, "-c", held_conf, "--db", app->cfg.db,
+		     "--branch", app->cfg.branch_key, NULL);
 	for (size_t i = 0; i < sizeof(j->argv) / sizeof(j->argv[0]) && j->argv[i];
 	     i++) {
 		const char *a = j->argv[i];
-		s->argv[s->argc++] = !strcmp(a, "{id}") ? xstrfmt("%lld", id)
-				     : !strcmp(a, "{queue_dir}")
-					     ? xstrdup(app->cfg.queue_dir)
-					     : xstrdup(a);
+		if (!strcmp(a, "{id}"))
+			strvec_pushf(&s->argv, "%lld", id);
+		else
+			strvec_push(&s->argv, !strcmp(a, "{queue_dir}")
+						      ? app->cfg.queue_dir
+						      : a);
 	}
-	s->argv[s->argc] = NULL;
 	mkdir_p(logdir);
 	s->log_path = xstrfmt("%s/daemon-steps.log", logdir);
 	free(logdir);
 	s->sp = init;
-	s->sp.argv = (const char *const *)s->argv;
+	s->sp.argv = s->argv.v;
 	s->sp.log_path = s->log_path;
 	s->sp.timeout_ms = deadline_of(&app->cfg, j) * 1000;
 	if (spawn_start(&s->sp) < 0) {

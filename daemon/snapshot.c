@@ -1,4 +1,5 @@
 /* snapshot.c: the config the daemon holds, kept as a private file for its child steps. */
+#include "file.h"
 #include "snapshot.h"
 #include "err.h"
 #include "strbuf.h"

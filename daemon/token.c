@@ -2,11 +2,11 @@
 #include "token.h"
 #include "db.h"
 #include "err.h"
+#include "sha256.h"
 #include "strbuf.h"
 
 #include <errno.h>
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -24,14 +24,7 @@ static void to_hex(const unsigned char *b, size_t n, char *out)
 
 void token_hash_hex(const void *data, size_t len, char hex[65])
 {
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdlen = 0;
-
-	/* EVP_Digest cannot fail for sha256 short of memory exhaustion. */
-	if (!EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL) ||
-	    mdlen != 32)
-		abort();
-	to_hex(md, 32, hex);
+	sha256_hex(data, len, hex);
 }
 
 int token_name_check(const char *name)
@@ -113,24 +106,14 @@ int token_add_scoped(sqlite3 *db, const char *name, int scope,
 	ret = db_exec(db,
 		      "INSERT INTO tokens (name, hash, scope) VALUES (?, ?, ?)",
 		      "ttt", name, hash, token_scope_name(scope));
-	if (ret == ERR_CONFLICT) {
+	if (ret == ERR_CONFLICT)
 		ret = err_set(ERR_EXISTS, "token '%s' exists already", name);
-		goto fail;
-	}
-	if (ret < 0)
-		goto fail;
-	ev = event_add(db, actor, "token", db_last_id(db), "added",
-		       "token %s (%s)", name, token_scope_name(scope));
-	if (ev < 0) {
+	if (ret >= 0 &&
+	    (ev = event_add(db, actor, "token", db_last_id(db), "added",
+			    "token %s (%s)", name, token_scope_name(scope))) < 0)
 		ret = (int)ev;
-		goto fail;
-	}
-	if ((ret = db_commit(db)) < 0)
-		goto fail;
-	*secret = xstrdup(hex);
-	goto out;
-fail:
-	db_rollback(db);
+	if ((ret = db_end(db, ret)) >= 0)
+		*secret = xstrdup(hex);
 out:
 	OPENSSL_cleanse(hex, sizeof(hex));
 	return ret < 0 ? ret : 0;
@@ -149,19 +132,13 @@ int token_remove(sqlite3 *db, const char *name, const char *actor)
 			   name);
 	if (ret == ERR_NOTFOUND)
 		ret = err_set(ERR_NOTFOUND, "no token named '%s'", name);
-	if (ret < 0)
-		goto fail;
-	if ((ret = db_exec(db, "DELETE FROM tokens WHERE id = ?", "i", id)) < 0)
-		goto fail;
-	ev = event_add(db, actor, "token", id, "removed", "token %s", name);
-	if (ev < 0) {
+	if (ret >= 0)
+		ret = db_exec(db, "DELETE FROM tokens WHERE id = ?", "i", id);
+	if (ret >= 0 && (ev = event_add(db, actor, "token", id, "removed",
+					"token %s", name)) < 0)
 		ret = (int)ev;
-		goto fail;
-	}
-	return db_commit(db) < 0 ? ERR_IO : 0;
-fail:
-	db_rollback(db);
-	return ret;
+	ret = db_end(db, ret);
+	return ret < 0 ? ret : 0;
 }
 
 int token_check(sqlite3 *db, const char *secret, size_t len, char **name)

@@ -1,6 +1,7 @@
 /* repo-checkout.c: the worktree made one commit, rewriting what differs. */
 #include "repo-int.h"
 #include "err.h"
+#include "file.h"
 #include "strbuf.h"
 
 #include <errno.h>

@@ -2,6 +2,7 @@
 #include "repo-int.h"
 #include "app.h"
 #include "err.h"
+#include "file.h"
 #include "spawn.h"
 #include "strbuf.h"
 

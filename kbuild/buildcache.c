@@ -1,6 +1,7 @@
 /* buildcache.c: a bounded, crash-safe cache of built kernel states (image + test modules). */
 #include "buildcache.h"
 #include "err.h"
+#include "file.h"
 #include "spawn.h"
 #include "strbuf.h"
 

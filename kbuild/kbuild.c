@@ -1,9 +1,11 @@
 /* kbuild.c: candidate kernel builds: fragments -> checked .config -> make. */
 #include "kbuild.h"
 #include "err.h"
+#include "file.h"
 #include "icecc.h"
 #include "spawn.h"
 #include "strbuf.h"
+#include "strvec.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -531,24 +533,17 @@ static char *common_parent(const char *a, const char *b)
 }
 
 /* The environment of every make: ccache and reproducible outputs. */
-static int build_env(const char **env, const struct kbuild_opts *o,
-		     const char *ccdir, const char *base, char **env_dir,
-		     char **env_base)
+static void build_env(struct strvec *env, const struct kbuild_opts *o,
+		      const char *ccdir, const char *base)
 {
-	int n = 0;
-
-	*env_dir = xstrfmt("CCACHE_DIR=%s", ccdir);
-	*env_base = xstrfmt("CCACHE_BASEDIR=%s", base);
-	env[n++] = *env_dir;
-	env[n++] = *env_base;
-	env[n++] = "CCACHE_NOHASHDIR=true";
-	env[n++] = "CCACHE_MAXSIZE=5G";
+	strvec_pushf(env, "CCACHE_DIR=%s", ccdir);
+	strvec_pushf(env, "CCACHE_BASEDIR=%s", base);
+	strvec_pushl(env, "CCACHE_NOHASHDIR=true", "CCACHE_MAXSIZE=5G", NULL);
 	/* on a farm, ccache hands its misses to icecc */
 	if (icecc_enabled(o->icecc))
-		env[n++] = "CCACHE_PREFIX=icecc";
+		strvec_push(env, "CCACHE_PREFIX=icecc");
 	for (size_t i = 0; i < sizeof(repro_env) / sizeof(repro_env[0]); i++)
-		env[n++] = repro_env[i];
-	return n;
+		strvec_push(env, repro_env[i]);
 }
 
 struct ctx {
@@ -736,7 +731,7 @@ static int configure(struct ctx *c, const char *build, const char *odir)
 	char *dot = xstrfmt("%s/.config", build);
 	char *hashf = xstrfmt("%s/%s", build, HASH_FILE);
 	struct strbuf old = STRBUF_INIT;
-	const char **argv = NULL;
+	struct strvec argv = STRVEC_INIT;
 	int ret;
 
 	if (access(dot, F_OK) == 0 && strbuf_read_file(&old, hashf, 256) == 0) {
@@ -756,23 +751,12 @@ static int configure(struct ctx *c, const char *build, const char *odir)
 	}
 	if ((ret = list_fragments(c->o->config_dir, &frags, &nfrags)) < 0)
 		goto out;
-	argv = xcalloc(nfrags + 8, sizeof(*argv));
-	size_t a = 0;
 	/* through sh: a worktree may have lost the executable bit */
-	argv[a++] = "sh";
-	argv[a++] = "scripts/kconfig/merge_config.sh";
-	argv[a++] = "-m";
-	argv[a++] = "-O";
-	argv[a++] = build;
-	argv[a++] = dot;
-	for (size_t i = 0; i < nfrags; i++) {
-		char *p = xstrfmt("%s/%s", c->o->config_dir, frags[i]);
-		free(frags[i]);
-		frags[i] = p; /* now the full path, freed with the list */
-		argv[a++] = p;
-	}
-	argv[a] = NULL;
-	if ((ret = step(c, "merge_config.sh", argv)) < 0)
+	strvec_pushl(&argv, "sh", "scripts/kconfig/merge_config.sh", "-m", "-O",
+		     build, dot, NULL);
+	for (size_t i = 0; i < nfrags; i++)
+		strvec_pushf(&argv, "%s/%s", c->o->config_dir, frags[i]);
+	if ((ret = step(c, "merge_config.sh", argv.v)) < 0)
 		goto out;
 	{
 		const char *b[] = {"make", odir, cc, "olddefconfig", NULL};
@@ -788,7 +772,7 @@ static int configure(struct ctx *c, const char *build, const char *odir)
 		free(line);
 	}
 out:
-	free(argv);
+	strvec_clear(&argv);
 	free_list(frags, nfrags);
 	strbuf_release(&old);
 	free(dot);
@@ -816,15 +800,15 @@ int kbuild_run(const struct kbuild_opts *o, struct kbuild_result *r)
 {
 	char *src = NULL, *build = NULL, *cfgdir = NULL, *ccdir = NULL;
 	char *base = NULL, *odir = NULL, *jobs = NULL, *tmp = NULL;
-	char *env_dir = NULL, *env_base = NULL, *lockpath = NULL;
+	char *lockpath = NULL;
 	int lockfd = -1;
-	const char *env[16];
+	struct strvec env = STRVEC_INIT;
 	struct ctx c = {.o = o, .r = r};
 	struct kbuild_opts abs;
 	double t0 = now_monotonic();
 	unsigned long log_off = 0;
 	struct stat st;
-	int ret, n = 0;
+	int ret;
 
 	memset(r, 0, sizeof(*r));
 	if (!o->src_dir || !o->build_dir || !o->config_dir)
@@ -889,9 +873,8 @@ int kbuild_run(const struct kbuild_opts *o, struct kbuild_result *r)
 	if (!o->no_ccache && (ret = mkdir_p(ccdir)) < 0)
 		goto out;
 	base = common_parent(src, build);
-	n = build_env(env, o, ccdir, base, &env_dir, &env_base);
-	env[n] = NULL;
-	c.env = env;
+	build_env(&env, o, ccdir, base);
+	c.env = env.v;
 	c.deadline = t0 + (o->timeout_s > 0 ? o->timeout_s : 3600);
 	c.cc = xstrdup(o->no_ccache ? (icecc_enabled(o->icecc) ? "CC=icecc gcc"
 							      : "CC=gcc")
@@ -964,8 +947,7 @@ out:
 	free(odir);
 	free(jobs);
 	free(tmp);
-	free(env_dir);
-	free(env_base);
+	strvec_clear(&env);
 	free(c.cc);
 	if (lockfd >= 0)
 		close(lockfd); /* releases the lock */
@@ -978,10 +960,10 @@ int kbuild_make(const struct kbuild_opts *o, const char *const *argv,
 {
 	struct kbuild_result r = { 0 };
 	struct ctx c = { .o = o, .r = &r, .deadline = deadline };
-	const char *env[32];
-	char *ccdir = NULL, *base = NULL, *env_dir = NULL, *env_base = NULL;
+	struct strvec env = STRVEC_INIT;
+	char *ccdir = NULL, *base = NULL;
 	char *src = realpath(o->src_dir, NULL), *build = NULL;
-	int n, ret;
+	int ret;
 
 	*timed_out = 0;
 	if (!src || mkdir_p(o->build_dir) < 0 ||
@@ -995,11 +977,9 @@ int kbuild_make(const struct kbuild_opts *o, const char *const *argv,
 	if ((ret = mkdir_p(ccdir)) < 0)
 		goto out;
 	base = common_parent(src, build);
-	n = build_env(env, o, ccdir, base, &env_dir, &env_base);
-	for (size_t i = 0; extra_env && extra_env[i] && n < 31; i++)
-		env[n++] = extra_env[i];
-	env[n] = NULL;
-	c.env = env;
+	build_env(&env, o, ccdir, base);
+	strvec_pushv(&env, extra_env);
+	c.env = env.v;
 	r.log_path = (char *)o->log_path;
 	ret = step(&c, argv[0], argv);
 	*timed_out = r.timed_out;
@@ -1010,7 +990,6 @@ out:
 	free(build);
 	free(ccdir);
 	free(base);
-	free(env_dir);
-	free(env_base);
+	strvec_clear(&env);
 	return ret;
 }

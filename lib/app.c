@@ -2,6 +2,7 @@
 #include "app.h"
 #include "db.h"
 #include "err.h"
+#include "file.h"
 #include "strbuf.h"
 
 #include <errno.h>
@@ -79,11 +80,17 @@ int app_sync_branches(struct app *app)
 			      " name = excluded.name, ord = excluded.ord",
 			      "ttd", b->key, b->branch, i);
 	}
-	if (ret < 0) {
-		db_rollback(app->db);
-		return ret;
-	}
-	return db_commit(app->db);
+	ret = db_end(app->db, ret);
+	return ret < 0 ? ret : 0;
+}
+
+int app_set_branch_version(sqlite3 *db, const char *key, const char *version)
+{
+	int ret = db_exec(db,
+			  "UPDATE branches SET version = ?1, base_tag = 'v' || ?1"
+			  " WHERE key = ?2 AND version IS NOT ?1",
+			  "tt", version, key);
+	return ret < 0 ? ret : 0;
 }
 
 int app_branch_id(struct app *app, const char *key, long long *id)

@@ -33,6 +33,11 @@ int app_open_db(struct app *app);
 int app_sync_branches(struct app *app);
 /* The store's id of configured branch key, or negative (ERR_NOTFOUND). */
 int app_branch_id(struct app *app, const char *key, long long *id);
+/*
+ * Records the version branch key's tree holds ("6.1.10"; base_tag
+ * "v6.1.10"). 0 or negative.
+ */
+int app_set_branch_version(sqlite3 *db, const char *key, const char *version);
 /* Selects branch key (NULL: the first) in cfg and branch_id. */
 int app_select_branch(struct app *app, const char *key);
 

@@ -322,6 +322,21 @@ void db_rollback(sqlite3 *db)
 		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
 }
 
+int db_end(sqlite3 *db, int ret)
+{
+	int c;
+
+	if (ret < 0) {
+		db_rollback(db);
+		return ret;
+	}
+	if ((c = db_commit(db)) < 0) {
+		db_rollback(db);
+		return c;
+	}
+	return ret;
+}
+
 /*
  * Rows that break a foreign key, after a migration rebuilt a table (with
  * foreign keys off, as SQLite's ALTER TABLE documentation says): 0 when
@@ -351,11 +366,11 @@ static int migrate_one(sqlite3 *db, const struct embedded_file *f, int n)
 	if (db_begin(db) < 0)
 		return ERR_IO;
 	snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %d", n);
-	if (db_exec_script(db, f->start) < 0 || fk_check(db) < 0 ||
-	    db_exec_script(db, pragma) < 0 || db_commit(db) < 0) {
-		db_rollback(db);
+	if (db_end(db, db_exec_script(db, f->start) < 0 || fk_check(db) < 0 ||
+			       db_exec_script(db, pragma) < 0
+		       ? ERR_IO
+		       : 0) < 0)
 		return err_prefix(ERR_IO, "migration %s", f->path);
-	}
 	return 0;
 }
 

@@ -14,8 +14,22 @@
 int db_open(sqlite3 **out, const char *path);
 void db_close(sqlite3 *db);
 
-/* BEGIN IMMEDIATE / COMMIT / ROLLBACK. Negative with err_msg() on failure. */
+/*
+ * A transaction: db_begin() (BEGIN IMMEDIATE), the work, then
+ * db_end(db, ret) with the work's result: COMMIT when ret >= 0, ROLLBACK
+ * when it is negative or the commit fails. db_end() returns ret, or the
+ * commit's error; so a block is
+ *
+ *	if ((ret = db_begin(db)) < 0)
+ *		return ret;
+ *	ret = work(db);
+ *	return db_end(db, ret);
+ *
+ * db_commit() and db_rollback() are its halves, for the batches that
+ * commit as they go. Negative with err_msg() on failure.
+ */
 int db_begin(sqlite3 *db);
+int db_end(sqlite3 *db, int ret);
 int db_commit(sqlite3 *db);
 void db_rollback(sqlite3 *db);
 

@@ -198,6 +198,15 @@ int spawn_start(struct spawn *s)
 	return 0;
 }
 
+/* Keeps the last max bytes of out (the end of a log says what failed). */
+static void keep_tail(struct spawn *s, size_t max)
+{
+	if (s->out.len <= max)
+		return;
+	memmove(s->out.buf, s->out.buf + s->out.len - max, max);
+	strbuf_setlen(&s->out, max);
+}
+
 static void drain(struct spawn *s)
 {
 	size_t max = s->capture_max ? s->capture_max : (1u << 20);
@@ -215,11 +224,9 @@ static void drain(struct spawn *s)
 			return;
 		}
 		strbuf_add(&s->out, buf, (size_t)n);
-		if (s->out.len > 2 * max) {
-			/* keep the tail: the end of a log says what failed */
-			memmove(s->out.buf, s->out.buf + s->out.len - max, max);
-			strbuf_setlen(&s->out, max);
-		}
+		/* trimmed now and then while it runs, to max once it ended */
+		if (s->out.len > 2 * max)
+			keep_tail(s, max);
 	}
 }
 
@@ -285,6 +292,7 @@ int spawn_poll(struct spawn *s, int block)
 			s->out_fd = -1;
 		}
 	}
+	keep_tail(s, s->capture_max ? s->capture_max : (1u << 20));
 	s->seconds = now_monotonic() - s->started;
 	if (WIFEXITED(wst)) {
 		s->status = WEXITSTATUS(wst);

@@ -5,7 +5,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -248,94 +247,5 @@ int strbuf_read_file(struct strbuf *sb, const char *path, size_t max)
 		return err_set(-1, "%s: cannot read: %s", path, strerror(e));
 	}
 	close(fd);
-	return 0;
-}
-
-int write_file_atomic(const char *path, const void *data, size_t len)
-{
-	char *tmp = xstrfmt("%s.tmp.%ld", path, (long)getpid());
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	const char *p = data;
-	int ret = -1;
-
-	if (fd < 0) {
-		err_set(-1, "%s: cannot create: %s", tmp, strerror(errno));
-		goto out;
-	}
-	while (len) {
-		ssize_t n = write(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			err_set(-1, "%s: cannot write: %s", tmp, strerror(errno));
-			close(fd);
-			unlink(tmp);
-			goto out;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	if (fsync(fd) < 0 || close(fd) < 0) {
-		err_set(-1, "%s: cannot write: %s", tmp, strerror(errno));
-		unlink(tmp);
-		goto out;
-	}
-	if (rename(tmp, path) < 0) {
-		err_set(-1, "%s: cannot rename into place: %s", path,
-			strerror(errno));
-		unlink(tmp);
-		goto out;
-	}
-	ret = 0;
-out:
-	free(tmp);
-	return ret;
-}
-
-int mkdir_p(const char *dir)
-{
-	char *p = xstrdup(dir), *s;
-	int ret = 0;
-
-	for (s = p + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(p, 0755) < 0 && errno != EEXIST) {
-			ret = err_set(ERR_IO, "%s: cannot create: %s", p,
-				      strerror(errno));
-			goto out;
-		}
-		*s = '/';
-	}
-	if (mkdir(p, 0755) < 0 && errno != EEXIST)
-		ret = err_set(ERR_IO, "%s: cannot create: %s", p,
-			      strerror(errno));
-out:
-	free(p);
-	return ret;
-}
-
-static int rm_cb(const char *path, const struct stat *st, int flag,
-		 struct FTW *ftw)
-{
-	(void)st;
-	(void)ftw;
-	if (flag == FTW_DP)
-		return rmdir(path) < 0 ? -1 : 0;
-	return unlink(path) < 0 ? -1 : 0;
-}
-
-int rm_rf(const char *path)
-{
-	struct stat st;
-
-	if (lstat(path, &st) < 0)
-		return errno == ENOENT ? 0
-				       : err_set(ERR_IO, "%s: %s", path,
-						 strerror(errno));
-	if (nftw(path, rm_cb, 32, FTW_DEPTH | FTW_PHYS) < 0)
-		return err_set(ERR_IO, "%s: cannot remove: %s", path,
-			       strerror(errno));
 	return 0;
 }

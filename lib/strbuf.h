@@ -50,14 +50,6 @@ int strbuf_read_file(struct strbuf *sb, const char *path, size_t max);
 /* Reads all of fd until EOF (appending); -1 on a read error (errno set). */
 int strbuf_read_fd(struct strbuf *sb, int fd, size_t max);
 
-/* Writes data to path atomically (temp file + rename). 0 or -1 (err_set). */
-int write_file_atomic(const char *path, const void *data, size_t len);
-
-/* Creates dir and its parents (mkdir -p); 0 or negative (err_set). */
-int mkdir_p(const char *dir);
-/* rm -rf path (never follows symlinks); 0 when gone, or negative (err_set). */
-int rm_rf(const char *path);
-
 /* Allocating helpers that abort on failure. */
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);

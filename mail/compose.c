@@ -131,28 +131,7 @@ static void body_log(struct strbuf *b, const char *log)
 
 /* ---- composing --------------------------------------------------------- */
 
-/*
- * The patch as the mail needs it: one row of the store as a JSON object
- * (db_row_json), read with row_str(); no struct of its own to keep in
- * step with kernel-queue's. NULL with err_msg() when there is no such patch.
- */
-static json_t *patch_load(sqlite3 *db, long long id)
-{
-	/* branch: the git branch of the patch's own queue (linux-6.12.y) */
-	json_t *p = db_row_json(db,
-				"SELECT p.subject, p.subject_prefix,"
-				" p.author_name, p.author_email, p.message_id,"
-				" p.in_reply_to, p.upstream, b.name AS branch"
-				" FROM patches p LEFT JOIN branches b ON b.id ="
-				" p.branch_id WHERE p.id = ?",
-				"i", id);
-
-	if (!p && err_last() == ERR_NOTFOUND)
-		err_set(ERR_NOTFOUND, "patch %lld: no such patch", id);
-	return p;
-}
-
-/* A text column of a row from db_row_json(), NULL when SQL NULL. */
+/* A text field of the notice's patch, NULL when there is none. */
 static const char *row_str(const json_t *p, const char *col)
 {
 	return json_string_value(json_object_get(p, col));
@@ -175,24 +154,14 @@ static void cc_add(struct mailboxes *cc, const char *name, const char *addr,
 }
 
 /* The Signed-off-by chain in trailer order, valid addresses only. */
-static int add_signoffs(sqlite3 *db, long long patch, struct mailboxes *r)
+static void add_signoffs(const json_t *p, long long patch, struct mailboxes *r)
 {
-	sqlite3_stmt *st;
-	int rc;
+	size_t i;
+	const json_t *s;
 
-	st = db_prepare(db,
-			"SELECT value, extra FROM patch_tags WHERE patch_id = ?"
-			" AND kind = 'signed_off_by' ORDER BY id",
-			"i", patch);
-	if (!st)
-		return ERR_IO;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		cc_add(r, db_col_text(st, 1), db_col_text(st, 0),
+	json_array_foreach(json_object_get(p, "signoffs"), i, s)
+		cc_add(r, row_str(s, "name"), row_str(s, "email"),
 		       "Signed-off-by", patch);
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return err_set(ERR_IO, "db: %s", sqlite3_errmsg(db));
-	return 0;
 }
 
 /*
@@ -476,7 +445,8 @@ static json_t *chain_of(sqlite3 *db, const struct notice *n, long long *amend,
 long long outbox_add(sqlite3 *db, const struct config *cfg,
 		     const struct notice *n)
 {
-	json_t *p = NULL, *chain = NULL;
+	const json_t *p = n ? n->patch : NULL;
+	json_t *chain = NULL;
 	struct mailboxes to = {0}, cc = {0}, all = {0};
 	struct strbuf msg = STRBUF_INIT, body = STRBUF_INIT;
 	struct strbuf psubj = STRBUF_INIT;
@@ -493,8 +463,11 @@ long long outbox_add(sqlite3 *db, const struct config *cfg,
 	if (!k)
 		return err_set(ERR_INVALID, "mail: unknown kind '%s'",
 			       n && n->kind ? n->kind : "(null)");
-	if (!(p = patch_load(db, n->patch_id)))
-		return err_last() < 0 ? err_last() : ERR_IO;
+	if (!json_is_object(p))
+		return err_set(ERR_INVALID,
+			       "mail: patch %lld: the notice does not carry"
+			       " the patch",
+			       n->patch_id);
 	const char *author_name = row_str(p, "author_name");
 	const char *author_email = row_str(p, "author_email");
 	const char *pmsgid = row_str(p, "message_id");
@@ -519,8 +492,7 @@ long long outbox_add(sqlite3 *db, const struct config *cfg,
 		/* the author may recur in the chain, in another case too */
 		mailboxes_add_unique(&all, NULL, author_email);
 	}
-	if ((ret = add_signoffs(db, n->patch_id, &cc)) < 0)
-		goto out;
+	add_signoffs(p, n->patch_id, &cc);
 	add_mail_cc(&cc, cfg->mail_cc, n->patch_id);
 	{
 		struct mailboxes kept = {0};
@@ -667,7 +639,6 @@ long long outbox_add(sqlite3 *db, const struct config *cfg,
 	}
 	ret = 0;
 out:
-	json_decref(p);
 	json_decref(chain);
 	mailboxes_release(&to);
 	mailboxes_release(&cc);

@@ -59,15 +59,13 @@ int mail_guard_apply(sqlite3 *db, const struct config *cfg, long long mark,
 			" maintainer releases it' WHERE id > ? AND state ="
 			" 'queued' AND hold IS NULL",
 			"ti", why, mark);
-	if (mails < 0 ||
-	    event_add(db, actor, "mail", 0, "held",
-		      "%s in %lld mails: held for a maintainer to release",
-		      why, mails) < 0 ||
-	    (ret = db_commit(db)) < 0) {
-		ret = mails < 0 ? (int)mails : ERR_IO;
-		db_rollback(db);
+	ret = mails < 0 ? (int)mails
+			: (int)event_add(db, actor, "mail", 0, "held",
+					 "%s in %lld mails: held for a"
+					 " maintainer to release",
+					 why, mails);
+	if ((ret = db_end(db, ret)) < 0)
 		goto out;
-	}
 	log_warnx("mail: %s: %lld mails held until a maintainer releases"
 		  " them (stableq mail release)",
 		  why, mails);
@@ -86,11 +84,12 @@ int mail_release(sqlite3 *db, const long long *ids, size_t n,
 		return ret;
 	for (size_t i = 0; i < n; i++) {
 		long long held = 0;
-		if (db_query_int(db, &held,
-				 "SELECT COUNT(*) FROM mail WHERE id = ? AND hold"
-				 " IS NOT NULL",
-				 "i", ids[i]) < 0 ||
-		    !held) {
+		if ((ret = db_query_int(db, &held,
+					"SELECT COUNT(*) FROM mail WHERE id = ?"
+					" AND hold IS NOT NULL",
+					"i", ids[i])) < 0)
+			goto fail;
+		if (!held) {
 			ret = err_set(ERR_NOTFOUND,
 				      "mail %lld: no such mail waiting for a"
 				      " release",
@@ -121,12 +120,9 @@ int mail_release(sqlite3 *db, const long long *ids, size_t n,
 		done++;
 	}
 	sqlite3_finalize(st);
-	if ((ret = db_commit(db)) < 0)
-		goto fail;
-	return done;
+	ret = done;
 fail:
-	db_rollback(db);
-	return ret;
+	return db_end(db, ret);
 }
 
 long long mail_held_count(sqlite3 *db)

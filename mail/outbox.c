@@ -152,9 +152,8 @@ static int record(sqlite3 *db, const struct due *d, const char *state,
 					     d->patch_id, d->attempts,
 					     error ? ": " : "",
 					     error ? error : "");
-		if (ret >= 0 && (ret = db_commit(db)) >= 0)
+		if ((ret = db_end(db, ret)) >= 0)
 			return 0;
-		db_rollback(db);
 	}
 	return ret;
 }
@@ -235,11 +234,8 @@ int outbox_deliver_report(sqlite3 *db, const struct config *cfg, int max,
 			    " attempts + 1 WHERE id = ? AND state IN"
 			    " ('queued','sending')",
 			    "i", d.id);
-		if (r < 0 || (ret = db_commit(db)) < 0) {
-			ret = r < 0 ? r : ret;
-			db_rollback(db);
+		if ((ret = db_end(db, r)) < 0)
 			break;
-		}
 		if (r == 0)
 			continue;
 		if ((ret = due_reload(db, &d)) < 0)

@@ -4,6 +4,7 @@
 
 #include "config.h"
 
+#include <jansson.h>
 #include <sqlite3.h>
 
 /* What the mail tells the author. All strings borrowed. */
@@ -15,6 +16,14 @@ struct notice {
 	const char *why;         /* the reason, several lines allowed */
 	const char *log_excerpt; /* the failing test's log lines, or NULL */
 	const char *revert_patch;/* the revert as a mail-format patch, or NULL */
+	/*
+	 * The patch, as the mail names it: {subject, subject_prefix,
+	 * author_name, author_email, message_id, in_reply_to, upstream,
+	 * branch (its queue's git branch), signoffs: [{name, email}] in
+	 * trailer order}. mail/ never reads the queue's tables: the caller
+	 * gives it (queue_notify() in kernel-queue builds it). Borrowed.
+	 */
+	const json_t *patch;
 };
 
 /*

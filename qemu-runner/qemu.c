@@ -1,8 +1,10 @@
 /* qemu.c: boots a kernel with a deadline; TCG or KVM by a cached probe. */
 #include "qemu.h"
 #include "err.h"
+#include "file.h"
 #include "spawn.h"
 #include "strbuf.h"
+#include "strvec.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -80,9 +82,8 @@ static int wait_stop_at(struct spawn *s, const struct qemu_opts *o,
 int qemu_boot(const struct qemu_opts *o, struct qemu_result *r)
 {
 	struct spawn s = SPAWN_INIT;
-	char mem[16], *append = NULL, *serial = NULL;
-	const char *argv[32];
-	int a = 0, ret, timeout = o->timeout_s > 0 ? o->timeout_s : 300;
+	struct strvec argv = STRVEC_INIT;
+	int ret, timeout = o->timeout_s > 0 ? o->timeout_s : 300;
 	int kvm;
 
 	memset(r, 0, sizeof(*r));
@@ -108,41 +109,25 @@ int qemu_boot(const struct qemu_opts *o, struct qemu_result *r)
 			       o->console_log, strerror(errno));
 	close(cfd);
 
-	snprintf(mem, sizeof(mem), "%d", o->memory_mb > 0 ? o->memory_mb : 256);
-	append = o->append && *o->append
-			 ? xstrfmt("%s %s", BASE_APPEND, o->append)
-			 : xstrdup(BASE_APPEND);
-	serial = xstrfmt("file:%s", o->console_log);
-	argv[a++] = o->qemu ? o->qemu : QEMU_BIN;
-	argv[a++] = "-nodefaults";
-	argv[a++] = "-nographic";
-	argv[a++] = "-no-reboot";
-	argv[a++] = "-smp";
-	argv[a++] = "1";
-	argv[a++] = "-m";
-	argv[a++] = mem;
-	argv[a++] = "-accel";
-	argv[a++] = o->accel;
+	strvec_pushl(&argv, o->qemu ? o->qemu : QEMU_BIN, "-nodefaults",
+		     "-nographic", "-no-reboot", "-smp", "1", "-m", NULL);
+	strvec_pushf(&argv, "%d", o->memory_mb > 0 ? o->memory_mb : 256);
 	/*
 	 * TCG's "max" model has SMAP and SMEP, so user access outside
 	 * user_access_begin() faults as it does on real hardware.
 	 */
-	argv[a++] = "-cpu";
-	argv[a++] = kvm ? "host" : "max";
-	argv[a++] = "-kernel";
-	argv[a++] = o->kernel;
-	argv[a++] = "-initrd";
-	argv[a++] = o->initrd;
-	argv[a++] = "-append";
-	argv[a++] = append;
-	argv[a++] = "-serial";
-	argv[a++] = serial;
-	argv[a++] = "-monitor";
-	argv[a++] = "none";
-	argv[a] = NULL;
+	strvec_pushl(&argv, "-accel", o->accel, "-cpu", kvm ? "host" : "max",
+		     "-kernel", o->kernel, "-initrd", o->initrd, "-append", NULL);
+	if (o->append && *o->append)
+		strvec_pushf(&argv, "%s %s", BASE_APPEND, o->append);
+	else
+		strvec_push(&argv, BASE_APPEND);
+	strvec_push(&argv, "-serial");
+	strvec_pushf(&argv, "file:%s", o->console_log);
+	strvec_pushl(&argv, "-monitor", "none", NULL);
 
-	r->cmdline = spawn_cmdline(argv);
-	s.argv = argv;
+	r->cmdline = spawn_cmdline(argv.v);
+	s.argv = argv.v;
 	s.capture = 1;
 	s.capture_max = 64 * 1024;
 	s.timeout_ms = timeout * 1000;
@@ -151,7 +136,7 @@ int qemu_boot(const struct qemu_opts *o, struct qemu_result *r)
 		err_set(ret,
 			"%s not found: install the Debian package %s "
 			"(`make deps`)",
-			argv[0], QEMU_PKG);
+			argv.v[0], QEMU_PKG);
 		goto out;
 	}
 	if (ret < 0)
@@ -171,8 +156,7 @@ int qemu_boot(const struct qemu_opts *o, struct qemu_result *r)
 out:
 	r->qemu_output = xstrndup(s.out.buf, s.out.len);
 	spawn_release(&s);
-	free(append);
-	free(serial);
+	strvec_clear(&argv);
 	return ret;
 }
 

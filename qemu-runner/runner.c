@@ -1,6 +1,7 @@
 /* runner.c: a candidate's boot and tests: initramfs, accel, QEMU, verdict. */
 #include "runner.h"
 #include "err.h"
+#include "file.h"
 #include "initramfs.h"
 #include "qemu.h"
 #include "spawn.h"

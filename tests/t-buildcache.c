@@ -2,6 +2,7 @@
 #include "buildcache.h"
 #include "db.h"
 #include "err.h"
+#include "file.h"
 #include "progress.h"
 #include "strbuf.h"
 #include "tap.h"

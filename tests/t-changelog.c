@@ -2,6 +2,7 @@
 #include "changelog.h"
 #include "db.h"
 #include "err.h"
+#include "file.h"
 #include "log.h"
 #include "strbuf.h"
 #include "tap.h"

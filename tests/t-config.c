@@ -1,6 +1,7 @@
 /* t-config.c: config_load() of branch sections, their inheritance and refusals. */
 #include "config.h"
 #include "err.h"
+#include "file.h"
 #include "strbuf.h"
 #include "tap.h"
 

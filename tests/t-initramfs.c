@@ -1,5 +1,6 @@
 /* t-initramfs.c: the newc writer, read back by the system's cpio. */
 #include "err.h"
+#include "file.h"
 #include "initramfs.h"
 #include "spawn.h"
 #include "strbuf.h"

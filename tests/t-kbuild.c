@@ -1,5 +1,6 @@
 /* t-kbuild.c: config hash, fragment checks, error excerpts, refusals. */
 #include "err.h"
+#include "file.h"
 #include "kbuild.h"
 #include "spawn.h"
 #include "strbuf.h"

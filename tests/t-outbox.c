@@ -9,6 +9,7 @@
 #include "err.h"
 #include "log.h"
 #include "outbox.h"
+#include "queue.h"
 #include "smtp.h"
 #include "strbuf.h"
 #include "tap.h"
@@ -65,7 +66,7 @@ static long long enqueue(sqlite3 *db, const struct config *cfg,
 
 	if (db_begin(db) < 0)
 		return ERR_IO;
-	id = outbox_add(db, cfg, n);
+	id = queue_notify(db, cfg, n);
 	if (id < 0) {
 		diag("outbox_add: %s", err_msg());
 		db_rollback(db);
@@ -300,7 +301,7 @@ static void test_compose(sqlite3 *db, struct config *cfg)
 	ev = event_add(db, "test", "patch", p, "dropped", "test");
 	n.patch_id = p;
 	n.event_id = ev;
-	id = outbox_add(db, cfg, &n);
+	id = queue_notify(db, cfg, &n);
 	db_commit(db);
 	ok(id > 0, "outbox_add returns a mail id");
 	msg = mail_text(db, id, "headers_and_body");
@@ -518,13 +519,13 @@ static void test_errors(sqlite3 *db, struct config *cfg)
 
 	db_query_int(db, &before, "SELECT count(*) FROM mail", NULL);
 	db_begin(db);
-	r = outbox_add(db, cfg, &n);
+	r = queue_notify(db, cfg, &n);
 	db_rollback(db);
 	is_int(r, ERR_NOTFOUND, "unknown patch: not found");
 	like(err_msg(), "patch 999999", "the error names the patch");
 	n.patch_id = 1;
 	n.kind = "exploded";
-	r = outbox_add(db, cfg, &n);
+	r = queue_notify(db, cfg, &n);
 	is_int(r, ERR_INVALID, "unknown kind: invalid");
 	db_query_int(db, &after, "SELECT count(*) FROM mail", NULL);
 	is_int(after, before, "no mail from errors");
@@ -541,7 +542,7 @@ static void test_rollback(sqlite3 *db, struct config *cfg)
 	db_query_int(db, &evb, "SELECT count(*) FROM events", NULL);
 	db_begin(db);
 	n.event_id = event_add(db, "test", "patch", p, "reverted", NULL);
-	id = outbox_add(db, cfg, &n);
+	id = queue_notify(db, cfg, &n);
 	ok(id > 0, "mail added inside the caller's transaction");
 	db_rollback(db);
 	db_query_int(db, &after, "SELECT count(*) FROM mail", NULL);
@@ -569,7 +570,7 @@ static void test_chain(sqlite3 *db, struct config *cfg)
 			    .what = "Your patch was flagged broken.",
 			    .why = "It breaks user-copy.",
 			    .log_excerpt = "FAIL: user-copy\n"};
-	a = outbox_add(db, cfg, &n1);
+	a = queue_notify(db, cfg, &n1);
 	id1 = mail_text(db, a, "message_id");
 	ev2 = event_add(db, "test", "patch", p, "dropped", NULL);
 	struct notice n2 = {.patch_id = p,
@@ -577,7 +578,7 @@ static void test_chain(sqlite3 *db, struct config *cfg)
 			    .kind = "dropped",
 			    .what = "Your patch was dropped.",
 			    .why = "Bisection 3 found it."};
-	b = outbox_add(db, cfg, &n2);
+	b = queue_notify(db, cfg, &n2);
 	db_commit(db);
 	is_int(b, a, "flagged then dropped: one mail, amended");
 	db_query_int(db, &count, "SELECT count(*) FROM mail WHERE patch_id = ?",
@@ -916,7 +917,7 @@ static int helper_enqueue(int argc, char **argv)
 		goto fail;
 	n.event_id =
 		event_add(db, "test", "patch", n.patch_id, n.kind, "mail test");
-	if (n.event_id < 0 || (id = outbox_add(db, &cfg, &n)) < 0 ||
+	if (n.event_id < 0 || (id = queue_notify(db, &cfg, &n)) < 0 ||
 	    db_commit(db) < 0)
 		goto fail;
 	printf("%lld\n", id);

@@ -1,5 +1,6 @@
 /* t-repo.c: repo.h on real git repositories, checked against git. */
 #include "err.h"
+#include "file.h"
 #include "repo.h"
 #include "spawn.h"
 #include "strbuf.h"

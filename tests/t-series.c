@@ -1,5 +1,6 @@
 /* t-series.c: series_parse() and series_load() on real temp queues. */
 #include "err.h"
+#include "file.h"
 #include "series.h"
 #include "strbuf.h"
 #include "tap.h"

@@ -3,6 +3,7 @@
 #include "cli.h"
 #include "db.h"
 #include "err.h"
+#include "log.h"
 #include "queue.h"
 #include "repo.h"
 #include "strbuf.h"
@@ -40,11 +41,8 @@ static json_t *branch_json(struct app *app, const struct branch_conf *b)
 	json_object_set_new(o, "patches", json_integer(total));
 	json_object_set_new(o, "states", states);
 	/* the store learns the version the tree holds */
-	if (version)
-		db_exec(app->db,
-			"UPDATE branches SET version = ?1, base_tag = 'v' || ?1"
-			" WHERE key = ?2 AND version != ?1",
-			"tt", version, b->key);
+	if (version && app_set_branch_version(app->db, b->key, version) < 0)
+		log_warnx("branch %s: %s", b->key, err_msg());
 	free(version);
 	return o;
 }

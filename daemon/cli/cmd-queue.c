@@ -69,7 +69,23 @@ static void verdict_line(struct strbuf *sb, json_t *verdicts)
 	}
 }
 
-static int check_imported(struct app *app, const struct intake_result *res);
+/* What the checks of an import found, branch by branch. */
+static void print_checked(const char *key, int ret,
+			  const struct check_summary *sum, void *ctx)
+{
+	struct app *app = ctx;
+
+	if (!sum) {
+		if (app->cfg.nbranches > 1)
+			printf("branch %s:\n", key);
+	} else if (ret == ERR_NOTFOUND) {
+		printf("checks not run: %s\n", tty(err_msg()));
+	} else if (ret < 0) {
+		fprintf(stderr, "stableq import: checks: %s\n", tty(err_msg()));
+	} else {
+		check_summary_print(sum, stdout);
+	}
+}
 
 int cmd_import(struct app *app, int argc, char **argv)
 {
@@ -82,9 +98,7 @@ int cmd_import(struct app *app, int argc, char **argv)
 		return 2;
 	}
 	/* several branches: [PATCH X.Y] routes a patch unless --branch said */
-	flags = app->cfg.nbranches < 2 ? 0
-		: app->branch_given    ? INTAKE_STRICT
-				       : INTAKE_ROUTE | INTAKE_STRICT;
+	flags = intake_flags(app->cfg.nbranches, app->branch_given);
 	ret = intake_import_paths(app->db, app->branch_id, flags,
 				  (const char *const *)argv + 1,
 				  (size_t)argc - 1, (size_t)app->cfg.max_patch_bytes,
@@ -104,56 +118,10 @@ int cmd_import(struct app *app, int argc, char **argv)
 		printf("%s\n", tty(l));
 	}
 	ret = 0;
-	if (res.added)
-		ret = check_imported(app, &res);
+	if (res.added && intake_check(app, &res, print_checked, app) < 0)
+		ret = 1;
 	intake_result_release(&res);
 	return ret;
-}
-
-/* The new patches' checks, branch by branch, each with its own evidence. */
-static int check_imported(struct app *app, const struct intake_result *res)
-{
-	const char *was = app->cfg.branch_key;
-	long long *ids = xcalloc(res->nids, sizeof(*ids));
-	int status = 0;
-
-	for (int b = 0; b < app->cfg.nbranches && !status; b++) {
-		const char *key = app->cfg.branches[b].key;
-		struct check_summary sum;
-		size_t n = 0;
-		int ret;
-
-		if (app_select_branch(app, key) < 0)
-			continue; /* not in the store: nothing went there */
-		for (size_t i = 0; i < res->nids; i++) {
-			long long on = 0;
-			if (db_query_int(app->db, &on,
-					 "SELECT branch_id FROM patches WHERE"
-					 " id = ?",
-					 "i", res->ids[i]) == 0 &&
-			    on == app->branch_id)
-				ids[n++] = res->ids[i];
-		}
-		if (!n)
-			continue;
-		if (app->cfg.nbranches > 1)
-			printf("branch %s:\n", key);
-		ret = check_run(app, ids, n, &sum);
-		if (ret == ERR_NOTFOUND) {
-			printf("checks not run: %s\n", tty(err_msg()));
-		} else if (ret < 0) {
-			fprintf(stderr, "stableq import: checks: %s\n",
-				tty(err_msg()));
-			status = 1;
-		} else {
-			check_summary_print(&sum, stdout);
-			json_decref(sum.json);
-		}
-	}
-	free(ids);
-	if (app_select_branch(app, was) < 0 && !status)
-		status = 1;
-	return status;
 }
 
 int cmd_check(struct app *app, int argc, char **argv)

@@ -93,11 +93,10 @@ static int tree_init(struct app *app)
 		fprintf(stderr, "stableq tree init: %s\n", err_msg());
 		return 1;
 	}
-	if (p.db)
-		db_exec(p.db,
-			"UPDATE branches SET version = ?1, base_tag = 'v' || ?1"
-			" WHERE key = ?2",
-			"tt", version, app->cfg.branch_key);
+	if (p.db && app_set_branch_version(p.db, app->cfg.branch_key, version) < 0) {
+		fprintf(stderr, "stableq tree init: %s\n", err_msg());
+		return 1;
+	}
 	if (ret == 1)
 		printf("tree: %s already holds v%s (branch %s); nothing "
 		       "changed\n",

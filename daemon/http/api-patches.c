@@ -152,9 +152,7 @@ void api_post_patches(struct api_request *req, struct api_response *res,
 	 */
 	if (api_branch_arg(req, res, &branch) < 0)
 		return;
-	flags = req->app.cfg.nbranches < 2 ? 0
-		: branch		   ? INTAKE_STRICT
-					   : INTAKE_ROUTE | INTAKE_STRICT;
+	flags = intake_flags(req->app.cfg.nbranches, branch != 0);
 	if (!branch && (branch = queue_default_branch(req->app.db)) < 0) {
 		api_fail(res, (int)branch);
 		return;

@@ -319,11 +319,10 @@ int changelog_index(sqlite3 *db, const char *path, long *entries,
 			      path);
 		goto fail;
 	}
-	if ((ret = db_exec(db,
-			   "UPDATE changelog_sources SET entries = ? WHERE id = ?",
-			   "ii", (long long)got, in.source)) < 0 ||
-	    (ret = db_commit(db)) < 0)
-		goto fail;
+	ret = db_exec(db, "UPDATE changelog_sources SET entries = ? WHERE id = ?",
+		      "ii", (long long)got, in.source);
+	if ((ret = db_end(db, ret)) < 0)
+		goto out;
 	log_info("changelog %s: indexed %ld upstream stable backports", path,
 		 got);
 	if (entries)

@@ -336,7 +336,7 @@ static int notify(struct check_ctx *c, long long id, long long event,
 		.what = what,
 		.why = why,
 	};
-	long long r = outbox_add(c->app->db, &c->app->cfg, &n);
+	long long r = queue_notify(c->app->db, &c->app->cfg, &n);
 	return r < 0 ? (int)r : 0;
 }
 

@@ -133,24 +133,17 @@ int verify_fix(struct app *app, long long patch_id,
 		      : xstrdup(why.buf);
 	if ((ret = db_begin(app->db)) < 0)
 		goto out;
-	if ((ret = verdict_add(app->db, patch_id, "test", res, det)) < 0)
-		goto fail;
-	if (!strcmp(res, "not-present")) {
+	ret = verdict_add(app->db, patch_id, "test", res, det);
+	if (ret >= 0 && !strcmp(res, "not-present")) {
 		char *reason = xstrfmt("not-present: %s", det);
 		ev = patch_set_state(app->db, patch_id, PS_REJECTED, reason,
 				     app->actor);
 		free(reason);
-		if (ev < 0) {
+		if (ev < 0)
 			ret = (int)ev;
-			goto fail;
-		}
 	}
-	if ((ret = db_commit(app->db)) < 0)
-		goto fail;
-	log_info("patch %lld: test %s: %s", patch_id, res, det);
-	goto out;
-fail:
-	db_rollback(app->db);
+	if ((ret = db_end(app->db, ret)) >= 0)
+		log_info("patch %lld: test %s: %s", patch_id, res, det);
 out:
 	free(test);
 	free(result);

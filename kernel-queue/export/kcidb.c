@@ -3,11 +3,11 @@
 #include "db.h"
 #include "err.h"
 #include "repo.h"
+#include "sha256.h"
 #include "strbuf.h"
 
 #include <ctype.h>
 #include <dirent.h>
-#include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -112,16 +112,6 @@ static void set_text(json_t *o, const char *key, const char *s)
 
 	if (s && *s && (v = json_string(s)))
 		json_object_set_new(o, key, v);
-}
-
-static void sha256_hex(const char *data, size_t len, char out[65])
-{
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned mdlen = 0;
-
-	EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL);
-	for (unsigned i = 0; i < mdlen && i < 32; i++)
-		snprintf(out + 2 * i, 3, "%02x", md[i]);
 }
 
 static int cmp_str(const void *a, const void *b)

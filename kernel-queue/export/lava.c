@@ -1,14 +1,16 @@
 /* lava.c: a LAVA job definition for a candidate: qemu, its kernel and initramfs, its tests. */
 #include "lava.h"
+#include "candidate.h"
 #include "db.h"
 #include "err.h"
+#include "file.h"
+#include "sha256.h"
 #include "strbuf.h"
 #include "testset.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,8 +129,6 @@ static int copy_image(const char *src, const char *dir, const char *name,
 		      char hex[65])
 {
 	struct strbuf data = STRBUF_INIT;
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned mdlen = 0;
 	char *dst = xstrfmt("%s/%s", dir, name);
 	int ret;
 
@@ -137,9 +137,7 @@ static int copy_image(const char *src, const char *dir, const char *name,
 			      *err_msg() ? err_msg() : "cannot read it");
 		goto out;
 	}
-	EVP_Digest(data.buf, data.len, md, &mdlen, EVP_sha256(), NULL);
-	for (unsigned i = 0; i < mdlen && i < 32; i++)
-		snprintf(hex + 2 * i, 3, "%02x", md[i]);
+	sha256_hex(data.buf, data.len, hex);
 	ret = write_file_atomic(dst, data.buf, data.len);
 out:
 	free(dst);
@@ -252,7 +250,7 @@ static json_t *image(const char *url_base, const char *name, const char *hex,
 int lava_job(sqlite3 *db, const struct config *cfg, const struct lava_opts *o,
 	     char **yaml)
 {
-	char *verdict = NULL, *commit = NULL, *ids = NULL, *result = NULL;
+	char *verdict = NULL, *commit = NULL, *result = NULL;
 	char *out_dir = NULL, *abs = NULL, *url_base = NULL, *path = NULL;
 	char *kernel = NULL, *initrd = NULL, *name = NULL;
 	char khex[65] = "", ihex[65] = "";
@@ -277,9 +275,6 @@ int lava_job(sqlite3 *db, const struct config *cfg, const struct lava_opts *o,
 		      o->candidate);
 	db_query_text(db, &commit,
 		      "SELECT commit_sha FROM candidates WHERE id = ?", "i",
-		      o->candidate);
-	db_query_text(db, &ids,
-		      "SELECT patch_ids FROM candidates WHERE id = ?", "i",
 		      o->candidate);
 	if (build)
 		db_query_text(db, &result,
@@ -331,7 +326,7 @@ int lava_job(sqlite3 *db, const struct config *cfg, const struct lava_opts *o,
 			test_min += (tests[i].timeout + 59) / 60;
 	boot_min = (cfg->boot_timeout + 59) / 60;
 	{
-		json_t *arr = json_loads(ids ? ids : "[]", 0, NULL);
+		json_t *arr = candidate_patch_list(db, o->candidate);
 		name = xstrfmt("stableq candidate %lld: %s + %zu patches "
 			       "(%.12s)",
 			       o->candidate, cfg->branch, json_array_size(arr),
@@ -389,7 +384,6 @@ out:
 	strbuf_release(&sb);
 	free(verdict);
 	free(commit);
-	free(ids);
 	free(result);
 	free(out_dir);
 	free(abs);

@@ -1,6 +1,7 @@
 /* intake.c: parse everything first, then store it in one transaction. */
 #include "intake.h"
 #include "app.h"
+#include "check.h"
 #include "db.h"
 #include "err.h"
 #include "log.h"
@@ -62,6 +63,53 @@ static void note_cuts(struct intake_result *res, const char *path,
 			    path, PATCH_TEXT_MAX, p->name_cut);
 	free(res->notes);
 	res->notes = strbuf_detach(&sb, NULL);
+}
+
+int intake_check(struct app *app, const struct intake_result *res,
+		 void (*each)(const char *key, int ret,
+			      const struct check_summary *sum, void *ctx),
+		 void *ctx)
+{
+	const char *was = app->cfg.branch_key;
+	long long *ids = xcalloc(res->nids + 1, sizeof(*ids));
+	int status = 0, ret;
+
+	for (int b = 0; b < app->cfg.nbranches && status >= 0; b++) {
+		const char *key = app->cfg.branches[b].key;
+		struct check_summary sum = { 0 };
+		size_t n = 0;
+
+		if (app_select_branch(app, key) < 0)
+			continue; /* not in the store: nothing went there */
+		for (size_t i = 0; i < res->nids; i++) {
+			char *on = NULL;
+			if (queue_patch_branch(app->db, res->ids[i], &on) == 0 &&
+			    !strcmp(on, key))
+				ids[n++] = res->ids[i];
+			free(on);
+		}
+		if (!n)
+			continue;
+		if (each)
+			each(key, 0, NULL, ctx);
+		ret = check_run(app, ids, n, &sum);
+		if (each)
+			each(key, ret, &sum, ctx);
+		json_decref(sum.json);
+		if (ret < 0 && ret != ERR_NOTFOUND)
+			status = ret;
+	}
+	free(ids);
+	if ((ret = app_select_branch(app, was)) < 0 && status >= 0)
+		status = ret;
+	return status;
+}
+
+unsigned intake_flags(int nbranches, int branch_named)
+{
+	if (nbranches < 2)
+		return 0;
+	return branch_named ? INTAKE_STRICT : INTAKE_ROUTE | INTAKE_STRICT;
 }
 
 void intake_result_release(struct intake_result *r)
@@ -281,12 +329,10 @@ static int store(sqlite3 *db, long long branch, unsigned flags,
 				  res->added, res->duplicates,
 				  ps->paths[0])) < 0)
 		goto fail;
-	if ((ret = db_commit(db)) < 0)
-		goto fail;
-	return 0;
+	ret = 0;
 fail:
-	db_rollback(db);
-	intake_result_release(res);
+	if ((ret = db_end(db, ret)) < 0)
+		intake_result_release(res);
 	return ret;
 }
 

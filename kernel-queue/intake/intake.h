@@ -37,6 +37,13 @@ void intake_result_release(struct intake_result *r);
  * branch configured: [PATCH 6.1] is not checked against its key).
  */
 enum { INTAKE_ROUTE = 1, INTAKE_STRICT = 2 };
+/*
+ * The flags of every door (`stableq import`, POST /patches): with one
+ * branch 0; with several, [PATCH X.Y] routes a patch (ROUTE) unless the
+ * caller named a branch (--branch, ?branch=), and a prefix naming
+ * another or an unknown branch is refused (STRICT).
+ */
+unsigned intake_flags(int nbranches, int branch_named);
 
 int intake_import_paths(sqlite3 *db, long long branch, unsigned flags,
 			const char *const *paths, size_t n, size_t max_bytes,
@@ -59,6 +66,22 @@ int intake_import_buffer(sqlite3 *db, const char *buf, size_t len,
  * 6.1.y": "6.12", "6.1") into ver; 1 when it names one, else 0.
  */
 int intake_prefix_version(const char *prefix, char *ver, size_t size);
+
+/*
+ * Import, then check: the checks of res's patches (new or known), branch
+ * by branch on each patch's own branch, each with its own evidence; app's
+ * selected branch is the same after. each (may be NULL) hears of every
+ * branch with patches: with sum NULL before its checks run, then with
+ * their result (ret: check_run()'s; ERR_NOTFOUND when the branch's tree
+ * is not there, which does not stop the others). Returns 0, or the first
+ * other error (the branches after it are not checked).
+ */
+struct app;
+struct check_summary;
+int intake_check(struct app *app, const struct intake_result *res,
+		 void (*each)(const char *key, int ret,
+			      const struct check_summary *sum, void *ctx),
+		 void *ctx);
 
 /*
  * The running queue is state, not source: when queue_dir does not exist

@@ -3,6 +3,7 @@
 #include "app.h"
 #include "db.h"
 #include "err.h"
+#include "outbox.h"
 #include "strbuf.h"
 
 #include <stdlib.h>
@@ -88,6 +89,61 @@ long long patch_set_state(sqlite3 *db, long long id, enum patch_state to,
 	return event_add(db, actor, "patch", id, "state", "%s -> %s%s%s",
 			 patch_state_name(from), patch_state_name(to),
 			 reason ? ": " : "", reason ? reason : "");
+}
+
+json_t *queue_notice_patch(sqlite3 *db, long long id)
+{
+	/* branch: the git branch of the patch's own queue (linux-6.12.y) */
+	json_t *p = db_row_json(db,
+				"SELECT p.subject, p.subject_prefix,"
+				" p.author_name, p.author_email, p.message_id,"
+				" p.in_reply_to, p.upstream, b.name AS branch"
+				" FROM patches p LEFT JOIN branches b ON b.id ="
+				" p.branch_id WHERE p.id = ?",
+				"i", id);
+	json_t *so;
+
+	if (!p) {
+		if (err_last() == ERR_NOTFOUND)
+			err_set(ERR_NOTFOUND, "patch %lld: no such patch", id);
+		return NULL;
+	}
+	so = db_rows_json(db,
+			  "SELECT extra AS name, value AS email FROM patch_tags"
+			  " WHERE patch_id = ? AND kind = 'signed_off_by'"
+			  " ORDER BY id",
+			  "i", id);
+	if (!so) {
+		json_decref(p);
+		return NULL;
+	}
+	json_object_set_new(p, "signoffs", so);
+	return p;
+}
+
+long long queue_notify(sqlite3 *db, const struct config *cfg,
+		       const struct notice *n)
+{
+	struct notice full = *n;
+	json_t *p = queue_notice_patch(db, n->patch_id);
+	long long id;
+
+	if (!p)
+		return err_last() < 0 ? err_last() : ERR_IO;
+	full.patch = p;
+	id = outbox_add(db, cfg, &full);
+	json_decref(p);
+	return id;
+}
+
+int verdict_latest(sqlite3 *db, long long patch_id, const char *check,
+		   char **result)
+{
+	*result = NULL;
+	return db_query_text(db, result,
+			     "SELECT result FROM verdicts WHERE patch_id = ? AND"
+			     " check_name = ? ORDER BY id DESC LIMIT 1",
+			     "it", patch_id, check);
 }
 
 int verdict_add(sqlite3 *db, long long patch_id, const char *check,

@@ -62,9 +62,25 @@ long long patch_set_state(sqlite3 *db, long long id, enum patch_state to,
 			  const char *reason, const char *actor);
 int patch_get_state(sqlite3 *db, long long id, enum patch_state *out);
 
+/*
+ * What a mail about patch id names (struct notice's patch: subject,
+ * authors, Message-Id, upstream, its queue's branch, the Signed-off-by
+ * chain). A new reference, or NULL (ERR_NOTFOUND for an unknown id).
+ */
+json_t *queue_notice_patch(sqlite3 *db, long long id);
+/* outbox_add() of n with its patch filled in from the store. */
+struct notice;
+struct config;
+long long queue_notify(sqlite3 *db, const struct config *cfg,
+		       const struct notice *n);
+
 /* Stores a verdict (history: never overwrites). */
 int verdict_add(sqlite3 *db, long long patch_id, const char *check,
 		const char *result, const char *detail);
+/* The newest result of a check on a patch (*result: caller frees);
+ * ERR_NOTFOUND when it has none. */
+int verdict_latest(sqlite3 *db, long long patch_id, const char *check,
+		   char **result);
 
 /*
  * Ids of branch's patches (0: every branch's) in a state (or all with

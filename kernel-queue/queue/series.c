@@ -1,6 +1,7 @@
 /* series.c: a quilt stable-queue directory: series file and its patches. */
 #include "series.h"
 #include "err.h"
+#include "file.h"
 #include "strbuf.h"
 
 #include <ctype.h>

@@ -44,7 +44,7 @@ long long flag_locked(struct app *app, long long id, const char *reason,
 	char *what = xstrfmt("Your patch was flagged broken in the %s-stable"
 			     " queue",
 			     app->cfg.branch_key);
-	long long m = outbox_add(app->db, &app->cfg,
+	long long m = queue_notify(app->db, &app->cfg,
 				 &(struct notice){
 					 .patch_id = id,
 					 .event_id = evid,
@@ -58,26 +58,29 @@ long long flag_locked(struct app *app, long long id, const char *reason,
 	return m < 0 ? m : evid;
 }
 
+int patch_action_begin(struct app *app, long long patch_id,
+		       const char *reason)
+{
+	int ret;
+
+	if (!reason || !*reason)
+		return err_set(ERR_INVALID, "a reason is required");
+	if ((ret = queue_follow_patch(app, patch_id)) < 0)
+		return ret;
+	return db_begin(app->db);
+}
+
 int revert_flag(struct app *app, long long patch_id, const char *reason,
 		const struct evidence *ev)
 {
 	long long r;
 	int ret;
 
-	if (!reason || !*reason)
-		return err_set(ERR_INVALID, "a reason is required");
-	if ((ret = queue_follow_patch(app, patch_id)) < 0 ||
-	    (ret = db_begin(app->db)) < 0)
+	if ((ret = patch_action_begin(app, patch_id, reason)) < 0)
 		return ret;
 	r = flag_locked(app, patch_id, reason, ev);
-	if (r < 0) {
-		db_rollback(app->db);
-		return (int)r;
-	}
-	if ((ret = db_commit(app->db)) < 0) {
-		db_rollback(app->db);
+	if ((ret = db_end(app->db, r < 0 ? (int)r : 0)) < 0)
 		return ret;
-	}
 	log_info("patch %lld: flagged broken: %s", patch_id, reason);
 	return 0;
 }

@@ -88,25 +88,22 @@ int release_queue(struct app *app, int force, size_t *n)
 	for (size_t i = 0; i < nids; i++) {
 		long long ev = patch_set_state(app->db, ids[i], PS_RELEASED,
 					       commits[i], app->actor);
-		if (ev < 0 ||
-		    db_exec(app->db,
-			    "UPDATE patches SET released_commit = ? WHERE id = ?",
-			    "ti", commits[i], ids[i]) < 0) {
-			ret = ev < 0 ? (int)ev : ERR_IO;
-			db_rollback(app->db);
-			goto out;
-		}
+		ret = ev < 0 ? (int)ev
+			     : db_exec(app->db,
+				       "UPDATE patches SET released_commit = ?"
+				       " WHERE id = ?",
+				       "ti", commits[i], ids[i]);
+		if (ret < 0)
+			break;
 	}
-	if ((ret = queue_link_dependencies(app->db)) < 0 ||
-	    (ret = rc_released(app->db, app->branch_id)) < 0 ||
-	    (ret = (int)event_add(app->db, app->actor, "branch", 0, "released",
-				  "%zu patches onto %s (%s-stable): %.12s..%.12s",
-				  nids, app->cfg.branch, app->cfg.branch_key,
-				  tip, parent)) < 0 ||
-	    (ret = db_commit(app->db)) < 0) {
-		db_rollback(app->db);
+	if (ret >= 0 && (ret = queue_link_dependencies(app->db)) >= 0 &&
+	    (ret = rc_released(app->db, app->branch_id)) >= 0)
+		ret = (int)event_add(app->db, app->actor, "branch", 0, "released",
+				     "%zu patches onto %s (%s-stable): %.12s..%.12s",
+				     nids, app->cfg.branch, app->cfg.branch_key,
+				     tip, parent);
+	if ((ret = db_end(app->db, ret)) < 0)
 		goto out;
-	}
 	crash_point("release-before-branch");
 	if ((ret = repo_set_branch(r, app->cfg.branch, parent, tip)) < 0)
 		goto out;

@@ -41,6 +41,12 @@ struct plan {
 int plan_build(struct app *app, long long root, struct plan *p);
 void plan_free(struct plan *p);
 
+/*
+ * A maintainer's action on a patch: a reason is required, the patch's
+ * branch is followed, then BEGIN (the caller ends it with db_end()).
+ */
+int patch_action_begin(struct app *app, long long patch_id,
+		       const char *reason);
 /* Flags inside the caller's transaction; returns the event id. */
 long long flag_locked(struct app *app, long long id, const char *reason,
 		      const struct evidence *ev);

@@ -168,10 +168,8 @@ int revert_store_plan(struct app *app, long long patch_id, const char *reason)
 		return ret;
 	if ((ret = db_begin(app->db)) < 0)
 		goto out;
-	ret = insert_revert(app, patch_id, reason, &p, "planned", NULL, NULL,
-			    &id);
-	if (ret < 0 || (ret = db_commit(app->db)) < 0)
-		db_rollback(app->db);
+	ret = db_end(app->db, insert_revert(app, patch_id, reason, &p,
+					    "planned", NULL, NULL, &id));
 out:
 	plan_free(&p);
 	return ret < 0 ? ret : 0;

@@ -1,5 +1,6 @@
 /* revert.c: revert first: a broken patch and its dependents dropped from the queue or reverted on the branch, then confirmed. */
 #include "revert-int.h"
+#include "file.h"
 #include "series.h"
 #include "candidate.h"
 #include "db.h"
@@ -136,11 +137,10 @@ static int finish(struct app *app, long long revert_id)
 				     db_col_text(st, 2), sl);
 		free(sl);
 		char *path = NULL;
-		if (write_queue_patch(app, name, db_col_text(st, 1), &path) == 0)
-			db_exec(app->db,
-				"UPDATE revert_items SET patch_path = ? WHERE id = ?",
-				"ti", path, (long long)sqlite3_column_int64(st, 0));
-		else
+		if (write_queue_patch(app, name, db_col_text(st, 1), &path) < 0 ||
+		    db_exec(app->db,
+			    "UPDATE revert_items SET patch_path = ? WHERE id = ?",
+			    "ti", path, (long long)sqlite3_column_int64(st, 0)) < 0)
 			log_warnx("revert %lld: %s", revert_id, err_msg());
 		free(name);
 		free(path);
@@ -183,7 +183,7 @@ static int finish(struct app *app, long long revert_id)
 					       " %s-stable queue",
 					       app->cfg.branch_key);
 		if (ev >= 0)
-			ev = outbox_add(
+			ev = queue_notify(
 				app->db, &app->cfg,
 				&(struct notice){
 					.patch_id = pid,
@@ -217,14 +217,12 @@ static int finish(struct app *app, long long revert_id)
 		ret = ev < 0 ? (int)ev : ret;
 		goto fail;
 	}
-	if ((ret = db_commit(app->db)) < 0)
-		goto fail;
+	ret = 0;
+fail:
+	if ((ret = db_end(app->db, ret)) < 0)
+		goto out;
 	log_info("revert %lld: done (patch %lld)", revert_id, root);
 	leave_out_of_series(app, revert_id, reason);
-	ret = 0;
-	goto out;
-fail:
-	db_rollback(app->db);
 out:
 	free(reason);
 	return ret;
@@ -331,8 +329,7 @@ int revert_execute(struct app *app, long long patch_id, const char *reason,
 				      " patch_id = ?",
 				      "ttii", commits[i], texts[i], *revert_id,
 				      p.v[i].id);
-	if (ret < 0 || (ret = db_commit(app->db)) < 0) {
-		db_rollback(app->db);
+	if ((ret = db_end(app->db, ret)) < 0) {
 		*revert_id = 0;
 		goto out;
 	}
@@ -347,9 +344,11 @@ int revert_execute(struct app *app, long long patch_id, const char *reason,
 	}
 	crash_point("revert-before-branch");
 	if ((ret = repo_set_branch(r, app->cfg.branch, chain, tip)) < 0) {
-		db_exec(app->db,
-			"UPDATE reverts SET state = 'failed' WHERE id = ?", "i",
-			*revert_id);
+		if (db_exec(app->db,
+			    "UPDATE reverts SET state = 'failed' WHERE id = ?",
+			    "i", *revert_id) < 0)
+			log_warnx("revert %lld: cannot mark it failed: %s",
+				  *revert_id, err_msg());
 		goto out;
 	}
 	crash_point("revert-after-branch");
@@ -395,10 +394,11 @@ int revert_resume(struct app *app)
 				log_warnx("revert %lld: the branch moved since"
 					  " it was planned; marked failed",
 					  id);
-				db_exec(app->db,
-					"UPDATE reverts SET state = 'failed'"
-					" WHERE id = ?",
-					"i", id);
+				if ((ret = db_exec(app->db,
+						   "UPDATE reverts SET state ="
+						   " 'failed' WHERE id = ?",
+						   "i", id)) < 0)
+					break;
 				continue;
 			}
 			if (ret < 0)
@@ -482,18 +482,17 @@ int revert_run(struct app *app, long long patch_id, const char *reason,
 		return ret;
 	cid = candidate_create_on(app->db, app->branch_id, NULL, 0, 0,
 				  "confirm", 0, app->actor);
-	if (cid < 0 ||
-	    (ret = db_exec(app->db,
-			   "UPDATE reverts SET confirm_candidate_id = ? WHERE"
-			   " id = ?",
-			   "ii", cid, *revert_id)) < 0 ||
-	    (ret = (int)event_add(app->db, app->actor, "revert", *revert_id,
-				  "confirming", "candidate %lld confirms it",
-				  cid)) < 0 ||
-	    (ret = db_commit(app->db)) < 0) {
-		db_rollback(app->db);
-		return cid < 0 ? (int)cid : ret;
-	}
+	ret = cid < 0 ? (int)cid
+		      : db_exec(app->db,
+				"UPDATE reverts SET confirm_candidate_id = ?"
+				" WHERE id = ?",
+				"ii", cid, *revert_id);
+	if (ret >= 0)
+		ret = (int)event_add(app->db, app->actor, "revert", *revert_id,
+				     "confirming", "candidate %lld confirms it",
+				     cid);
+	if ((ret = db_end(app->db, ret)) < 0)
+		return ret;
 	*confirm_id = cid;
 	return 0;
 }
@@ -502,46 +501,46 @@ int revert_confirm(struct app *app, long long revert_id,
 		   void (*progress)(const char *line, void *ctx), void *ctx)
 {
 	long long cid = 0;
-	char *v;
+	enum cand_verdict v;
 	int ok, ret;
 
 	if ((ret = db_query_int(app->db, &cid,
 				"SELECT confirm_candidate_id FROM reverts WHERE"
 				" id = ? AND confirm_candidate_id IS NOT NULL",
-				"i", revert_id)) < 0)
+				"i", revert_id)) == ERR_NOTFOUND)
 		return err_set(ERR_NOTFOUND,
 			       "revert %lld: no such revert, or it has no"
 			       " confirmation candidate",
 			       revert_id);
+	if (ret < 0)
+		return ret;
 	if ((ret = queue_follow_candidate(app, cid)) < 0)
 		return ret;
-	v = candidate_verdict(app->db, cid);
-	if (!v) {
+	v = candidate_verdict_of(app->db, cid);
+	if (v == CV_NONE) {
 		/* not run yet, or interrupted: run it now */
 		if ((ret = candidate_run(app, cid, 1, progress, ctx)) < 0)
 			return ret;
-		v = candidate_verdict(app->db, cid);
+		v = candidate_verdict_of(app->db, cid);
 	}
-	ok = v && !strcmp(v, "pass");
+	ok = v == CV_PASS;
 	if ((ret = db_begin(app->db)) < 0)
 		goto out;
-	if ((ret = db_exec(app->db,
-			   "UPDATE reverts SET state = ? WHERE id = ? AND state"
-			   " IN ('done','confirmed')",
-			   "ti", ok ? "confirmed" : "done", revert_id)) < 0 ||
-	    (ret = (int)event_add(app->db, app->actor, "revert", revert_id,
-				  ok ? "confirmed" : "unconfirmed",
-				  "candidate %lld: %s", cid,
-				  v ? v : "no verdict")) < 0 ||
-	    (ret = db_commit(app->db)) < 0) {
-		db_rollback(app->db);
+	ret = db_exec(app->db,
+		      "UPDATE reverts SET state = ? WHERE id = ? AND state"
+		      " IN ('done','confirmed')",
+		      "ti", ok ? "confirmed" : "done", revert_id);
+	if (ret >= 0)
+		ret = (int)event_add(app->db, app->actor, "revert", revert_id,
+				     ok ? "confirmed" : "unconfirmed",
+				     "candidate %lld: %s", cid,
+				     v ? candidate_verdict_name(v) : "no verdict");
+	if ((ret = db_end(app->db, ret)) < 0)
 		goto out;
-	}
 	log_info("revert %lld: candidate %lld: %s", revert_id, cid,
-		 ok ? "confirmed" : v ? v : "no verdict");
+		 ok ? "confirmed" : v ? candidate_verdict_name(v) : "no verdict");
 	ret = ok;
 out:
-	free(v);
 	return ret;
 }
 

@@ -34,8 +34,8 @@ struct bis {
 	int replaying;
 };
 
-/* ceil(log2(n)): the search steps left over n + 1 possible answers. */
-static long search_steps(long n)
+/* ceil(log2(n)): the search steps over n possible answers. */
+long bisect_search_steps(long n)
 {
 	long k = 0;
 
@@ -44,17 +44,38 @@ static long search_steps(long n)
 	return k;
 }
 
+void bisect_window_init(struct bisect_window *w, size_t n)
+{
+	w->good = -1;
+	w->bad = (long)n;
+}
+
+long bisect_window_next(const struct bisect_window *w)
+{
+	return w->bad - w->good > 1 ? w->good + (w->bad - w->good) / 2 : -1;
+}
+
+void bisect_window_record(struct bisect_window *w, long prefix, int bad)
+{
+	if (bad)
+		w->bad = prefix;
+	else
+		w->good = prefix;
+}
+
 static void step_progress(struct bis *b)
 {
 	char *label = xstrfmt("bisection %lld", b->id);
 
 	progress_set(b->app->db, "bisection", b->id, label, b->steps_done,
 		     b->steps_total, "steps");
-	db_exec(b->app->db,
-		"UPDATE bisections SET steps_done = ?, steps_total = ? WHERE"
-		" id = ?",
-		"iii", (long long)b->steps_done, (long long)b->steps_total,
-		b->id);
+	/* progress only: a step not counted is no harm */
+	if (db_exec(b->app->db,
+		    "UPDATE bisections SET steps_done = ?, steps_total = ?"
+		    " WHERE id = ?",
+		    "iii", (long long)b->steps_done, (long long)b->steps_total,
+		    b->id) < 0)
+		log_warnx("bisection %lld: progress: %s", b->id, err_msg());
 	free(label);
 }
 
@@ -68,33 +89,28 @@ static void say(struct bis *b, const char *line)
 /* Per test across runs: every run failed -> fail, mixed -> flaky. */
 static enum outcome classify(struct bis *b, long long cid, struct strbuf *why)
 {
-	char *verdict = candidate_verdict(b->app->db, cid);
+	enum cand_verdict verdict = candidate_verdict_of(b->app->db, cid);
 	enum outcome o = GOOD;
 	size_t i;
 	json_t *t;
 
-	if (!verdict)
-		verdict = xstrdup("error");
 	if (b->by_build) {
-		o = !strcmp(verdict, "build-failed") ? BAD : GOOD;
+		o = verdict == CV_BUILD_FAILED ? BAD : GOOD;
 		strbuf_addf(why, "build %s", o == BAD ? "failed" : "ok");
-		free(verdict);
 		return o;
 	}
-	if (!strcmp(verdict, "build-failed") || !strcmp(verdict, "apply-failed")) {
+	if (verdict == CV_BUILD_FAILED || verdict == CV_APPLY_FAILED) {
 		/* cannot tell: treat as bad so the search stays on the safe
 		 * side, and say so */
-		strbuf_addf(why, "%s (counted as bad)", verdict);
-		free(verdict);
+		strbuf_addf(why, "%s (counted as bad)",
+			    candidate_verdict_name(verdict));
 		return BAD;
 	}
 	if (b->by_hang) {
-		o = !strcmp(verdict, "hang") ? BAD : GOOD;
+		o = verdict == CV_HANG ? BAD : GOOD;
 		strbuf_addf(why, "guest %s", o == BAD ? "hung" : "finished");
-		free(verdict);
 		return o;
 	}
-	free(verdict);
 	for (i = 0; i < json_array_size(b->steer);) {
 		long long fails = 0, passes = 0;
 		t = json_array_get(b->steer, i);
@@ -171,8 +187,10 @@ static int evaluate(struct bis *b, size_t prefix, int runs, const char *kind,
 	if (cid < 0)
 		return (int)cid;
 	/* a bisect 'confirm' candidate is not the queue's confirmation */
-	db_exec(b->app->db, "UPDATE candidates SET purpose = 'bisect' WHERE id = ?",
-		"i", cid);
+	if ((ret = db_exec(b->app->db,
+			   "UPDATE candidates SET purpose = 'bisect' WHERE id = ?",
+			   "i", cid)) < 0)
+		return ret;
 	/* a search step boots only the steering tests; the confirmation runs
 	 * the whole set */
 	if (!strcmp(kind, "search") && !b->by_build && !b->by_hang &&
@@ -188,18 +206,26 @@ static int evaluate(struct bis *b, size_t prefix, int runs, const char *kind,
 		return ret;
 	b->last_candidate = cid;
 	*out = classify(b, cid, &why);
-	db_exec(b->app->db,
-		"INSERT INTO bisection_steps (bisection_id, prefix_len,"
-		" candidate_id, result, kind) VALUES (?, ?, ?, ?, ?)",
-		"iiitt", b->id, (long long)prefix, cid, outcome_name[*out],
-		kind);
+	/* the steps are what a resumed bisection replays */
+	ret = db_exec(b->app->db,
+		      "INSERT INTO bisection_steps (bisection_id, prefix_len,"
+		      " candidate_id, result, kind) VALUES (?, ?, ?, ?, ?)",
+		      "iiitt", b->id, (long long)prefix, cid,
+		      outcome_name[*out], kind);
 	/* a state the cache held cost a boot, not a build */
-	db_exec(b->app->db,
-		"UPDATE bisections SET builds_used = builds_used + (SELECT"
-		" COUNT(*) FROM candidates c JOIN builds d ON d.id = c.build_id"
-		" WHERE c.id = ? AND d.cached = 0), boots_used = boots_used +"
-		" (SELECT boots FROM candidates WHERE id = ?) WHERE id = ?",
-		"iii", cid, cid, b->id);
+	if (ret >= 0)
+		ret = db_exec(b->app->db,
+			      "UPDATE bisections SET builds_used = builds_used"
+			      " + (SELECT COUNT(*) FROM candidates c JOIN"
+			      " builds d ON d.id = c.build_id WHERE c.id = ?"
+			      " AND d.cached = 0), boots_used = boots_used +"
+			      " (SELECT boots FROM candidates WHERE id = ?)"
+			      " WHERE id = ?",
+			      "iii", cid, cid, b->id);
+	if (ret < 0) {
+		strbuf_release(&why);
+		return ret;
+	}
 	snprintf(line, sizeof(line), "prefix %zu is %s: %s", prefix,
 		 outcome_name[*out], why.buf);
 	say(b, line);
@@ -274,49 +300,37 @@ int bisect_run(struct app *app, long long candidate_id, int budget,
 {
 	struct bis b = { .app = app, .progress = progress, .ctx = ctx,
 			 .budget = budget };
-	char *verdict = candidate_verdict(app->db, candidate_id);
-	char *ids_text = NULL;
-	json_t *ids = NULL, *v;
+	enum cand_verdict verdict = candidate_verdict_of(app->db, candidate_id);
+	json_t *v;
 	size_t i;
 	enum outcome o;
 	int ret, confirm = app->cfg.bisect_confirm > 0 ? app->cfg.bisect_confirm : 1;
 
 	*bisection_id = 0;
-	if (verdict && (ret = candidate_on_branch(app, candidate_id)) < 0) {
-		free(verdict);
+	if (verdict != CV_NONE &&
+	    (ret = candidate_on_branch(app, candidate_id)) < 0)
 		return ret;
-	}
-	if (!verdict)
+	if (verdict == CV_NONE)
 		return err_set(ERR_NOTFOUND,
 			       "candidate %lld: no such candidate, or it has no"
 			       " verdict yet",
 			       candidate_id);
-	if (!strcmp(verdict, "pass") || !strcmp(verdict, "apply-failed")) {
-		ret = err_set(ERR_CONFLICT,
-			      "candidate %lld is %s: there is nothing to bisect",
-			      candidate_id, verdict);
-		free(verdict);
+	if (verdict == CV_PASS || verdict == CV_APPLY_FAILED)
+		return err_set(ERR_CONFLICT,
+			       "candidate %lld is %s: there is nothing to bisect",
+			       candidate_id, candidate_verdict_name(verdict));
+	b.by_build = verdict == CV_BUILD_FAILED;
+	b.by_hang = verdict == CV_HANG;
+	if ((ret = candidate_patch_ids(app->db, candidate_id, &b.patches,
+				       &b.n)) < 0)
 		return ret;
-	}
-	b.by_build = !strcmp(verdict, "build-failed");
-	b.by_hang = !strcmp(verdict, "hang");
-	free(verdict);
-	db_query_text(app->db, &ids_text,
-		      "SELECT patch_ids FROM candidates WHERE id = ?", "i",
-		      candidate_id);
-	ids = ids_text ? json_loads(ids_text, 0, NULL) : NULL;
-	free(ids_text);
-	if (!json_is_array(ids) || !json_array_size(ids)) {
-		json_decref(ids);
+	if (!b.n) {
+		free(b.patches);
 		return err_set(ERR_CONFLICT,
 			       "candidate %lld has no patches: the branch alone"
 			       " fails, no patch is to blame",
 			       candidate_id);
 	}
-	b.n = json_array_size(ids);
-	b.patches = xcalloc(b.n, sizeof(*b.patches));
-	json_array_foreach(ids, i, v) b.patches[i] = json_integer_value(v);
-	json_decref(ids);
 	/* a candidate classified against the tip steers by its regressions
 	 * alone: a known failure fails on every prefix */
 	json_t *regressions = b.by_build || b.by_hang
@@ -387,11 +401,12 @@ int bisect_run(struct app *app, long long candidate_id, int budget,
 	 * state the confirmation boots was built by the search or by the
 	 * failing candidate, so the build cache makes it reboots only.
 	 */
-	long lo = -1, hi = (long)b.n;
-	b.steps_total = search_steps(hi - lo) + 2;
+	struct bisect_window w;
+	long mid;
+	bisect_window_init(&w, b.n);
+	b.steps_total = bisect_search_steps(w.bad - w.good) + 2;
 	step_progress(&b);
-	while (hi - lo > 1) {
-		long mid = lo + (hi - lo) / 2;
+	while ((mid = bisect_window_next(&w)) >= 0) {
 		if ((ret = evaluate(&b, (size_t)mid, 1, "search", &o)) != 0)
 			goto out;
 		if (o == FLAKY) {
@@ -399,14 +414,15 @@ int bisect_run(struct app *app, long long candidate_id, int budget,
 			ret = 0;
 			goto out;
 		}
-		if (o == BAD)
-			hi = mid;
-		else
-			lo = mid;
-		db_exec(app->db,
-			"UPDATE bisections SET good = ?, bad = ? WHERE id = ?",
-			"iii", (long long)lo, (long long)hi, b.id);
+		bisect_window_record(&w, mid, o == BAD);
+		if ((ret = db_exec(app->db,
+				   "UPDATE bisections SET good = ?, bad = ?"
+				   " WHERE id = ?",
+				   "iii", (long long)w.good, (long long)w.bad,
+				   b.id)) < 0)
+			goto out;
 	}
+	long hi = w.bad;
 	if (hi == 0) {
 		ret = end(&b, "failed", 0,
 			  "the branch alone fails: no queued patch is to blame");
@@ -422,11 +438,12 @@ int bisect_run(struct app *app, long long candidate_id, int budget,
 			  o == FLAKY ? "the culprit's prefix gave mixed results:"
 				       " recorded as flaky"
 				     : "the culprit's prefix passed when repeated");
-		if (o == FLAKY)
-			db_exec(app->db,
-				"UPDATE test_results SET result = 'flaky' WHERE"
-				" candidate_id = ? AND result = 'fail'",
-				"i", bad_cid);
+		if (o == FLAKY && ret >= 0)
+			ret = db_exec(app->db,
+				      "UPDATE test_results SET result = 'flaky'"
+				      " WHERE candidate_id = ? AND result ="
+				      " 'fail'",
+				      "i", bad_cid);
 		goto out;
 	}
 	if ((ret = evaluate(&b, hi - 1, confirm, "confirm", &o)) != 0)

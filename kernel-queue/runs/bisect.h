@@ -30,6 +30,22 @@ int bisect_run(struct app *app, long long candidate_id, int budget,
 	       long long *bisection_id,
 	       void (*progress)(const char *line, void *ctx), void *ctx);
 json_t *bisect_json(sqlite3 *db, long long id);
+
+/*
+ * The search itself, without builds: the first bad prefix of n patches is
+ * one of 0..n (0: the branch alone fails; n is known bad). The window
+ * holds it in (good, bad]; bisect_window_next() names the prefix to try
+ * next, or -1 once bad is the answer; bisect_window_record() narrows the
+ * window by that prefix's outcome. bisect_search_steps(n + 1) bounds the
+ * tries: ceil(log2(n + 1)).
+ */
+struct bisect_window {
+	long good, bad;
+};
+void bisect_window_init(struct bisect_window *w, size_t n);
+long bisect_window_next(const struct bisect_window *w);
+void bisect_window_record(struct bisect_window *w, long prefix, int bad);
+long bisect_search_steps(long answers);
 /*
  * What a bisection found, in one line for logs: "bisection 3: patch 5,
  * confirmed (4 builds, 9 boots)", "bisection 4: step 2 of about 7 (...)",

@@ -4,6 +4,7 @@
 #include "coverage.h"
 #include "db.h"
 #include "err.h"
+#include "file.h"
 #include "kbuild.h"
 #include "log.h"
 #include "progress.h"
@@ -140,6 +141,77 @@ char *candidate_verdict(sqlite3 *db, long long id)
 	db_query_text(db, &v, "SELECT verdict FROM candidates WHERE id = ?",
 		      "i", id);
 	return v;
+}
+
+json_t *candidate_patch_list(sqlite3 *db, long long id)
+{
+	char *text = NULL;
+	json_t *ids, *v;
+	size_t i;
+	int ret = db_query_text(db, &text,
+				"SELECT patch_ids FROM candidates WHERE id = ?",
+				"i", id);
+
+	if (ret == ERR_NOTFOUND)
+		err_set(ret, "candidate %lld: no such candidate", id);
+	if (ret < 0)
+		return NULL;
+	ids = json_loads(text ? text : "", 0, NULL);
+	free(text);
+	json_array_foreach(ids, i, v) if (!json_is_integer(v)) break;
+	if (!json_is_array(ids) || i < json_array_size(ids)) {
+		json_decref(ids);
+		err_set(ERR_INVALID, "candidate %lld: bad patch list", id);
+		return NULL;
+	}
+	return ids;
+}
+
+int candidate_patch_ids(sqlite3 *db, long long id, long long **ids,
+			size_t *n)
+{
+	json_t *arr = candidate_patch_list(db, id), *v;
+	size_t i;
+
+	*ids = NULL;
+	*n = 0;
+	if (!arr)
+		return err_last() < 0 ? err_last() : ERR_IO;
+	*ids = xcalloc(json_array_size(arr) + 1, sizeof(**ids));
+	json_array_foreach(arr, i, v) (*ids)[(*n)++] = json_integer_value(v);
+	json_decref(arr);
+	return 0;
+}
+
+static const char *const verdict_names[CV_COUNT] = {
+	[CV_NONE] = "none",
+	[CV_PASS] = "pass",
+	[CV_FAIL] = "fail",
+	[CV_HANG] = "hang",
+	[CV_BUILD_FAILED] = "build-failed",
+	[CV_APPLY_FAILED] = "apply-failed",
+};
+
+const char *candidate_verdict_name(enum cand_verdict v)
+{
+	return (unsigned)v < CV_COUNT ? verdict_names[v] : "?";
+}
+
+enum cand_verdict candidate_verdict_parse(const char *name)
+{
+	for (int i = CV_NONE + 1; name && i < CV_COUNT; i++)
+		if (!strcmp(name, verdict_names[i]))
+			return (enum cand_verdict)i;
+	return CV_NONE;
+}
+
+enum cand_verdict candidate_verdict_of(sqlite3 *db, long long id)
+{
+	char *v = candidate_verdict(db, id);
+	enum cand_verdict cv = candidate_verdict_parse(v);
+
+	free(v);
+	return cv;
 }
 
 __attribute__((format(printf, 3, 4))) static void
@@ -301,14 +373,16 @@ static const char *aggregate(sqlite3 *db, long long id, struct strbuf *detail,
 		}
 	}
 	sqlite3_finalize(st);
-	if (flaky)
-		db_exec(db,
+	if (flaky &&
+	    db_exec(db,
 			"UPDATE test_results SET result = 'flaky' WHERE"
 			" candidate_id = ? AND name IN (SELECT name FROM"
 			" test_results WHERE candidate_id = ? GROUP BY name"
 			" HAVING SUM(result = 'pass') > 0 AND SUM(result ="
 			" 'fail') > 0)",
-			"ii", id, id);
+			"ii", id, id) < 0)
+		log_warnx("candidate %lld: flaky tests not marked: %s", id,
+			  err_msg());
 	if (hung)
 		return "hang";
 	return fails ? "fail" : "pass";
@@ -434,8 +508,11 @@ static int build_state(struct app *app, struct repo *r, long long id,
 		if (ret < 0)
 			goto out;
 		build_id = db_last_id(app->db);
-		db_exec(app->db, "UPDATE candidates SET build_id = ? WHERE id = ?",
-			"ii", build_id, id);
+		if ((ret = db_exec(app->db,
+				   "UPDATE candidates SET build_id = ? WHERE"
+				   " id = ?",
+				   "ii", build_id, id)) < 0)
+			goto out;
 		say(progress, ctx,
 		    "candidate %lld: state %.12s is in the build cache (build"
 		    " %lld): no build",
@@ -480,16 +557,20 @@ static int build_state(struct app *app, struct repo *r, long long id,
 	free(bp.label);
 	if (ret < 0 && !kb.config_hash[0])
 		goto out;
-	db_exec(app->db,
-		"INSERT INTO builds (commit_sha, tree_sha, config_hash, result,"
-		" seconds, log_path, error_excerpt, cache_key) VALUES (?, ?, ?,"
-		" ?, ?, ?, ?, NULLIF(?, ''))",
-		"tttt" "fttt", commit, tree, kb.config_hash,
-		kb.ok ? "ok" : "failed", kb.seconds, blog,
-		kb.ok ? NULL : (kb.error ? kb.error : err_msg()), key);
+	ret = db_exec(app->db,
+		      "INSERT INTO builds (commit_sha, tree_sha, config_hash,"
+		      " result, seconds, log_path, error_excerpt, cache_key)"
+		      " VALUES (?, ?, ?, ?, ?, ?, ?, NULLIF(?, ''))",
+		      "tttt" "fttt", commit, tree, kb.config_hash,
+		      kb.ok ? "ok" : "failed", kb.seconds, blog,
+		      kb.ok ? NULL : (kb.error ? kb.error : err_msg()), key);
+	if (ret < 0)
+		goto out;
 	build_id = db_last_id(app->db);
-	db_exec(app->db, "UPDATE candidates SET build_id = ? WHERE id = ?",
-		"ii", build_id, id);
+	if ((ret = db_exec(app->db,
+			   "UPDATE candidates SET build_id = ? WHERE id = ?",
+			   "ii", build_id, id)) < 0)
+		goto out;
 	say(progress, ctx, "candidate %lld: build %lld %s in %.1f s", id,
 	    build_id, kb.ok ? "ok" : "FAILED", kb.seconds);
 	ret = 0;
@@ -547,10 +628,12 @@ static int run_coverage(struct app *app, struct repo *r, long long id,
 	if (ret < 0) {
 		char *msg = xstrfmt("not measured: %s", err_msg());
 		log_warnx("candidate %lld: coverage %s", id, msg);
-		db_exec(app->db, "UPDATE candidates SET coverage = ? WHERE id = ?",
-			"ti", msg, id);
+		ret = db_exec(app->db,
+			      "UPDATE candidates SET coverage = ? WHERE id = ?",
+			      "ti", msg, id);
 		free(msg);
-		ret = 0;
+		if (ret > 0)
+			ret = 0;
 	} else if (cr.failed) {
 		ret = finish(app->db, id, "build-failed", cr.error);
 		ret = ret < 0 ? ret : 1;
@@ -690,11 +773,12 @@ static int boot_once(struct app *app, long long id, const struct built *bs,
 	ret = runner_boot(&ro, &rr);
 	only_release(&only);
 	free(work);
-	db_exec(app->db, "UPDATE candidates SET boots = boots + 1 WHERE id = ?",
-		"i", id);
 	/* the candidate's log is the console of its last boot */
-	db_exec(app->db, "UPDATE candidates SET log_path = ? WHERE id = ?", "ti",
-		clog, id);
+	if (db_exec(app->db,
+		    "UPDATE candidates SET boots = boots + 1,"
+		    " log_path = ? WHERE id = ?",
+		    "ti", clog, id) < 0 && ret >= 0)
+		ret = ERR_IO;
 	free(clog);
 	if (ret < 0) {
 		runner_result_release(&rr);
@@ -858,7 +942,7 @@ int candidate_run(struct app *app, long long id, int runs,
 	struct repo *r = NULL;
 	struct strbuf why = STRBUF_INIT;
 	char commit[REPO_HEX_SIZE], tree[REPO_HEX_SIZE];
-	char *ids_text = NULL, *logdir;
+	char *logdir;
 	json_t *ids = NULL;
 	struct built bs = { 0 };
 	int ret, lockfd = -1, hung = 0;
@@ -867,16 +951,8 @@ int candidate_run(struct app *app, long long id, int runs,
 		runs = 1;
 	if ((ret = candidate_on_branch(app, id)) < 0)
 		return ret;
-	if ((ret = db_query_text(app->db, &ids_text,
-				 "SELECT patch_ids FROM candidates WHERE id = ?",
-				 "i", id)) < 0) {
-		ret = err_set(ERR_NOTFOUND, "candidate %lld: no such candidate",
-			      id);
-		goto out;
-	}
-	ids = json_loads(ids_text, 0, NULL);
-	if (!json_is_array(ids)) {
-		ret = err_set(ERR_INVALID, "candidate %lld: bad patch list", id);
+	if (!(ids = candidate_patch_list(app->db, id))) {
+		ret = err_last() < 0 ? err_last() : ERR_IO;
 		goto out;
 	}
 	if ((ret = lock_builds(app, &lockfd)) < 0)
@@ -900,8 +976,10 @@ int candidate_run(struct app *app, long long id, int runs,
 		ret = finish(app->db, id, "apply-failed", why.buf);
 		goto out;
 	}
-	db_exec(app->db, "UPDATE candidates SET commit_sha = ? WHERE id = ?",
-		"ti", commit, id);
+	if ((ret = db_exec(app->db,
+			   "UPDATE candidates SET commit_sha = ? WHERE id = ?",
+			   "ti", commit, id)) < 0)
+		goto out;
 	/* build, or take the state from the build cache */
 	set_step(app->db, id, "build");
 	if ((ret = build_state(app, r, id, commit, tree, &bs, progress, ctx)) <
@@ -963,11 +1041,13 @@ out:
 	if (ret < 0) {
 		/* could not run at all: say so on the row, never leave it pending */
 		char *msg = xstrdup(err_msg());
-		db_exec(app->db,
-			"UPDATE candidates SET step = 'done', verdict = NULL,"
-			" detail = ?, finished_at ="
-			" strftime('%Y-%m-%dT%H:%M:%SZ','now') WHERE id = ?",
-			"ti", msg, id);
+		if (db_exec(app->db,
+			    "UPDATE candidates SET step = 'done', verdict ="
+			    " NULL, detail = ?, finished_at ="
+			    " strftime('%Y-%m-%dT%H:%M:%SZ','now') WHERE id = ?",
+			    "ti", msg, id) < 0)
+			log_warnx("candidate %lld: cannot record the failure:"
+				  " %s", id, err_msg());
 		err_set(ret, "%s", msg);
 		free(msg);
 	}
@@ -975,7 +1055,6 @@ out:
 	if (lockfd >= 0)
 		close(lockfd);
 	json_decref(ids);
-	free(ids_text);
 	strbuf_release(&why);
 	repo_free(r);
 	return ret < 0 ? ret : 0;
@@ -1019,7 +1098,8 @@ char *candidate_summary(sqlite3 *db, long long id)
 		goto out;
 	}
 	strbuf_addstr(&sb, verdict);
-	if (!strcmp(verdict, "fail") || !strcmp(verdict, "hang")) {
+	enum cand_verdict cv = candidate_verdict_parse(verdict);
+	if (cv == CV_FAIL || cv == CV_HANG) {
 		/* the failing tests, first failure first */
 		/* classified against the tip: its regressions alone */
 		struct testcase_counts tc;
@@ -1046,7 +1126,7 @@ char *candidate_summary(sqlite3 *db, long long id)
 			strbuf_addf(&sb, " and %d more", n - 4);
 		if (culprit)
 			strbuf_addf(&sb, " (first bad patch %lld)", culprit);
-	} else if (!strcmp(verdict, "pass")) {
+	} else if (cv == CV_PASS) {
 		strbuf_addf(&sb, " (%lld patch%s, %lld test%s passed", npatches,
 			    npatches == 1 ? "" : "es", passed,
 			    passed == 1 ? "" : "s");

@@ -44,8 +44,38 @@ int candidate_run(struct app *app, long long id, int runs,
  * name, KUnit cases by their suite (kunit.filter_glob when it is one suite).
  */
 int candidate_set_tests_only(sqlite3 *db, long long id, json_t *names);
+
+/*
+ * The patches candidate id applies, in order: a JSON array of ids (a new
+ * reference), or NULL with ERR_NOTFOUND ("candidate N: no such
+ * candidate"), ERR_INVALID (the stored list is not a list of ids) or the
+ * store's error. The one reader of candidates.patch_ids; the same as a
+ * C array (*ids: caller frees; *n may be 0).
+ */
+json_t *candidate_patch_list(sqlite3 *db, long long id);
+int candidate_patch_ids(sqlite3 *db, long long id, long long **ids,
+			size_t *n);
 /* The stored verdict ("pass", ...) or NULL while it runs; caller frees. */
 char *candidate_verdict(sqlite3 *db, long long id);
+/*
+ * The verdicts as code compares them. CV_NONE: no verdict yet (or no
+ * such candidate). The names are what the store, the API and the CLI say.
+ */
+enum cand_verdict {
+	CV_NONE,
+	CV_PASS,
+	CV_FAIL,
+	CV_HANG,
+	CV_BUILD_FAILED,
+	CV_APPLY_FAILED,
+	CV_COUNT
+};
+/* "pass", "build-failed"...; "none" for CV_NONE, "?" out of range. */
+const char *candidate_verdict_name(enum cand_verdict v);
+/* CV_NONE for NULL or a name that is not a verdict. */
+enum cand_verdict candidate_verdict_parse(const char *name);
+/* The stored verdict of candidate id (CV_NONE while it runs). */
+enum cand_verdict candidate_verdict_of(sqlite3 *db, long long id);
 /*
  * What a candidate found, in one line for logs: "candidate 12: fail:
  * user-copy (first bad patch 5)", "candidate 13: pass (7 patches, 96 tests

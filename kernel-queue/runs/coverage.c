@@ -1,11 +1,15 @@
 /* coverage.c: build coverage: the guest build, else a broad config object by object, else why not. */
 #include "coverage.h"
+#include "candidate.h"
 #include "db.h"
 #include "err.h"
+#include "file.h"
 #include "kbuild.h"
 #include "log.h"
+#include "queue.h"
 #include "spawn.h"
 #include "strbuf.h"
+#include "strvec.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -536,63 +540,110 @@ out:
 }
 
 /* Decides, for each entry, what builds it (objects) or why nothing does. */
+/* coverage_route(), with the kind and arch index plan() goes on with. */
+static int route(const char *path, struct coverage_route *rt, enum kind *kind,
+		 int *arch)
+{
+	const char *an;
+	size_t al, k;
+
+	memset(rt, 0, sizeof(*rt));
+	*kind = kind_of(path);
+	*arch = 0;
+	rt->kind = kind_names[*kind];
+	rt->arch = arches[0].label;
+	rt->config_step = *kind == K_KCONFIG || *kind == K_MAKEFILE;
+	for (k = 0; k < sizeof(not_code) / sizeof(not_code[0]); k++)
+		if (!strncmp(path, not_code[k].prefix,
+			     strlen(not_code[k].prefix)))
+			break;
+	if (k < sizeof(not_code) / sizeof(not_code[0])) {
+		rt->status = "no-code";
+		rt->why = xstrdup(not_code[k].why);
+		return -1;
+	}
+	if (*kind == K_OTHER) {
+		const char *ext = strrchr(base_name(path), '.');
+		rt->status = "no-code";
+		rt->why = xstrfmt("not compiled code (no kernel config builds"
+				  " a %s file)",
+				  ext ? ext : base_name(path));
+		return -1;
+	}
+	*arch = arch_of(path, &an, &al);
+	if (*arch < 0) {
+		*arch = 0;
+		rt->status = "not-built";
+		rt->why = xstrfmt("arch/%.*s: stableq knows no Debian cross"
+				  " compiler for it",
+				  (int)al, an);
+		return -1;
+	}
+	rt->arch = arches[*arch].label;
+	if (!arch_usable(*arch)) {
+		rt->status = "not-built";
+		rt->why = xstrfmt("arch/%s needs the cross compiler %sgcc:"
+				  " the Debian package %s is not installed",
+				  arches[*arch].dir, arches[*arch].cross,
+				  arches[*arch].pkg);
+		return -1;
+	}
+	if (*kind == K_C || *kind == K_ASM)
+		rt->object = object_of(path);
+	if (*kind == K_DTS) {
+		const char *rel = strstr(path, "/boot/dts/");
+		if (ends_with(path, ".dtsi") || !rel) {
+			rt->status = "not-built";
+			rt->why = xstrdup("a .dtsi is built through the .dts"
+					  " files that include it; none is"
+					  " chosen here");
+			return -1;
+		}
+		rt->object = xstrfmt("%.*s.dtb", (int)strlen(rel + 10) - 4,
+				     rel + 10);
+	}
+	return 0;
+}
+
+int coverage_route(const char *path, struct coverage_route *out)
+{
+	enum kind kind;
+	int arch;
+
+	return route(path, out, &kind, &arch);
+}
+
+void coverage_route_release(struct coverage_route *r)
+{
+	if (!r)
+		return;
+	free(r->why);
+	free(r->object);
+	memset(r, 0, sizeof(*r));
+}
+
 static int plan(struct cov *c, const struct guest *g)
 {
 	const char *guest_build = c->app->cfg.build_dir;
 	char *gb = realpath(guest_build, NULL);
+	struct coverage_route rt = { 0 };
 	int ret = 0;
 
 	for (size_t i = 0; i < c->ne; i++) {
 		struct entry *e = &c->e[i];
-		const char *an;
-		size_t al;
-		size_t k;
 
-		e->kind = kind_of(e->path);
-		for (k = 0; k < sizeof(not_code) / sizeof(not_code[0]); k++)
-			if (!strncmp(e->path, not_code[k].prefix,
-				     strlen(not_code[k].prefix)))
-				break;
-		if (k < sizeof(not_code) / sizeof(not_code[0])) {
-			entry_set(e, "no-code", NULL, "%s", not_code[k].why);
-			continue;
-		}
-		if (e->kind == K_OTHER) {
-			entry_set(e, "no-code", NULL,
-				  "not compiled code (no kernel config builds"
-				  " a %s file)",
-				  strrchr(base_name(e->path), '.')
-					  ? strrchr(base_name(e->path), '.')
-					  : base_name(e->path));
-			continue;
-		}
-		e->arch = arch_of(e->path, &an, &al);
-		if (e->arch < 0) {
-			e->arch = 0;
-			entry_set(e, "not-built", NULL,
-				  "arch/%.*s: stableq knows no Debian cross"
-				  " compiler for it",
-				  (int)al, an);
-			continue;
-		}
-		if (!arch_usable(e->arch)) {
-			entry_set(e, "not-built", NULL,
-				  "arch/%s needs the cross compiler %sgcc:"
-				  " the Debian package %s is not installed",
-				  arches[e->arch].dir, arches[e->arch].cross,
-				  arches[e->arch].pkg);
+		coverage_route_release(&rt);
+		if (route(e->path, &rt, &e->kind, &e->arch) < 0) {
+			entry_set(e, rt.status, NULL, "%s", rt.why);
 			continue;
 		}
 		switch (e->kind) {
 		case K_C:
-		case K_ASM: {
-			char *o = object_of(e->path);
-			if (!e->arch && guest_has(g, o))
+		case K_ASM:
+			if (!e->arch && guest_has(g, rt.object))
 				entry_set(e, "booted", "guest", NULL);
-			entry_add_obj(e, o);
-			free(o);
+			entry_add_obj(e, rt.object);
 			break;
-		}
 		case K_HEADER: {
 			char *o = e->arch || !gb ? NULL
 						 : guest_includer(g, gb, c->src,
@@ -624,19 +675,7 @@ static int plan(struct cov *c, const struct guest *g)
 			break;
 		}
 		case K_DTS:
-			if (ends_with(e->path, ".dtsi") ||
-			    !strstr(e->path, "/boot/dts/")) {
-				entry_set(e, "not-built", NULL,
-					  "a .dtsi is built through the .dts"
-					  " files that include it; none is"
-					  " chosen here");
-			} else {
-				const char *rel = strstr(e->path, "/boot/dts/") + 10;
-				char *t = xstrfmt("%.*s.dtb",
-						  (int)strlen(rel) - 4, rel);
-				entry_add_obj(e, t);
-				free(t);
-			}
+			entry_add_obj(e, rt.object);
 			break;
 		case K_OTHER:
 			break;
@@ -650,6 +689,7 @@ static int plan(struct cov *c, const struct guest *g)
 		}
 	}
 out:
+	coverage_route_release(&rt);
 	free(gb);
 	return ret;
 }
@@ -757,34 +797,24 @@ static char *out_path(const struct mk *m, const struct obj *o)
 static int mk_run(struct cov *c, struct mk *m, const char *const *targets,
 		  size_t n, int keep_going)
 {
-	const char **argv = xcalloc(n + 10, sizeof(*argv));
-	char *allconfig = NULL;
-	const char *env[2] = { NULL, NULL };
-	size_t k = 0;
+	struct strvec argv = STRVEC_INIT, env = STRVEC_INIT;
 	int to, ret;
 
-	argv[k++] = "make";
-	argv[k++] = m->odir;
-	argv[k++] = m->arch;
-	argv[k++] = m->cross;
-	argv[k++] = m->cc;
-	argv[k++] = m->jobs;
+	strvec_pushl(&argv, "make", m->odir, m->arch, m->cross, m->cc, m->jobs,
+		     NULL);
 	if (keep_going)
-		argv[k++] = "-k";
+		strvec_push(&argv, "-k");
 	for (size_t i = 0; i < n; i++)
-		argv[k++] = targets[i];
-	argv[k] = NULL;
+		strvec_push(&argv, targets[i]);
 	if (n == 1 && !strcmp(targets[0], "allmodconfig")) {
 		char *frag = realpath(c->app->cfg.coverage_config, NULL);
-		if (frag) {
-			allconfig = xstrfmt("KCONFIG_ALLCONFIG=%s", frag);
-			env[0] = allconfig;
-		}
+		if (frag)
+			strvec_pushf(&env, "KCONFIG_ALLCONFIG=%s", frag);
 		free(frag);
 	}
-	ret = kbuild_make(&m->ko, argv, env, c->deadline, &to);
-	free(allconfig);
-	free(argv);
+	ret = kbuild_make(&m->ko, argv.v, env.v, c->deadline, &to);
+	strvec_clear(&argv);
+	strvec_clear(&env);
 	return ret;
 }
 
@@ -1161,14 +1191,17 @@ static void store_results(struct cov *c, int a, const char *key, int before)
 		enum ostate res = before ? o->before : o->after;
 		if (o->arch != a || res == O_UNKNOWN)
 			continue;
-		db_exec(c->app->db,
-			"INSERT OR REPLACE INTO object_builds (tree_sha, config,"
-			" object, result, warnings, error) VALUES (?, ?, ?, ?,"
-			" ?, ?)",
-			"tttttt", before ? c->base_tree : c->cand_tree, key,
-			o->target, ostate_names[res],
-			before ? o->before_warn : o->after_warn,
-			before ? o->before_err : o->after_err);
+		/* a cache of results: one not stored is compiled again */
+		if (db_exec(c->app->db,
+			    "INSERT OR REPLACE INTO object_builds (tree_sha,"
+			    " config, object, result, warnings, error) VALUES"
+			    " (?, ?, ?, ?, ?, ?)",
+			    "tttttt", before ? c->base_tree : c->cand_tree, key,
+			    o->target, ostate_names[res],
+			    before ? o->before_warn : o->after_warn,
+			    before ? o->before_err : o->after_err) < 0)
+			log_warnx("candidate %lld: %s not kept: %s", c->id,
+				  o->target, err_msg());
 	}
 }
 
@@ -1327,7 +1360,9 @@ static int store(struct cov *c, struct coverage_result *res)
 
 	if ((ret = db_begin(db)) < 0)
 		return ret;
-	db_exec(db, "DELETE FROM coverage WHERE candidate_id = ?", "i", c->id);
+	if ((ret = db_exec(db, "DELETE FROM coverage WHERE candidate_id = ?",
+			   "i", c->id)) < 0)
+		goto fail;
 	for (size_t i = 0; i <= c->ne; i++) {
 		struct entry *e = i < c->ne ? &c->e[i] : NULL;
 		if (!e || e->patch_id != prev) {
@@ -1337,42 +1372,36 @@ static int store(struct cov *c, struct coverage_result *res)
 				res->booted += patch_boot;
 				if (warn.len) {
 					res->warned++;
-					event_add(db, "candidate", "patch", prev,
-						  "warnings",
-						  "candidate %lld: new compiler"
-						  " warnings",
-						  c->id);
-					db_exec(db,
-						"INSERT INTO verdicts (patch_id,"
-						" check_name, result, detail)"
-						" VALUES (?, 'warnings', 'added',"
-						" ?)",
-						"it", prev, warn.buf);
+					long long ev = event_add(
+						db, "candidate", "patch", prev,
+						"warnings",
+						"candidate %lld: new compiler"
+						" warnings",
+						c->id);
+					ret = ev < 0 ? (int)ev
+						     : verdict_add(db, prev,
+								   "warnings",
+								   "added",
+								   warn.buf);
 				} else if (patch_comp) {
 					/* a patch that warned before and no
 					 * longer does gets a 'none' */
 					char *last = NULL;
-					db_query_text(db, &last,
-						      "SELECT result FROM"
-						      " verdicts WHERE patch_id"
-						      " = ? AND check_name ="
-						      " 'warnings' ORDER BY id"
-						      " DESC LIMIT 1",
-						      "i", prev);
-					err_clear();
-					if (last && !strcmp(last, "added"))
-						db_exec(db,
-							"INSERT INTO verdicts"
-							" (patch_id,"
-							" check_name, result,"
-							" detail) VALUES (?,"
-							" 'warnings', 'none',"
-							" ?)",
-							"it", prev,
+					ret = verdict_latest(db, prev, "warnings",
+							     &last);
+					if (ret == ERR_NOTFOUND)
+						ret = 0;
+					if (ret >= 0 && last &&
+					    !strcmp(last, "added"))
+						ret = verdict_add(
+							db, prev, "warnings",
+							"none",
 							"no new compiler"
 							" warnings");
 					free(last);
 				}
+				if (ret < 0)
+					goto fail;
 			}
 			if (!e)
 				break;
@@ -1414,30 +1443,18 @@ static int store(struct cov *c, struct coverage_result *res)
 		      "UPDATE candidates SET coverage = ?, coverage_log = ?"
 		      " WHERE id = ?",
 		      "tti", res->summary, c->log_path, c->id);
-	if (ret < 0)
-		goto fail;
-	strbuf_release(&warn);
-	return db_commit(db);
 fail:
 	strbuf_release(&warn);
-	db_rollback(db);
-	return ret;
+	return db_end(db, ret < 0 ? ret : 0);
 }
 
 static int load_entries(struct cov *c)
 {
-	char *ids_text = NULL;
-	json_t *ids;
+	json_t *ids = candidate_patch_list(c->app->db, c->id), *v;
 	size_t i;
-	json_t *v;
-	int ret;
 
-	if ((ret = db_query_text(c->app->db, &ids_text,
-				 "SELECT patch_ids FROM candidates WHERE id = ?",
-				 "i", c->id)) < 0)
-		return ret;
-	ids = json_loads(ids_text ? ids_text : "[]", 0, NULL);
-	free(ids_text);
+	if (!ids)
+		return err_last() < 0 ? err_last() : ERR_IO;
 	json_array_foreach(ids, i, v)
 	{
 		sqlite3_stmt *st = db_prepare(c->app->db,

@@ -76,6 +76,29 @@ int coverage_run(struct app *app, struct repo *r, long long id,
 		 void (*progress)(const char *line, void *ctx), void *ctx);
 void coverage_result_release(struct coverage_result *res);
 
+/*
+ * The first step of the plan, for one touched file, before anything is
+ * built: its kind ("c", "asm", "header", "kconfig", "makefile", "dts",
+ * "other"), the arch whose broad config builds it (its label: "x86_64
+ * allmodconfig"), the object (.c, .S: "drivers/x.o", .dts: "x.dtb"; NULL
+ * for the rest), config_step for Kconfig and Makefile files (the config
+ * step builds them, with up to COVERAGE_DIR_OBJS objects of their
+ * directory). Negative when it goes to no builder: status "no-code" or
+ * "not-built" and why. A .c or .S of x86 the guest kernel linked is
+ * 'booted' instead, and a header goes to what includes it (coverage_run()).
+ * Release with coverage_route_release().
+ */
+struct coverage_route {
+	const char *kind;
+	const char *arch;
+	const char *status;
+	char *why;
+	char *object;
+	int config_step;
+};
+int coverage_route(const char *path, struct coverage_route *out);
+void coverage_route_release(struct coverage_route *r);
+
 /* {summary, with_code, compiled, booted, patches: [{patch_id, status,
  * files: [{path, kind, status, config, objects, detail, warnings}]}]} */
 json_t *coverage_candidate_json(sqlite3 *db, long long candidate_id);

@@ -1,6 +1,8 @@
 /* progress.c: progress of long steps, in the store and on a terminal line. */
 #include "progress.h"
 #include "db.h"
+#include "err.h"
+#include "log.h"
 #include "spawn.h"
 #include "strbuf.h"
 
@@ -67,8 +69,9 @@ void progress_set(sqlite3 *db, const char *kind, long long subject_id,
 	int last = total > 0 && done >= total;
 	char *text = progress_text(done, total, unit);
 
-	if (db && due(kind, subject_id, last))
-		db_exec(db,
+	/* progress is a hint: a write that fails (a busy store) is skipped */
+	if (db && due(kind, subject_id, last) &&
+	    db_exec(db,
 			"INSERT INTO progress (kind, subject_id, label, done,"
 			" total, unit, pid) VALUES (?, ?, ?, ?, NULLIF(?, 0), ?,"
 			" ?) ON CONFLICT (kind, subject_id) DO UPDATE SET label"
@@ -77,7 +80,8 @@ void progress_set(sqlite3 *db, const char *kind, long long subject_id,
 			" excluded.pid, updated_at ="
 			" strftime('%Y-%m-%dT%H:%M:%SZ','now')",
 			"titiitd", kind, subject_id,
-			label, done, total, unit, (int)getpid());
+			label, done, total, unit, (int)getpid()) < 0)
+		log_debug("progress %s %lld: %s", kind, subject_id, err_msg());
 	if (term_fd >= 0 &&
 	    (last || now_monotonic() - last_paint >= PAINT_EVERY)) {
 		dprintf(term_fd, "\r%s: %s\033[K", label, text);
@@ -97,9 +101,10 @@ void progress_interrupt(void)
 
 void progress_clear(sqlite3 *db, const char *kind, long long subject_id)
 {
-	if (db)
-		db_exec(db, "DELETE FROM progress WHERE kind = ? AND subject_id = ?",
-			"ti", kind, subject_id);
+	if (db && db_exec(db, "DELETE FROM progress WHERE kind = ? AND"
+			      " subject_id = ?",
+			      "ti", kind, subject_id) < 0)
+		log_warnx("progress %s %lld: %s", kind, subject_id, err_msg());
 	for (size_t i = 0; i < sizeof(stored) / sizeof(stored[0]); i++)
 		if (!strcmp(stored[i].kind, kind) && stored[i].id == subject_id)
 			stored[i].kind[0] = '\0';

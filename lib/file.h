@@ -1,0 +1,15 @@
+/* file.h: whole files and directories: atomic writes, mkdir -p, rm -rf (reading a file is strbuf_read_file()). */
+#ifndef STABLEQ_FILE_H
+#define STABLEQ_FILE_H
+
+#include <stddef.h>
+
+/* Writes data to path atomically (temp file + rename). 0 or -1 (err_set). */
+int write_file_atomic(const char *path, const void *data, size_t len);
+
+/* Creates dir and its parents (mkdir -p); 0 or negative (err_set). */
+int mkdir_p(const char *dir);
+/* rm -rf path (never follows symlinks); 0 when gone, or negative (err_set). */
+int rm_rf(const char *path);
+
+#endif

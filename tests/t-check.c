@@ -1,0 +1,156 @@
+/* t-check.c: the stable-rules checks of patches against a real small git tree. */
+#include "check.h"
+#include "db.h"
+#include "file.h"
+#include "spawn.h"
+#include "tap.h"
+#include "tqueue.h"
+
+#include <unistd.h>
+
+/* Runs a shell script in dir (git made the tree); its output into out. */
+static int sh(const char *dir, const char *script, struct strbuf *out)
+{
+	const char *argv[] = { "sh", "-ec", script, NULL };
+	const char *env[] = { "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.org",
+			      "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.org",
+			      "GIT_CONFIG_NOSYSTEM=1", "HOME=/nonexistent", NULL };
+	struct spawn s = SPAWN_INIT;
+	int ret;
+
+	s.argv = argv;
+	s.env = env;
+	s.cwd = dir;
+	s.capture = 1;
+	ret = spawn_run(&s);
+	if (ret == 0 && s.status)
+		ret = -1;
+	if (ret < 0)
+		diag("%s: %s", script, s.out.buf);
+	if (out)
+		strbuf_addbuf(out, &s.out);
+	spawn_release(&s);
+	return ret;
+}
+
+static const char *verdict(struct app *app, long long id, const char *check)
+{
+	static char *v;
+
+	free(v);
+	v = NULL;
+	verdict_latest(app->db, id, check, &v);
+	return v ? v : "none";
+}
+
+static const char *state(struct app *app, long long id)
+{
+	enum patch_state s;
+
+	return patch_get_state(app->db, id, &s) == 0 ? patch_state_name(s) : "?";
+}
+
+int main(void)
+{
+	char dir[] = "/tmp/t-check.XXXXXX", *conf, *version = NULL, *s1;
+	struct strbuf out = STRBUF_INIT;
+	struct check_summary sum = { 0 };
+	struct app app;
+	long long present, missing, cc61, cc66, conflict, already, absent;
+
+	if (!mkdtemp(dir))
+		return 1;
+	/* the stable tree: v6.1.10, then a commit of its own */
+	ok(sh(dir, "git init -q -b master linux && cd linux &&"
+		   " for i in $(seq 1 30); do echo \"line $i\"; done > lib.c &&"
+		   " printf 'VERSION = 6\\nPATCHLEVEL = 1\\nSUBLEVEL = 10\\n' > Makefile &&"
+		   " git add -A && git commit -qm 'Linux 6.1.10' && git tag v6.1.10 &&"
+		   " sed -i 's/^line 5$/line five/' lib.c && git commit -qam 'lib: spell five' &&"
+		   " git branch -q linux-6.1.y && git rev-parse HEAD", &out) == 0,
+	   "a stable tree made with git");
+	strbuf_trim(&out);
+	s1 = strbuf_detach(&out, NULL);
+
+	conf = xstrfmt("tree_dir = %s/linux\nbranch = linux-6.1.y\n"
+		       "debian_changelog =\nqueue_dir = %s/q\n", dir, dir);
+	tq_open(&app, dir, conf);
+	free(conf);
+
+	is_str(version = tree_branch_version(app.cfg.tree_dir, "linux-6.1.y"), "6.1.10",
+	       "tree_branch_version: 6.1.10 from the v6.1.10 tag");
+	free(version);
+	ok(!tree_branch_version(app.cfg.tree_dir, "linux-9.9.y"), "... NULL for no such branch");
+
+	{
+		char *fixes = xstrfmt("Fixes: %.12s (\"lib: spell five\")\n", s1);
+		present = tq_add(&app, "present", "[PATCH 6.1] lib: fix line 7", fixes,
+				 "lib.c", 7);
+		free(fixes);
+	}
+	missing = tq_add(&app, "missing", "[PATCH 6.1] lib: fix line 9", "", "lib.c", 9);
+	cc61 = tq_add(&app, "cc61", "[PATCH 6.1] lib: fix line 11",
+		      "Cc: <stable@vger.kernel.org> # 6.1.x\n", "lib.c", 11);
+	cc66 = tq_add(&app, "cc66", "[PATCH 6.1] lib: fix line 13",
+		      "Cc: <stable@vger.kernel.org> # 6.6.x\n", "lib.c", 13);
+	/* line 5 is "line five" on the branch: the context does not match */
+	conflict = tq_add(&app, "conflict", "[PATCH 6.1] lib: fix line 5",
+			  "Cc: <stable@vger.kernel.org> # 6.1.x\n", "lib.c", 5);
+	/* what the branch did already */
+	already = tq_add_diff(&app, "already", "[PATCH 6.1] lib: spell five again",
+			      "Cc: <stable@vger.kernel.org> # 6.1.x\n",
+			      "--- a/lib.c\n+++ b/lib.c\n@@ -4,3 +4,3 @@\n line 4\n-line 5\n+line five\n line 6\n");
+	/* no target known, and every file it changes is missing from the tree */
+	absent = tq_add(&app, "absent", "[PATCH 6.1] gone: fix line 3",
+			"Fixes: 0123456789ab (\"something nobody knows\")\n", "gone.c", 3);
+
+	ok(check_run(&app, NULL, 0, &sum) == 0, "check_run of every patch");
+	is_int(sum.checked, 7, "... checked 7");
+
+	is_str(verdict(&app, present, "fixes"), "present", "Fixes: a commit on the branch: present");
+	is_str(verdict(&app, present, "applies"), "clean", "... it applies: clean");
+	is_str(verdict(&app, present, "fixup"), "ok", "... not a fix-up of a broken patch: ok");
+	is_str(state(&app, present), "queued", "... queued");
+	is_str(verdict(&app, missing, "fixes"), "missing", "no Fixes:, no Cc: stable: missing");
+	is_str(state(&app, missing), "checked", "... waits for a human");
+	is_str(verdict(&app, cc61, "fixes"), "present", "Cc: stable # 6.1.x: present for 6.1.10");
+	is_str(state(&app, cc61), "queued", "... queued");
+	is_str(verdict(&app, cc66, "fixes"), "absent", "Cc: stable # 6.6.x: absent for 6.1.10");
+	is_str(state(&app, cc66), "rejected", "... rejected");
+	is_str(verdict(&app, conflict, "applies"), "conflict", "a changed context: conflict");
+	is_str(state(&app, conflict), "checked", "... waits for a human");
+	is_str(verdict(&app, already, "applies"), "already-applied",
+	       "a change the branch has: already-applied");
+	is_str(state(&app, already), "released", "... released, not rejected");
+	is_str(verdict(&app, absent, "fixes"), "absent",
+	       "unknown target, every file missing from the tree: absent");
+	is_str(state(&app, absent), "rejected", "... rejected");
+	json_decref(sum.json);
+
+	/* the same again changes nothing: no patch is checked twice */
+	memset(&sum, 0, sizeof(sum));
+	ok(check_run(&app, NULL, 0, &sum) == 0, "check_run again");
+	{
+		long long n = 0;
+		db_query_int(app.db, &n, "SELECT COUNT(*) FROM verdicts WHERE patch_id = ?",
+			     "i", present);
+		ok(n >= 3, "... the verdicts stay (%lld for the first patch)", n);
+	}
+	json_decref(sum.json);
+
+	/* no tree: ERR_NOTFOUND, and nothing changes */
+	{
+		struct strbuf p = STRBUF_INIT;
+		strbuf_addf(&p, "%s/linux", dir);
+		ok(sh(dir, "mv linux linux.away", NULL) == 0, "the tree is moved away");
+		memset(&sum, 0, sizeof(sum));
+		is_int(check_run(&app, &present, 1, &sum), ERR_NOTFOUND,
+		       "check_run without the tree: ERR_NOTFOUND");
+		like(err_msg(), "linux", "... naming it");
+		json_decref(sum.json);
+		strbuf_release(&p);
+	}
+	free(s1);
+	tq_close(&app);
+	rm_rf(dir);
+	return done_testing();
+}
