@@ -145,7 +145,7 @@ int revert_propose(struct app *app, long long patch_id)
 		       "revert proposed to the author, due at %lld",
 		       (long long)due);
 	mail = ev < 0 ? ev
-		      : outbox_add(app->db, &app->cfg,
+		      : queue_notify(app->db, &app->cfg,
 				   &(struct notice){ .patch_id = patch_id,
 						     .event_id = ev,
 						     .kind = "proposed",
