@@ -155,10 +155,10 @@ int main(int argc, char **argv)
 	}
 	/* one command is one step for the bulk-mail guard (serve runs its
 	 * steps as commands of their own) */
-	long long mark = app.db ? mail_guard_mark(app.db) : 0;
+	long long mark = app.db ? guard_mark(app.db) : 0;
 	ret = cmd->run(&app, nargs, args);
 	if (app.db && cmd->run != cmd_serve &&
-	    mail_guard_apply(app.db, &app.cfg, mark, cmd->name, app.actor) < 0)
+	    guard_apply(app.db, &app.cfg, mark, cmd->name, app.actor) < 0)
 		fprintf(stderr, "stableq: bulk-mail guard: %s\n", err_msg());
 out:
 	db_close(app.db);

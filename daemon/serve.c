@@ -3,6 +3,7 @@
 #include "app.h"
 #include "cli.h"
 #include "db.h"
+#include "event.h"
 #include "err.h"
 #include "file.h"
 #include "http.h"

@@ -1,6 +1,7 @@
 /* token.c: API tokens in the tokens table: creation, removal, constant-time checks. */
 #include "token.h"
 #include "db.h"
+#include "event.h"
 #include "err.h"
 #include "sha256.h"
 #include "strbuf.h"

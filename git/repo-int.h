@@ -73,14 +73,6 @@ int repo_record_worktree(git_repository *git, const git_oid *commit);
 /* Resolves spec to an object peeled to type (GIT_OBJECT_ANY: tags peeled). */
 int repo_lookup(struct repo *r, git_object **out, const char *spec,
 		git_object_t type);
-/* Is s between REPO_MIN_ABBREV and 40 hex digits? Lower-cases it into out. */
-int repo_sha_arg(char out[REPO_HEX_SIZE], const char *s);
-/* Extracts the upstream SHAs a message names; calls fn for each. */
-void repo_upstream_lines(const char *msg, size_t len,
-			 void (*fn)(void *ctx, const char *sha, size_t n),
-			 void *ctx);
-/* Is a (len la) a prefix of b or b of a, both at least REPO_MIN_ABBREV? */
-int repo_sha_prefix_match(const char *a, size_t la, const char *b, size_t lb);
 
 /*
  * A patch's diff as data (repo-diff.c). Strings are owned by the structs

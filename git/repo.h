@@ -146,18 +146,6 @@ struct repo_walk_commit {
 typedef int repo_walk_fn(void *ctx, const struct repo_walk_commit *c);
 int repo_walk(struct repo *r, const char *push, const char *hide,
 	      repo_walk_fn *fn, void *ctx);
-/*
- * Looks through sq_dir/releases/<series>.N/ *.patch of a stable-queue
- * checkout (plain files) for a patch whose "commit X upstream" or
- * "[ Upstream commit X ]" line names upstream_sha (prefix match both ways).
- * 1 found (*where = "releases/6.1.5/foo.patch", caller frees; where may be
- * NULL), 0 none, negative on error (ERR_NOTFOUND: no releases/ directory).
- * The scan is cached per (sq_dir, series) in the process and redone when a
- * release directory changes.
- */
-int stable_queue_find(const char *sq_dir, const char *series,
-		      const char *upstream_sha, char **where);
-
 /* The `applies` check and candidate building. */
 enum repo_apply_status {
 	REPO_APPLY_CLEAN = 0,
@@ -393,5 +381,19 @@ typedef int repo_inbox_fn(void *ctx, const char *commit, const char *buf,
 int repo_inbox_tip(const char *gitdir, char out[REPO_HEX_SIZE]);
 int repo_inbox_walk(const char *gitdir, const char *after,
 		    repo_inbox_fn *fn, void *ctx, char tip[REPO_HEX_SIZE]);
+
+/* "6.1.192" from the v6.1.192 tag the tip descends from; caller frees. */
+int repo_branch_version(struct repo *r, const char *tip, char **version);
+/* The same for a tree and branch by name; NULL when not there. Caller frees. */
+char *repo_dir_branch_version(const char *tree_dir, const char *branch);
+
+/* Is s between REPO_MIN_ABBREV and 40 hex digits? Lower-cases it into out. */
+int repo_sha_arg(char out[REPO_HEX_SIZE], const char *s);
+/* Extracts the upstream SHAs a message names; calls fn for each. */
+void repo_upstream_lines(const char *msg, size_t len,
+			 void (*fn)(void *ctx, const char *sha, size_t n),
+			 void *ctx);
+/* Is a (len la) a prefix of b or b of a, both at least REPO_MIN_ABBREV? */
+int repo_sha_prefix_match(const char *a, size_t la, const char *b, size_t lb);
 
 #endif

@@ -445,27 +445,6 @@ void db_close(sqlite3 *db)
 	}
 }
 
-long long event_add(sqlite3 *db, const char *actor, const char *subject_kind,
-		    long long subject_id, const char *kind, const char *fmt, ...)
-{
-	struct strbuf sb = STRBUF_INIT;
-	va_list ap;
-	int ret;
-
-	if (fmt) {
-		va_start(ap, fmt);
-		strbuf_vaddf(&sb, fmt, ap);
-		va_end(ap);
-	}
-	ret = db_exec(db,
-		      "INSERT INTO events (actor, subject_kind, subject_id, kind,"
-		      " detail) VALUES (?, ?, ?, ?, ?)",
-		      "ttitt", actor, subject_kind, subject_id, kind,
-		      fmt ? sb.buf : NULL);
-	strbuf_release(&sb);
-	return ret < 0 ? ret : db_last_id(db);
-}
-
 json_t *db_col_json(sqlite3_stmt *st, int col)
 {
 	switch (sqlite3_column_type(st, col)) {

@@ -82,12 +82,4 @@ json_t *db_object_json(sqlite3 *db, const char *what, long long id,
 		       const char *sql, const char *key,
 		       const char *children_sql);
 
-/*
- * Appends to the event log (inside the caller's transaction). Returns the
- * event id (> 0) or negative.
- */
-__attribute__((format(printf, 6, 7)))
-long long event_add(sqlite3 *db, const char *actor, const char *subject_kind,
-		    long long subject_id, const char *kind, const char *fmt, ...);
-
 #endif

@@ -1,10 +1,12 @@
 /* compose.c: a mail about a patch, composed into the outbox with its event. */
 #include "address.h"
 #include "db.h"
+#include "event.h"
 #include "err.h"
 #include "log.h"
 #include "mailhdr.h"
 #include "mailtext.h"
+#include "compose.h"
 #include "outbox.h"
 #include "strbuf.h"
 
@@ -442,7 +444,7 @@ static json_t *chain_of(sqlite3 *db, const struct notice *n, long long *amend,
 	return chain;
 }
 
-long long outbox_add(sqlite3 *db, const struct config *cfg,
+long long compose_notice(sqlite3 *db, const struct config *cfg,
 		     const struct notice *n)
 {
 	const json_t *p = n ? n->patch : NULL;
@@ -660,7 +662,7 @@ out:
 	return ret < 0 ? ret : id;
 }
 
-long long outbox_add_list(sqlite3 *db, const struct config *cfg,
+long long compose_list(sqlite3 *db, const struct config *cfg,
 			  const struct list_mail *m, char **message_id)
 {
 	struct mailboxes to = {0};
@@ -740,7 +742,7 @@ out:
 	return ret < 0 ? ret : id;
 }
 
-char *outbox_message_id(sqlite3 *db, long long mail_id)
+char *compose_message_id(sqlite3 *db, long long mail_id)
 {
 	char *id = NULL;
 

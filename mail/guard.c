@@ -1,13 +1,14 @@
 /* guard.c: holds the mail of a step that would reach too many people, and releases it. */
 #include "guard.h"
 #include "db.h"
+#include "event.h"
 #include "err.h"
 #include "log.h"
 #include "strbuf.h"
 
 #include <stdlib.h>
 
-long long mail_guard_mark(sqlite3 *db)
+long long guard_mark(sqlite3 *db)
 {
 	long long id = 0;
 
@@ -22,7 +23,7 @@ long long mail_guard_mark(sqlite3 *db)
  * in all (To and Cc) over mail_bulk_limit times mail_max_recipients: a
  * step that mails few authors but many others is a relay too.
  */
-int mail_guard_apply(sqlite3 *db, const struct config *cfg, long long mark,
+int guard_apply(sqlite3 *db, const struct config *cfg, long long mark,
 		     const char *step, const char *actor)
 {
 	long long people = 0, addrs = 0, mails = 0;
@@ -75,7 +76,7 @@ out:
 	return ret;
 }
 
-int mail_release(sqlite3 *db, const long long *ids, size_t n,
+int guard_release(sqlite3 *db, const long long *ids, size_t n,
 		 const char *actor)
 {
 	int ret, done = 0;
@@ -125,7 +126,7 @@ fail:
 	return db_end(db, ret);
 }
 
-long long mail_held_count(sqlite3 *db)
+long long guard_held_count(sqlite3 *db)
 {
 	long long n = 0;
 

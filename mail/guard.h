@@ -16,7 +16,7 @@
  * dashboard). An import of a whole queue that somehow rejects every patch
  * mails nobody until someone has looked.
  *
- * Usage: mark = mail_guard_mark(db) before the step, mail_guard_apply()
+ * Usage: mark = guard_mark(db) before the step, guard_apply()
  * after it (outside a transaction). Mail another process queues in
  * between counts with the step's: the guard errs on the side of holding.
  * A deliverer that runs while the step is still going could send the
@@ -25,7 +25,7 @@
  */
 
 /* The newest mail id now (0 for none): where a step's mail starts. */
-long long mail_guard_mark(sqlite3 *db);
+long long guard_mark(sqlite3 *db);
 
 /*
  * Holds the queued mail newer than mark when it goes to more authors (its
@@ -33,7 +33,7 @@ long long mail_guard_mark(sqlite3 *db);
  * step in the reason and the event ("import", "POST /patches/{id}/revert").
  * Returns the number of mails held (0 when within the limit), or negative.
  */
-int mail_guard_apply(sqlite3 *db, const struct config *cfg, long long mark,
+int guard_apply(sqlite3 *db, const struct config *cfg, long long mark,
 		     const char *step, const char *actor);
 
 /*
@@ -42,10 +42,10 @@ int mail_guard_apply(sqlite3 *db, const struct config *cfg, long long mark,
  * n is 0. One transaction with an event per mail by actor. Returns the
  * number released, or negative.
  */
-int mail_release(sqlite3 *db, const long long *ids, size_t n,
+int guard_release(sqlite3 *db, const long long *ids, size_t n,
 		 const char *actor);
 
 /* How many mails wait for a release. */
-long long mail_held_count(sqlite3 *db);
+long long guard_held_count(sqlite3 *db);
 
 #endif

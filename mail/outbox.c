@@ -2,6 +2,7 @@
 #include "outbox.h"
 #include "app.h"
 #include "db.h"
+#include "event.h"
 #include "err.h"
 #include "log.h"
 #include "smtp.h"

@@ -3,7 +3,7 @@
 #
 # Patches are rows written with the sqlite3 CLI (as the importer would);
 # each mail is enqueued by tests/bin/t-outbox.t's `enqueue` helper (an event
-# and outbox_add() in one transaction, as the queue code does); delivery is
+# and compose_notice() in one transaction, as the queue code does); delivery is
 # `stableq mail send`. Checked: headers, threading and body as received,
 # CRLF and dots on the wire, a relay down then back, a recipient refused,
 # an invalid author, kill -9 while the relay stalls in DATA (restart: sent

@@ -1,5 +1,6 @@
 /* t-check.c: the stable-rules checks of patches against a real small git tree. */
 #include "check.h"
+#include "repo.h"
 #include "db.h"
 #include "file.h"
 #include "spawn.h"
@@ -39,7 +40,7 @@ static const char *verdict(struct app *app, long long id, const char *check)
 
 	free(v);
 	v = NULL;
-	verdict_latest(app->db, id, check, &v);
+	queue_verdict_latest(app->db, id, check, &v);
 	return v ? v : "none";
 }
 
@@ -47,7 +48,7 @@ static const char *state(struct app *app, long long id)
 {
 	enum patch_state s;
 
-	return patch_get_state(app->db, id, &s) == 0 ? patch_state_name(s) : "?";
+	return queue_get_state(app->db, id, &s) == 0 ? queue_state_name(s) : "?";
 }
 
 int main(void)
@@ -76,10 +77,10 @@ int main(void)
 	tq_open(&app, dir, conf);
 	free(conf);
 
-	is_str(version = tree_branch_version(app.cfg.tree_dir, "linux-6.1.y"), "6.1.10",
-	       "tree_branch_version: 6.1.10 from the v6.1.10 tag");
+	is_str(version = repo_dir_branch_version(app.cfg.tree_dir, "linux-6.1.y"), "6.1.10",
+	       "repo_dir_branch_version: 6.1.10 from the v6.1.10 tag");
 	free(version);
-	ok(!tree_branch_version(app.cfg.tree_dir, "linux-9.9.y"), "... NULL for no such branch");
+	ok(!repo_dir_branch_version(app.cfg.tree_dir, "linux-9.9.y"), "... NULL for no such branch");
 
 	{
 		char *fixes = xstrfmt("Fixes: %.12s (\"lib: spell five\")\n", s1);

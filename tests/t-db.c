@@ -1,5 +1,6 @@
 /* t-db.c: the SQLite store: migrations, bound statements, transactions, JSON rows. */
 #include "db.h"
+#include "event.h"
 #include "err.h"
 #include "file.h"
 #include "strbuf.h"

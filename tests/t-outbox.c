@@ -2,12 +2,14 @@
 /*
  * Without arguments: the unit tests (TAP). With `enqueue DB CONF PATCH KIND
  * [--what T] [--why T] [--log FILE] [--revert FILE]` it is the helper of
- * tests/40-mail-smtp.t: one event + outbox_add() in one transaction, the
+ * tests/40-mail-smtp.t: one event + compose_notice() in one transaction, the
  * way the queue code does it; prints the mail id.
  */
 #include "db.h"
+#include "event.h"
 #include "err.h"
 #include "log.h"
+#include "compose.h"
 #include "outbox.h"
 #include "queue.h"
 #include "smtp.h"
@@ -68,7 +70,7 @@ static long long enqueue(sqlite3 *db, const struct config *cfg,
 		return ERR_IO;
 	id = queue_notify(db, cfg, n);
 	if (id < 0) {
-		diag("outbox_add: %s", err_msg());
+		diag("compose_notice: %s", err_msg());
 		db_rollback(db);
 		return id;
 	}
@@ -303,7 +305,7 @@ static void test_compose(sqlite3 *db, struct config *cfg)
 	n.event_id = ev;
 	id = queue_notify(db, cfg, &n);
 	db_commit(db);
-	ok(id > 0, "outbox_add returns a mail id");
+	ok(id > 0, "compose_notice returns a mail id");
 	msg = mail_text(db, id, "headers_and_body");
 	ok(msg != NULL, "the message is stored");
 	if (!msg)
@@ -484,7 +486,7 @@ static void test_invalid(sqlite3 *db, struct config *cfg)
 		char *st = mail_text(db, id, "state");
 		char *err = mail_text(db, id, "last_error");
 		char *rc = mail_text(db, id, "rcpt_to");
-		ok(id > 0, "malformed author %zu: outbox_add still succeeds",
+		ok(id > 0, "malformed author %zu: compose_notice still succeeds",
 		   i);
 		is_str(st, "invalid", "malformed author %zu: state invalid", i);
 		like(err, cases[i].in_error, "malformed author %zu: error says",
@@ -550,7 +552,7 @@ static void test_rollback(sqlite3 *db, struct config *cfg)
 	is_int(after, before, "rollback of the caller's transaction: no mail");
 	is_int(eva, evb, "... and no event");
 	ok(sqlite3_get_autocommit(db),
-	   "outbox_add neither began nor committed");
+	   "compose_notice neither began nor committed");
 }
 
 /* Mail per chain of events: an unsent mail about a patch is amended. */

@@ -1,4 +1,4 @@
-/* t-queue.c: a patch's life: every transition patch_set_state() allows and refuses. */
+/* t-queue.c: a patch's life: every transition queue_set_state() allows and refuses. */
 #include "db.h"
 #include "file.h"
 #include "tap.h"
@@ -45,35 +45,35 @@ int main(void)
 	tq_open(&app, dir, "");
 
 	for (int i = 0; i < PS_COUNT; i++)
-		is_int(patch_state_parse(patch_state_name(i)), i, "state %s parses back",
-		       patch_state_name(i));
-	is_int(patch_state_parse("limbo"), -1, "an unknown state name: -1");
-	is_int(patch_state_parse(NULL), -1, "NULL: -1");
-	is_str(patch_state_name(PS_COUNT), "?", "an out of range state: ?");
+		is_int(queue_state_parse(queue_state_name(i)), i, "state %s parses back",
+		       queue_state_name(i));
+	is_int(queue_state_parse("limbo"), -1, "an unknown state name: -1");
+	is_int(queue_state_parse(NULL), -1, "NULL: -1");
+	is_str(queue_state_name(PS_COUNT), "?", "an out of range state: ?");
 
 	id = tq_add(&app, "p1", "[PATCH] lib: fix", "", "lib.c", 3);
 	ok(id > 0, "a patch");
-	ok(patch_get_state(app.db, id, &s) == 0 && s == PS_IMPORTED,
+	ok(queue_get_state(app.db, id, &s) == 0 && s == PS_IMPORTED,
 	   "it starts imported");
 
 	/* every (from, to): force from, ask for to */
 	for (int from = 0; from < PS_COUNT; from++) {
 		for (int to = 0; to < PS_COUNT; to++) {
-			int allowed = listed(want[from], patch_state_name(to));
+			int allowed = listed(want[from], queue_state_name(to));
 			db_exec(app.db, "UPDATE patches SET state = ? WHERE id = ?",
-				"ti", patch_state_name(from), id);
+				"ti", queue_state_name(from), id);
 			db_query_int(app.db, &n, "SELECT COUNT(*) FROM events", NULL);
-			ev = patch_set_state(app.db, id, to, "why", "tester");
-			patch_get_state(app.db, id, &s);
+			ev = queue_set_state(app.db, id, to, "why", "tester");
+			queue_get_state(app.db, id, &s);
 			if (allowed && (ev <= 0 || (int)s != to)) {
 				bad++;
-				diag("%s -> %s refused: %s", patch_state_name(from),
-				     patch_state_name(to), err_msg());
+				diag("%s -> %s refused: %s", queue_state_name(from),
+				     queue_state_name(to), err_msg());
 			}
 			if (!allowed && (ev != ERR_CONFLICT || (int)s != from)) {
 				bad++;
-				diag("%s -> %s allowed", patch_state_name(from),
-				     patch_state_name(to));
+				diag("%s -> %s allowed", queue_state_name(from),
+				     queue_state_name(to));
 			}
 		}
 	}
@@ -81,7 +81,7 @@ int main(void)
 		       " the life says", PS_COUNT * PS_COUNT);
 
 	db_exec(app.db, "UPDATE patches SET state = 'queued' WHERE id = ?", "i", id);
-	ev = patch_set_state(app.db, id, PS_BROKEN, "boots no more", "tester");
+	ev = queue_set_state(app.db, id, PS_BROKEN, "boots no more", "tester");
 	ok(ev > 0, "queued -> broken returns an event id");
 	db_query_text(app.db, &reason, "SELECT state_reason FROM patches WHERE id = ?",
 		      "i", id);
@@ -95,10 +95,10 @@ int main(void)
 	db_query_text(app.db, &reason, "SELECT actor FROM events WHERE id = ?", "i", ev);
 	is_str(reason, "tester", "... and who");
 	free(reason);
-	is_int(patch_set_state(app.db, id, PS_QUEUED, NULL, "tester"), ERR_CONFLICT,
+	is_int(queue_set_state(app.db, id, PS_QUEUED, NULL, "tester"), ERR_CONFLICT,
 	       "broken -> queued: ERR_CONFLICT");
 	like(err_msg(), "cannot go from broken to queued", "... naming both states");
-	is_int(patch_set_state(app.db, 9999, PS_QUEUED, NULL, "tester"), ERR_NOTFOUND,
+	is_int(queue_set_state(app.db, 9999, PS_QUEUED, NULL, "tester"), ERR_NOTFOUND,
 	       "an unknown patch: ERR_NOTFOUND");
 	like(err_msg(), "patch 9999: no such patch", "... saying so");
 

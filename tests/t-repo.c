@@ -2,6 +2,7 @@
 #include "err.h"
 #include "file.h"
 #include "repo.h"
+#include "stable-queue.h"
 #include "spawn.h"
 #include "strbuf.h"
 #include "tap.h"

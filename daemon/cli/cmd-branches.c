@@ -17,7 +17,7 @@
 static json_t *branch_json(struct app *app, const struct branch_conf *b)
 {
 	json_t *o = json_object(), *states = json_object();
-	char *version = tree_branch_version(b->tree_dir, b->branch);
+	char *version = repo_dir_branch_version(b->tree_dir, b->branch);
 	long long total = 0;
 	sqlite3_stmt *st = db_prepare(app->db,
 				      "SELECT p.state, COUNT(*) FROM patches p"

@@ -241,7 +241,7 @@ int cmd_flag(struct app *app, int argc, char **argv)
 		fprintf(stderr, "usage: stableq flag ID --reason TEXT\n");
 		return 2;
 	}
-	if (revert_flag(app, id, reason, NULL) < 0)
+	if (flag_patch(app, id, reason, NULL) < 0)
 		return fail("flag");
 	printf("patch %lld flagged broken: %s\n", id, reason);
 	return 0;
@@ -256,7 +256,7 @@ int cmd_override(struct app *app, int argc, char **argv)
 		fprintf(stderr, "usage: stableq override ID --reason TEXT\n");
 		return 2;
 	}
-	if (revert_override(app, id, reason) < 0)
+	if (override_patch(app, id, reason) < 0)
 		return fail("override");
 	printf("patch %lld queued by override: %s\n", id, reason);
 	return 0;

@@ -226,10 +226,10 @@ static int mail_send(struct app *app, int argc, char **argv)
 	}
 	if (!t.sent && !t.not_sent)
 		printf("mail: nothing sent; %lld due\n", waiting);
-	if (mail_held_count(app->db))
+	if (guard_held_count(app->db))
 		printf("mail: %lld held by the bulk-mail guard: `stableq mail"
 		       " release` sends them\n",
-		       mail_held_count(app->db));
+		       guard_held_count(app->db));
 	/* 1 tells a script that due mail is still waiting or failed */
 	return t.not_sent || waiting ? 1 : 0;
 }
@@ -259,7 +259,7 @@ static int mail_release_cmd(struct app *app, int argc, char **argv)
 		free(ids);
 		return 2;
 	}
-	ret = mail_release(app->db, ids, n, app->actor);
+	ret = guard_release(app->db, ids, n, app->actor);
 	free(ids);
 	if (ret < 0) {
 		fprintf(stderr, "stableq mail: %s\n", err_msg());

@@ -174,7 +174,7 @@ int cmd_queue(struct app *app, int argc, char **argv)
 			return 2;
 		}
 	}
-	if (state && patch_state_parse(state) < 0) {
+	if (state && queue_state_parse(state) < 0) {
 		fprintf(stderr, "stableq queue: unknown state '%s'\n", state);
 		return 2;
 	}

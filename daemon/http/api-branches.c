@@ -302,7 +302,7 @@ void api_get_branches(struct api_request *req, struct api_response *res,
 	json_t *rows, *o;
 
 	for (int s = 0; s < PS_COUNT; s++)
-		state_names[s] = patch_state_name((enum patch_state)s);
+		state_names[s] = queue_state_name((enum patch_state)s);
 	if (!(rows = db_rows_json(db, sql_branches, NULL)) ||
 	    load_active(db, &b) < 0 || load_bisecting(db, &bis, &nbis) < 0) {
 		json_decref(rows);

@@ -24,7 +24,7 @@ void api_get_patches(struct api_request *req, struct api_response *res,
 	long long limit, offset, branch, total = 0;
 	json_t *list;
 
-	if (state && patch_state_parse(state) < 0) {
+	if (state && queue_state_parse(state) < 0) {
 		api_error(res, 400, "bad-request", "unknown state '%.40s'",
 			  state);
 		return;
@@ -61,7 +61,7 @@ void api_get_patches(struct api_request *req, struct api_response *res,
 static int patch_exists(struct api_request *req, struct api_response *res,
 			enum patch_state *state)
 {
-	int ret = patch_get_state(req->app.db, req->id, state);
+	int ret = queue_get_state(req->app.db, req->id, state);
 
 	if (ret < 0) {
 		api_fail(res, ret);
@@ -195,7 +195,7 @@ void api_post_flag(struct api_request *req, struct api_response *res,
 		   json_t *body)
 {
 	const char *reason = json_string_value(json_object_get(body, "reason"));
-	int ret = revert_flag(&req->app, req->id, reason, NULL);
+	int ret = flag_patch(&req->app, req->id, reason, NULL);
 
 	if (ret < 0) {
 		api_fail(res, ret);
@@ -251,7 +251,7 @@ void api_post_override(struct api_request *req, struct api_response *res,
 		       json_t *body)
 {
 	const char *reason = json_string_value(json_object_get(body, "reason"));
-	int ret = revert_override(&req->app, req->id, reason);
+	int ret = override_patch(&req->app, req->id, reason);
 
 	if (ret < 0) {
 		api_fail(res, ret);

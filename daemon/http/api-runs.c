@@ -93,7 +93,7 @@ void api_post_candidates(struct api_request *req, struct api_response *res,
 
 	if (api_branch_arg(req, res, &branch) < 0)
 		return;
-	if (upto_id && (ret = patch_get_state(req->app.db, upto_id, &state)) <
+	if (upto_id && (ret = queue_get_state(req->app.db, upto_id, &state)) <
 			       0) {
 		api_fail(res, ret);
 		return;

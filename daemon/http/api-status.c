@@ -162,7 +162,7 @@ static const char *state_names[PS_COUNT];
 static void fill_state_names(void)
 {
 	for (int i = 0; i < PS_COUNT; i++)
-		state_names[i] = patch_state_name((enum patch_state)i);
+		state_names[i] = queue_state_name((enum patch_state)i);
 }
 
 static const char sql_patch_counts[] =

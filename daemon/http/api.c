@@ -701,9 +701,9 @@ void api_run(struct api_request *req, struct api_response *res)
 		break;
 	}
 	/* a write is one step for the bulk-mail guard */
-	long long mark = r->write ? mail_guard_mark(req->app.db) : 0;
+	long long mark = r->write ? guard_mark(req->app.db) : 0;
 	r->fn(req, res, body);
-	if (r->write && mail_guard_apply(req->app.db, &req->app.cfg, mark,
+	if (r->write && guard_apply(req->app.db, &req->app.cfg, mark,
 					 r->pattern, req->app.actor) < 0)
 		log_warnx("http: %s %s: bulk-mail guard: %s", req->method,
 			  req->path, err_msg());

@@ -1,5 +1,6 @@
 /* check-fixes.c: the fixes verdict: is the bug a patch fixes in this tree? Each answer names its evidence. */
 #include "changelog.h"
+#include "stable-queue.h"
 #include "check-int.h"
 #include "db.h"
 #include "err.h"
@@ -272,7 +273,7 @@ int check_row_load(sqlite3 *db, long long id, struct check_row *r)
 		r->diff = xstrdup(db_col_text(st, 1));
 		r->upstream = db_col_text(st, 2) ? xstrdup(db_col_text(st, 2))
 						 : NULL;
-		r->state = (enum patch_state)patch_state_parse(
+		r->state = (enum patch_state)queue_state_parse(
 			db_col_text(st, 3));
 		ret = 0;
 	}

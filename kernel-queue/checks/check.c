@@ -2,8 +2,10 @@
 #include "changelog.h"
 #include "check-int.h"
 #include "db.h"
+#include "event.h"
 #include "err.h"
 #include "log.h"
+#include "compose.h"
 #include "outbox.h"
 #include "patch.h"
 #include "queue.h"
@@ -69,7 +71,7 @@ static char *branch_said(const struct app *app, const char *text)
 int check_verdict_add(sqlite3 *db, long long patch_id, enum check_kind k,
 		      enum check_result r, const char *detail)
 {
-	return verdict_add(db, patch_id, check_kind_name(k),
+	return queue_verdict_add(db, patch_id, check_kind_name(k),
 			   check_result_name(r), detail);
 }
 
@@ -437,7 +439,7 @@ static int check_one(struct check_ctx *c, struct check_row *p,
 		char *why = reason.len && !tested
 				    ? branch_said(c->app, reason.buf)
 				    : NULL;
-		ev = patch_set_state(c->app->db, p->id, to,
+		ev = queue_set_state(c->app->db, p->id, to,
 				     why ? why : reason.len ? reason.buf : NULL,
 				     c->app->actor);
 		free(why);
@@ -480,7 +482,7 @@ static int check_one(struct check_ctx *c, struct check_row *p,
 	log_info("patch %lld: fixes=%s applies=%s fixup=%s -> %s", p->id,
 		 check_result_name(v[CHECK_FIXES]),
 		 check_result_name(v[CHECK_APPLIES]),
-		 check_result_name(v[CHECK_FIXUP]), patch_state_name(to));
+		 check_result_name(v[CHECK_FIXUP]), queue_state_name(to));
 	sum->checked++;
 	sum->queued += to == PS_QUEUED;
 	sum->held += to == PS_HELD;
@@ -507,38 +509,6 @@ static int wanted(const long long *ids, size_t n, long long id)
 	for (size_t i = 0; i < n; i++)
 		if (ids[i] == id)
 			return 1;
-	return 0;
-}
-
-char *tree_branch_version(const char *tree_dir, const char *branch)
-{
-	struct repo *r = NULL;
-	char tip[REPO_HEX_SIZE];
-	char *version = NULL;
-
-	if (repo_open(&r, tree_dir) == 0 &&
-	    repo_branch_tip(r, branch, tip) == 0)
-		branch_version(r, tip, &version);
-	repo_free(r);
-	err_clear();
-	return version;
-}
-
-int branch_version(struct repo *r, const char *tip, char **version)
-{
-	char *desc = NULL;
-	int ret = repo_describe(r, tip, &desc);
-
-	if (ret < 0)
-		return err_prefix(ret, "the branch's base version (a v6.1.N tag)");
-	/* "v6.1.192" or "v6.1.192-3-g0123456789ab" */
-	char *p = desc + (desc[0] == 'v');
-	size_t n = strspn(p, "0123456789.");
-	*version = xstrndup(p, n);
-	free(desc);
-	if (!n)
-		return err_set(ERR_INVALID, "the branch's tag does not name a"
-					    " version");
 	return 0;
 }
 
@@ -570,7 +540,7 @@ static int open_ctx(struct check_ctx *c, struct app *app)
 			       app->cfg.tree_dir, err_msg());
 	if ((ret = repo_branch_tip(c->repo, app->cfg.branch, c->tip)) < 0)
 		return err_prefix(ERR_NOTFOUND, "branch %s", app->cfg.branch);
-	if ((ret = branch_version(c->repo, c->tip, &c->version)) < 0)
+	if ((ret = repo_branch_version(c->repo, c->tip, &c->version)) < 0)
 		return ret;
 	c->series = xstrdup(c->version);
 	char *dot = strchr(c->series, '.');

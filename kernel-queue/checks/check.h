@@ -73,7 +73,7 @@ const char *check_kind_name(enum check_kind k);
 const char *check_result_name(enum check_result r);
 /* The enum of a stored name, or -1. */
 int check_result_parse(const char *name);
-/* verdict_add() of one check's result: the strings are made here. */
+/* queue_verdict_add() of one check's result: the strings are made here. */
 int check_verdict_add(sqlite3 *db, long long patch_id, enum check_kind k,
 		      enum check_result r, const char *detail);
 
@@ -95,11 +95,6 @@ struct check_summary {
  */
 int check_run(struct app *app, const long long *ids, size_t n,
 	      struct check_summary *sum);
-struct repo;
-/* "6.1.192" from the v6.1.192 tag the tip descends from; caller frees. */
-int branch_version(struct repo *r, const char *tip, char **version);
-/* The same for a tree and branch by name; NULL when not there. Caller frees. */
-char *tree_branch_version(const char *tree_dir, const char *branch);
 void check_summary_print(const struct check_summary *s, FILE *f);
 
 /* A job of the daemon's: patches imported and not checked yet. */

@@ -74,11 +74,11 @@ int verify_fix(struct app *app, long long patch_id,
 	int ret;
 
 	if ((ret = queue_follow_patch(app, patch_id)) < 0 ||
-	    (ret = patch_get_state(app->db, patch_id, &s)) < 0)
+	    (ret = queue_get_state(app->db, patch_id, &s)) < 0)
 		return ret;
 	if (s != PS_QUEUED)
 		return err_set(ERR_CONFLICT, "patch %lld is %s, not queued",
-			       patch_id, patch_state_name(s));
+			       patch_id, queue_state_name(s));
 	db_query_text(app->db, &message,
 		      "SELECT message FROM patches WHERE id = ?", "i", patch_id);
 	test = message ? verify_test_of(message) : NULL;
@@ -105,7 +105,7 @@ int verify_fix(struct app *app, long long patch_id,
 		     "SELECT json_array_length(patch_ids) FROM candidates WHERE"
 		     " id = ?",
 		     "i", cid);
-	version = tree_branch_version(app->cfg.tree_dir, app->cfg.branch);
+	version = repo_dir_branch_version(app->cfg.tree_dir, app->cfg.branch);
 	strbuf_addf(&prefix, "candidate %lld (%s%s%s + %lld patch%s before it)",
 		    cid, app->cfg.branch, version && *version ? " " : "",
 		    version ? version : "", n, n == 1 ? "" : "es");
@@ -133,10 +133,10 @@ int verify_fix(struct app *app, long long patch_id,
 		      : xstrdup(why.buf);
 	if ((ret = db_begin(app->db)) < 0)
 		goto out;
-	ret = verdict_add(app->db, patch_id, "test", res, det);
+	ret = queue_verdict_add(app->db, patch_id, "test", res, det);
 	if (ret >= 0 && !strcmp(res, "not-present")) {
 		char *reason = xstrfmt("not-present: %s", det);
-		ev = patch_set_state(app->db, patch_id, PS_REJECTED, reason,
+		ev = queue_set_state(app->db, patch_id, PS_REJECTED, reason,
 				     app->actor);
 		free(reason);
 		if (ev < 0)

@@ -3,6 +3,7 @@
 #include "app.h"
 #include "check.h"
 #include "db.h"
+#include "event.h"
 #include "err.h"
 #include "log.h"
 #include "queue.h"

@@ -494,7 +494,7 @@ static int drop_rerolled(struct pass *ps, struct patch *const *msgs,
 			char *why = xstrfmt("superseded by v%d of the series"
 					    " (Message-Id <%s>)",
 					    s->version, p->message_id);
-			long long ev = patch_set_state(db, old[i], PS_DROPPED,
+			long long ev = queue_set_state(db, old[i], PS_DROPPED,
 						       why, ps->app->actor);
 			free(why);
 			if (ev < 0)

@@ -2,7 +2,9 @@
 #include "queue.h"
 #include "app.h"
 #include "db.h"
+#include "event.h"
 #include "err.h"
+#include "compose.h"
 #include "outbox.h"
 #include "strbuf.h"
 
@@ -40,12 +42,12 @@ static const unsigned allowed[PS_COUNT] = {
 };
 #undef B
 
-const char *patch_state_name(enum patch_state s)
+const char *queue_state_name(enum patch_state s)
 {
 	return (unsigned)s < PS_COUNT ? state_names[s] : "?";
 }
 
-int patch_state_parse(const char *name)
+int queue_state_parse(const char *name)
 {
 	for (int i = 0; i < PS_COUNT; i++)
 		if (name && !strcmp(state_names[i], name))
@@ -53,7 +55,7 @@ int patch_state_parse(const char *name)
 	return -1;
 }
 
-int patch_get_state(sqlite3 *db, long long id, enum patch_state *out)
+int queue_get_state(sqlite3 *db, long long id, enum patch_state *out)
 {
 	char *s = NULL;
 	int ret = db_query_text(db, &s, "SELECT state FROM patches WHERE id = ?",
@@ -63,31 +65,31 @@ int patch_get_state(sqlite3 *db, long long id, enum patch_state *out)
 		return err_set(ERR_NOTFOUND, "patch %lld: no such patch", id);
 	if (ret < 0)
 		return ret;
-	*out = (enum patch_state)patch_state_parse(s);
+	*out = (enum patch_state)queue_state_parse(s);
 	free(s);
 	return 0;
 }
 
-long long patch_set_state(sqlite3 *db, long long id, enum patch_state to,
+long long queue_set_state(sqlite3 *db, long long id, enum patch_state to,
 			  const char *reason, const char *actor)
 {
 	enum patch_state from;
-	int ret = patch_get_state(db, id, &from);
+	int ret = queue_get_state(db, id, &from);
 
 	if (ret < 0)
 		return ret;
 	if (!(allowed[from] & (1u << to)))
 		return err_set(ERR_CONFLICT, "patch %lld: cannot go from %s to %s",
-			       id, patch_state_name(from), patch_state_name(to));
+			       id, queue_state_name(from), queue_state_name(to));
 	ret = db_exec(db,
 		      "UPDATE patches SET state = ?, state_reason = ?,"
 		      " updated_at = strftime('%Y-%m-%dT%H:%M:%SZ','now')"
 		      " WHERE id = ?",
-		      "tti", patch_state_name(to), reason, id);
+		      "tti", queue_state_name(to), reason, id);
 	if (ret < 0)
 		return ret;
 	return event_add(db, actor, "patch", id, "state", "%s -> %s%s%s",
-			 patch_state_name(from), patch_state_name(to),
+			 queue_state_name(from), queue_state_name(to),
 			 reason ? ": " : "", reason ? reason : "");
 }
 
@@ -131,12 +133,12 @@ long long queue_notify(sqlite3 *db, const struct config *cfg,
 	if (!p)
 		return err_last() < 0 ? err_last() : ERR_IO;
 	full.patch = p;
-	id = outbox_add(db, cfg, &full);
+	id = compose_notice(db, cfg, &full);
 	json_decref(p);
 	return id;
 }
 
-int verdict_latest(sqlite3 *db, long long patch_id, const char *check,
+int queue_verdict_latest(sqlite3 *db, long long patch_id, const char *check,
 		   char **result)
 {
 	*result = NULL;
@@ -146,7 +148,7 @@ int verdict_latest(sqlite3 *db, long long patch_id, const char *check,
 			     "it", patch_id, check);
 }
 
-int verdict_add(sqlite3 *db, long long patch_id, const char *check,
+int queue_verdict_add(sqlite3 *db, long long patch_id, const char *check,
 		const char *result, const char *detail)
 {
 	int ret = db_exec(db,
@@ -340,7 +342,7 @@ int queue_ids(sqlite3 *db, long long branch, int state, long long **ids,
 			"SELECT id FROM patches WHERE (?1 = 0 OR branch_id = ?1)"
 			" AND (?2 IS NULL OR state = ?2) ORDER BY queue_pos",
 			"it", branch,
-			state >= 0 ? patch_state_name((enum patch_state)state)
+			state >= 0 ? queue_state_name((enum patch_state)state)
 				   : NULL);
 	if (!st) {
 		free(*ids);

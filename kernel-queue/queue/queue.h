@@ -2,6 +2,7 @@
 #ifndef STABLEQ_QUEUE_H
 #define STABLEQ_QUEUE_H
 
+#include "compose.h"
 #include "patch.h"
 
 #include <jansson.h>
@@ -29,9 +30,9 @@ enum patch_state {
 	PS_COUNT
 };
 
-const char *patch_state_name(enum patch_state s);
+const char *queue_state_name(enum patch_state s);
 /* -1 if name is not a state. */
-int patch_state_parse(const char *name);
+int queue_state_parse(const char *name);
 
 /*
  * Inserts a parsed patch at the end of branch's queue (branches.id; inside
@@ -58,9 +59,9 @@ int queue_link_dependencies(sqlite3 *db);
  * ERR_CONFLICT naming both states), writes state, reason, an event by actor
  * and returns the event id (> 0). Caller holds the transaction.
  */
-long long patch_set_state(sqlite3 *db, long long id, enum patch_state to,
+long long queue_set_state(sqlite3 *db, long long id, enum patch_state to,
 			  const char *reason, const char *actor);
-int patch_get_state(sqlite3 *db, long long id, enum patch_state *out);
+int queue_get_state(sqlite3 *db, long long id, enum patch_state *out);
 
 /*
  * What a mail about patch id names (struct notice's patch: subject,
@@ -68,18 +69,18 @@ int patch_get_state(sqlite3 *db, long long id, enum patch_state *out);
  * chain). A new reference, or NULL (ERR_NOTFOUND for an unknown id).
  */
 json_t *queue_notice_patch(sqlite3 *db, long long id);
-/* outbox_add() of n with its patch filled in from the store. */
+/* compose_notice() of n with its patch filled in from the store. */
 struct notice;
 struct config;
 long long queue_notify(sqlite3 *db, const struct config *cfg,
 		       const struct notice *n);
 
 /* Stores a verdict (history: never overwrites). */
-int verdict_add(sqlite3 *db, long long patch_id, const char *check,
+int queue_verdict_add(sqlite3 *db, long long patch_id, const char *check,
 		const char *result, const char *detail);
 /* The newest result of a check on a patch (*result: caller frees);
  * ERR_NOTFOUND when it has none. */
-int verdict_latest(sqlite3 *db, long long patch_id, const char *check,
+int queue_verdict_latest(sqlite3 *db, long long patch_id, const char *check,
 		   char **result);
 
 /*

@@ -2,6 +2,7 @@
 #include "revert-int.h"
 #include "db.h"
 #include "err.h"
+#include "compose.h"
 #include "outbox.h"
 #include "queue.h"
 #include "strbuf.h"
@@ -11,13 +12,13 @@ long long flag_locked(struct app *app, long long id, const char *reason,
 {
 	enum patch_state s;
 	long long evid;
-	int ret = patch_get_state(app->db, id, &s);
+	int ret = queue_get_state(app->db, id, &s);
 
 	if (ret < 0)
 		return ret;
 	if (s == PS_BROKEN || s == PS_DROPPED || s == PS_REVERTED)
 		return err_set(ERR_CONFLICT, "patch %lld is already %s", id,
-			       patch_state_name(s));
+			       queue_state_name(s));
 	ret = db_exec(app->db,
 		      "INSERT INTO flags (patch_id, reason, evidence, build_id,"
 		      " bisection_id, actor) VALUES (?, ?, ?, NULLIF(?, 0),"
@@ -29,7 +30,7 @@ long long flag_locked(struct app *app, long long id, const char *reason,
 		      app->actor);
 	if (ret < 0)
 		return ret;
-	evid = patch_set_state(app->db, id, PS_BROKEN, reason, app->actor);
+	evid = queue_set_state(app->db, id, PS_BROKEN, reason, app->actor);
 	if (evid < 0)
 		return evid;
 	struct strbuf why = STRBUF_INIT;
@@ -70,7 +71,7 @@ int patch_action_begin(struct app *app, long long patch_id,
 	return db_begin(app->db);
 }
 
-int revert_flag(struct app *app, long long patch_id, const char *reason,
+int flag_patch(struct app *app, long long patch_id, const char *reason,
 		const struct evidence *ev)
 {
 	long long r;

@@ -1,6 +1,7 @@
 /* override.c: a maintainer queues a held fix-up or a patch waiting for a human, with a reason. */
 #include "revert-int.h"
 #include "db.h"
+#include "event.h"
 #include "err.h"
 #include "queue.h"
 #include "strbuf.h"
@@ -13,21 +14,21 @@ static int override_locked(struct app *app, long long patch_id,
 	long long ev;
 	int ret;
 
-	if ((ret = patch_get_state(app->db, patch_id, &s)) < 0)
+	if ((ret = queue_get_state(app->db, patch_id, &s)) < 0)
 		return ret;
 	if (s != PS_HELD && s != PS_CHECKED && s != PS_REJECTED)
 		return err_set(ERR_CONFLICT,
 			       "patch %lld is %s: only held, checked or rejected"
 			       " patches can be overridden",
-			       patch_id, patch_state_name(s));
+			       patch_id, queue_state_name(s));
 	char *detail = xstrfmt("overridden by %s: %s", app->actor, reason);
-	ret = verdict_add(app->db, patch_id, "fixup", "overridden", detail);
+	ret = queue_verdict_add(app->db, patch_id, "fixup", "overridden", detail);
 	if (ret >= 0 && s != PS_HELD)
-		ret = verdict_add(app->db, patch_id, "human", "accepted", detail);
+		ret = queue_verdict_add(app->db, patch_id, "human", "accepted", detail);
 	free(detail);
 	if (ret < 0)
 		return ret;
-	if ((ev = patch_set_state(app->db, patch_id, PS_QUEUED, reason,
+	if ((ev = queue_set_state(app->db, patch_id, PS_QUEUED, reason,
 				  app->actor)) < 0)
 		return (int)ev;
 	ev = event_add(app->db, app->actor, "patch", patch_id, "override", "%s",
@@ -35,7 +36,7 @@ static int override_locked(struct app *app, long long patch_id,
 	return ev < 0 ? (int)ev : 0;
 }
 
-int revert_override(struct app *app, long long patch_id, const char *reason)
+int override_patch(struct app *app, long long patch_id, const char *reason)
 {
 	int ret;
 

@@ -2,6 +2,7 @@
 #include "release.h"
 #include "revert-int.h"
 #include "db.h"
+#include "event.h"
 #include "err.h"
 #include "queue.h"
 #include "rc.h"
@@ -86,7 +87,7 @@ int release_queue(struct app *app, int force, size_t *n)
 	if ((ret = db_begin(app->db)) < 0)
 		goto out;
 	for (size_t i = 0; i < nids; i++) {
-		long long ev = patch_set_state(app->db, ids[i], PS_RELEASED,
+		long long ev = queue_set_state(app->db, ids[i], PS_RELEASED,
 					       commits[i], app->actor);
 		ret = ev < 0 ? (int)ev
 			     : db_exec(app->db,

@@ -1,8 +1,10 @@
 /* revert-guard.c: the limits of automatic reverts, and reverts proposed to the author first. */
 #include "revert-int.h"
 #include "db.h"
+#include "event.h"
 #include "err.h"
 #include "mailhdr.h"
+#include "compose.h"
 #include "outbox.h"
 #include "queue.h"
 #include "strbuf.h"
@@ -155,7 +157,7 @@ int revert_propose(struct app *app, long long patch_id)
 		ret = (int)mail;
 		goto fail;
 	}
-	msgid = outbox_message_id(app->db, mail);
+	msgid = compose_message_id(app->db, mail);
 	if ((ret = db_exec(app->db,
 			   "INSERT INTO revert_proposals (patch_id, mail_id,"
 			   " message_id, due_at) VALUES (?, ?, ?, ?)",

@@ -74,7 +74,7 @@ static int cmp_newest_first(const void *a, const void *b)
 int plan_build(struct app *app, long long root, struct plan *p)
 {
 	enum patch_state s;
-	int ret = patch_get_state(app->db, root, &s);
+	int ret = queue_get_state(app->db, root, &s);
 
 	memset(p, 0, sizeof(*p));
 	if (ret < 0)
@@ -82,7 +82,7 @@ int plan_build(struct app *app, long long root, struct plan *p)
 	if (s == PS_DROPPED || s == PS_REVERTED || s == PS_REJECTED)
 		return err_set(ERR_CONFLICT,
 			       "patch %lld is %s: there is nothing to revert",
-			       root, patch_state_name(s));
+			       root, queue_state_name(s));
 	if ((ret = plan_add(app->db, p, root, xstrdup("the broken patch"))) < 0)
 		return ret;
 	for (size_t i = 0; i < p->n; i++) {

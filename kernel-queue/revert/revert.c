@@ -4,7 +4,9 @@
 #include "series.h"
 #include "candidate.h"
 #include "db.h"
+#include "event.h"
 #include "err.h"
+#include "compose.h"
 #include "outbox.h"
 #include "queue.h"
 #include "repo.h"
@@ -150,7 +152,7 @@ static int finish(struct app *app, long long revert_id)
 	if ((ret = db_begin(app->db)) < 0)
 		goto out;
 	enum patch_state rs;
-	if ((ret = patch_get_state(app->db, root, &rs)) < 0)
+	if ((ret = queue_get_state(app->db, root, &rs)) < 0)
 		goto fail;
 	if (rs != PS_BROKEN && (ev = flag_locked(app, root, reason, NULL)) < 0) {
 		ret = (int)ev;
@@ -170,7 +172,7 @@ static int finish(struct app *app, long long revert_id)
 		char *r = xstrfmt("%s%s%s", reason,
 				  pid == root ? "" : "; goes with it: ",
 				  pid == root ? "" : why);
-		ev = patch_set_state(app->db, pid,
+		ev = queue_set_state(app->db, pid,
 				     is_revert ? PS_REVERTED : PS_DROPPED, r,
 				     app->actor);
 		/* the branch, as the stable maintainers' mail names it */

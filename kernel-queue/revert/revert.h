@@ -20,7 +20,7 @@ struct evidence {
  * transaction. ERR_NOTFOUND for an unknown id, ERR_CONFLICT if it is
  * already broken, dropped or reverted.
  */
-int revert_flag(struct app *app, long long patch_id, const char *reason,
+int flag_patch(struct app *app, long long patch_id, const char *reason,
 		const struct evidence *ev);
 
 /*
@@ -88,7 +88,7 @@ char *revert_patch_text(sqlite3 *db, long long revert_id);
  * with a reason: it is queued, the override recorded as a verdict and an
  * event.
  */
-int revert_override(struct app *app, long long patch_id, const char *reason);
+int override_patch(struct app *app, long long patch_id, const char *reason);
 
 /*
  * Guarded automatic reverts (revert-guard.c). revert_guard(): 1 when the

@@ -3,10 +3,13 @@
 #include "app.h"
 #include "check.h"
 #include "db.h"
+#include "event.h"
 #include "err.h"
+#include "repo.h"
 #include "log.h"
 #include "mailhdr.h"
 #include "mime.h"
+#include "compose.h"
 #include "outbox.h"
 #include "patch.h"
 #include "queue.h"
@@ -31,7 +34,7 @@ static char *next_version(const char *v)
 /* The version the next release will have, and its rc number. */
 static int rc_version(struct app *app, char **out)
 {
-	char *tree = tree_branch_version(app->cfg.tree_dir, app->cfg.branch);
+	char *tree = repo_dir_branch_version(app->cfg.tree_dir, app->cfg.branch);
 	char *next = next_version(tree), *released = NULL;
 	long long n = 0;
 
@@ -255,7 +258,7 @@ int rc_prepare(struct app *app, long long *id)
 		char *subject = xstrfmt("[PATCH %s %0*d/%zu] %s review",
 					app->cfg.branch_key, width, 0, n,
 					version);
-		long long m = outbox_add_list(
+		long long m = compose_list(
 			app->db, &app->cfg,
 			&(struct list_mail){ .kind = "rc", .to = app->cfg.rc_list,
 					     .subject = subject, .body = body.buf },
@@ -278,7 +281,7 @@ int rc_prepare(struct app *app, long long *id)
 		char *mid = NULL;
 		strbuf_reset(&body);
 		patch_body(&body, app->cfg.branch_key, p);
-		long long m = outbox_add_list(
+		long long m = compose_list(
 			app->db, &app->cfg,
 			&(struct list_mail){ .kind = "rc", .patch_id = ids[i],
 					     .to = app->cfg.rc_list,

@@ -148,7 +148,7 @@ int review_apply(sqlite3 *db, long long patch_id, const struct patch *reply,
 	}
 	if (!r->says)
 		return 0;
-	if ((ret = patch_get_state(db, patch_id, &s)) < 0)
+	if ((ret = queue_get_state(db, patch_id, &s)) < 0)
 		return ret;
 	if (s != PS_IMPORTED && s != PS_CHECKED && s != PS_QUEUED)
 		return 0;
@@ -163,7 +163,7 @@ int review_apply(sqlite3 *db, long long patch_id, const struct patch *reply,
 		    reply->author_email ? reply->author_email : "?",
 		    reply->message_id ? reply->message_id : "?",
 		    r->quote ? r->quote : "");
-	long long ev = patch_set_state(db, patch_id, PS_HELD, why.buf, actor);
+	long long ev = queue_set_state(db, patch_id, PS_HELD, why.buf, actor);
 	strbuf_release(&why);
 	if (ev < 0)
 		return (int)ev;

@@ -34,7 +34,7 @@ void review_release(struct review *r);
  * Reviewed-by, Acked-by and Tested-by trailers become tags of the patch
  * (each once); a NAK, regression report or drop request holds a patch that
  * is imported, checked or queued, with a reason naming the reply's author
- * and Message-Id and quoting it (patch_set_state(): its event names actor).
+ * and Message-Id and quoting it (queue_set_state(): its event names actor).
  * A held patch stays held; a released one is not touched (a reply there
  * is for the maintainer's `flag`/`revert`). *held is set when it held the
  * patch, *trailers to the number of tags added. Never sends mail: stableq

@@ -3,6 +3,7 @@
 #include "testcase.h"
 #include "candidate.h"
 #include "db.h"
+#include "event.h"
 #include "err.h"
 #include "log.h"
 #include "progress.h"
@@ -511,8 +512,8 @@ int bisect_run(struct app *app, long long candidate_id, int budget,
 		.bisection_id = b.id,
 	};
 	enum patch_state cs;
-	if (patch_get_state(app->db, culprit, &cs) == 0 && cs != PS_BROKEN)
-		ret = revert_flag(app, culprit, reason, &ev);
+	if (queue_get_state(app->db, culprit, &cs) == 0 && cs != PS_BROKEN)
+		ret = flag_patch(app, culprit, reason, &ev);
 	app->actor = caller;
 	free(actor);
 	say(&b, detail);

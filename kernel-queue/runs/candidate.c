@@ -3,6 +3,7 @@
 #include "buildcache.h"
 #include "coverage.h"
 #include "db.h"
+#include "event.h"
 #include "err.h"
 #include "file.h"
 #include "kbuild.h"
@@ -71,7 +72,7 @@ long long candidate_create_on(sqlite3 *db, long long branch,
 		size_t nq = 0, i;
 		enum patch_state s;
 		if (upto > 0) {
-			if ((ret = patch_get_state(db, upto, &s)) < 0) {
+			if ((ret = queue_get_state(db, upto, &s)) < 0) {
 				json_decref(arr);
 				return ret;
 			}
@@ -79,7 +80,7 @@ long long candidate_create_on(sqlite3 *db, long long branch,
 				json_decref(arr);
 				return err_set(ERR_CONFLICT,
 					       "patch %lld is %s, not queued",
-					       upto, patch_state_name(s));
+					       upto, queue_state_name(s));
 			}
 		}
 		if ((ret = queue_ids(db, branch, PS_QUEUED, &q, &nq)) < 0) {

@@ -2,6 +2,7 @@
 #include "coverage.h"
 #include "candidate.h"
 #include "db.h"
+#include "event.h"
 #include "err.h"
 #include "file.h"
 #include "kbuild.h"
@@ -1379,7 +1380,7 @@ static int store(struct cov *c, struct coverage_result *res)
 						" warnings",
 						c->id);
 					ret = ev < 0 ? (int)ev
-						     : verdict_add(db, prev,
+						     : queue_verdict_add(db, prev,
 								   "warnings",
 								   "added",
 								   warn.buf);
@@ -1387,13 +1388,13 @@ static int store(struct cov *c, struct coverage_result *res)
 					/* a patch that warned before and no
 					 * longer does gets a 'none' */
 					char *last = NULL;
-					ret = verdict_latest(db, prev, "warnings",
+					ret = queue_verdict_latest(db, prev, "warnings",
 							     &last);
 					if (ret == ERR_NOTFOUND)
 						ret = 0;
 					if (ret >= 0 && last &&
 					    !strcmp(last, "added"))
-						ret = verdict_add(
+						ret = queue_verdict_add(
 							db, prev, "warnings",
 							"none",
 							"no new compiler"

@@ -1,0 +1,87 @@
+/* compose.h: mail composed into the outbox, in the caller's transaction: to a patch's author, or to a list. */
+#ifndef STABLEQ_COMPOSE_H
+#define STABLEQ_COMPOSE_H
+
+#include "config.h"
+
+#include <jansson.h>
+#include <sqlite3.h>
+
+/* What the mail tells the author. All strings borrowed. */
+struct notice {
+	long long patch_id;
+	long long event_id;      /* the event this mail reports */
+	const char *kind;        /* flagged, dropped, reverted, held, rejected, proposed */
+	const char *what;        /* one line: "Your patch was dropped from the 6.1 queue" */
+	const char *why;         /* the reason, several lines allowed */
+	const char *log_excerpt; /* the failing test's log lines, or NULL */
+	const char *revert_patch;/* the revert as a mail-format patch, or NULL */
+	/*
+	 * The patch, as the mail names it: {subject, subject_prefix,
+	 * author_name, author_email, message_id, in_reply_to, upstream,
+	 * branch (its queue's git branch), signoffs: [{name, email}] in
+	 * trailer order}. mail/ never reads the queue's tables: the caller
+	 * gives it (queue_notify() in kernel-queue builds it). Borrowed.
+	 */
+	const json_t *patch;
+};
+
+/*
+ * Builds a plain-text RFC 5322 mail about a patch (To: its author; Cc: the
+ * Signed-off-by chain and cfg->mail_cc; In-Reply-To/References: the patch's
+ * Message-Id; a fresh Message-Id) and writes it into the outbox, inside
+ * the caller's transaction, so the mail exists iff the event does.
+ * A malformed author address stores the mail as 'invalid' with the reason
+ * (reported, never sent). Returns the mail id (> 0) or negative.
+ *
+ * One mail per patch per chain of events: while the patch's last mail is
+ * still 'queued' (no relay has taken it), n amends that mail instead of
+ * adding one: it is composed again telling every event of its chain
+ * (mail.chain, oldest first), keeps its id and Message-Id, and an
+ * 'amended' event is logged. Flagged then dropped is one mail.
+ *
+ * Subject, as stable maintainers write it: Patch "<subject>" has been
+ * dropped from the 6.1-stable queue (reverted from ... tree, is held in
+ * ..., flagged as broken in ..., rejected for ...), for the last event;
+ * the patch's subject without Re: or [PATCH ...] in front, and
+ * "6.1-stable" from cfg->branch (linux-6.1.y).
+ *
+ * Addresses are parsed by address_parse() (address.h). Malformed
+ * Signed-off-by or mail_cc addresses are left out (logged), an address
+ * that recurs (in any case) is named once, the author never in Cc. An
+ * invalid mail_from also makes the mail 'invalid'. The log excerpt keeps
+ * its last 32 KiB; a revert over 1 MiB is not quoted. Outside text is
+ * made valid UTF-8, control characters in header text become spaces (no
+ * text from a patch can end a header line); header text is RFC 2047
+ * encoded when not ASCII or when it holds "=?"; body lines longer than
+ * 998 octets are broken (8bit transfer encoding). The message is stored
+ * as sent: CRLF line ends.
+ */
+long long compose_notice(sqlite3 *db, const struct config *cfg,
+		     const struct notice *n);
+
+/*
+ * A mail to a list (the -rc review series), not about one author: From
+ * mail_from, To m->to (an address list), the subject and body given (made
+ * safe as compose_notice() does), In-Reply-To/References m->in_reply_to when
+ * set, a fresh Message-Id (into *message_id, caller frees) and an
+ * X-Stableq-Kind header, so the intake knows its own mail when the list
+ * sends it back. Written into the outbox inside the caller's transaction;
+ * a malformed address stores it 'invalid'. Returns the mail id or
+ * negative.
+ */
+struct list_mail {
+	const char *kind;       /* "rc" */
+	long long patch_id;     /* the patch it carries, or 0 */
+	const char *to;
+	const char *subject;
+	const char *in_reply_to; /* without <>, or NULL */
+	const char *body;
+};
+long long compose_list(sqlite3 *db, const struct config *cfg,
+			  const struct list_mail *m, char **message_id);
+
+/* The Message-Id (without <>) of mail mail_id, or NULL. Caller frees. */
+char *compose_message_id(sqlite3 *db, long long mail_id);
+
+#endif
