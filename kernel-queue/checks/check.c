@@ -680,8 +680,10 @@ static void keep_running(struct check_ctx *c, const struct prefix *after,
 	char key[REPO_HEX_SIZE], tree[REPO_HEX_SIZE];
 
 	prefix_key(after, c->tip, key);
-	if (hit && !strcmp(key, started))
-		return;
+	if ((hit && !strcmp(key, started)) ||
+	    (prefix_find(c->app->db, c->app->branch_id, key, tree) &&
+	     repo_tree_kept(c->repo, tree)))
+		return; /* kept already */
 	if (repo_overlay_keep(c->repo, c->running, &c->queued, tree) < 0 ||
 	    prefix_store(c->app->db, c->app->branch_id, key, tree, after->n) <
 		    0)
