@@ -10,10 +10,11 @@
  * Copies id (a tree with what it names, or a blob) from `from` to `to`
  * unless `to` has it: a tree there has all it names already, so only the
  * directories an overlay changed are walked. Children first, so a tree on
- * disk never names an object that is not.
+ * disk never names an object that is not. Written through write (loose
+ * objects, repo_fast_odb()), asked of to (packs too).
  */
 static int keep_object(struct repo *r, git_odb *from, git_odb *to,
-		       const git_oid *id)
+		       git_odb *write, const git_oid *id)
 {
 	git_odb_object *o = NULL;
 	git_tree *t = NULL;
@@ -34,12 +35,12 @@ static int keep_object(struct repo *r, git_odb *from, git_odb *to,
 			git_object_t type = git_tree_entry_type(e);
 			if (type != GIT_OBJECT_TREE && type != GIT_OBJECT_BLOB)
 				continue; /* a submodule's commit */
-			if ((ret = keep_object(r, from, to,
+			if ((ret = keep_object(r, from, to, write,
 					       git_tree_entry_id(e))) < 0)
 				goto out;
 		}
 	}
-	if ((ret = git_odb_write(&out, to, git_odb_object_data(o),
+	if ((ret = git_odb_write(&out, write, git_odb_object_data(o),
 				 git_odb_object_size(o),
 				 git_odb_object_type(o))) < 0)
 		ret = repo_git_err(ret, "writing a kept object");
@@ -52,7 +53,7 @@ out:
 int repo_overlay_keep(struct repo *r, const char *base,
 		      const struct repo_overlay *ov, char hex[REPO_HEX_SIZE])
 {
-	git_odb *from = NULL, *to = NULL;
+	git_odb *from = NULL, *to = NULL, *write = NULL;
 	char *dir = NULL;
 	git_oid id;
 	int ret;
@@ -61,7 +62,8 @@ int repo_overlay_keep(struct repo *r, const char *base,
 		return ret;
 	dir = xstrfmt("%sobjects", git_repository_commondir(r->git));
 	if ((ret = git_repository_odb(&from, r->git)) < 0 ||
-	    (ret = git_odb_open(&to, dir)) < 0) {
+	    (ret = git_odb_open(&to, dir)) < 0 ||
+	    (ret = repo_fast_odb(&write, dir)) < 0) {
 		ret = repo_git_err(ret, "the object database %s", dir);
 		goto out;
 	}
@@ -69,8 +71,9 @@ int repo_overlay_keep(struct repo *r, const char *base,
 		ret = repo_git_err(ret, "tree %s", hex);
 		goto out;
 	}
-	ret = keep_object(r, from, to, &id);
+	ret = keep_object(r, from, to, write, &id);
 out:
+	git_odb_free(write);
 	git_odb_free(from);
 	git_odb_free(to);
 	free(dir);
