@@ -222,6 +222,18 @@ int repo_overlay_tree(struct repo *r, const char *base,
 		      const struct repo_overlay *ov,
 		      const struct repo_overlay *delta,
 		      char hex[REPO_HEX_SIZE]);
+/*
+ * The tree of base with ov on top, written with every object it names into
+ * the repository's object database on disk, also when r keeps what it
+ * writes in memory (repo_objects_in_memory()): only what the disk lacks is
+ * written, children before the trees naming them. hex gets the tree.
+ * repo_tree_kept: 1 when hex is a tree on disk, else 0.
+ */
+int repo_overlay_keep(struct repo *r, const char *base,
+		      const struct repo_overlay *ov, char hex[REPO_HEX_SIZE]);
+int repo_tree_kept(struct repo *r, const char *hex);
+/* The blob id git gives text (a content hash, hex). */
+void repo_text_hash(const char *text, size_t len, char hex[REPO_HEX_SIZE]);
 /* repo_paths_exist() on base with ov on top. */
 int repo_paths_exist_overlay(struct repo *r, const char *base,
 			     const struct repo_overlay *ov,

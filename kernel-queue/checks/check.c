@@ -8,6 +8,7 @@
 #include "compose.h"
 #include "outbox.h"
 #include "patch.h"
+#include "prefix.h"
 #include "queue.h"
 #include "repo.h"
 #include "strbuf.h"
@@ -598,13 +599,79 @@ static void close_ctx(struct check_ctx *c)
 	free(c->series);
 }
 
+/*
+ * The running tree before the first patch checked: the one kept for the
+ * same queued prefix (prefix.h), or the queued patches before it (ids,
+ * in queue order) applied as they always were. *hit says which; key gets
+ * the prefix's key.
+ */
+static int start_running(struct check_ctx *c, const struct prefix *before,
+			 const long long *ids, size_t n, char key[REPO_HEX_SIZE],
+			 int *hit)
+{
+	char tree[REPO_HEX_SIZE];
+	int ret;
+
+	prefix_key(before, c->tip, key);
+	*hit = prefix_find(c->app->db, c->app->branch_id, key, tree) &&
+	       repo_tree_kept(c->repo, tree);
+	if (*hit) {
+		log_info("checks start from the kept tree of the %zu queued"
+			 " patches before them",
+			 before->n);
+		memcpy(c->running, tree, sizeof(c->running));
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct repo_apply_result res = { 0 };
+		struct check_row r;
+		if ((ret = check_row_load(c->app->db, ids[i], &r)) < 0)
+			return ret;
+		if (repo_apply_overlay(c->repo, c->running, &c->queued, r.diff,
+				       &c->delta, &res) == 0 &&
+		    res.status == REPO_APPLY_CLEAN)
+			repo_overlay_merge(&c->queued, &c->delta);
+		repo_overlay_release(&c->delta);
+		repo_apply_result_release(&res);
+		check_row_release(&r);
+	}
+	err_clear();
+	return 0;
+}
+
+/*
+ * Keeps the running tree the run ends with for the next one, unless it is
+ * the one it started from. The cache is an aid: failing to keep it costs
+ * the next run time, not a verdict.
+ */
+static void keep_running(struct check_ctx *c, const struct prefix *after,
+			 const char *started, int hit)
+{
+	char key[REPO_HEX_SIZE], tree[REPO_HEX_SIZE];
+
+	prefix_key(after, c->tip, key);
+	if ((hit && !strcmp(key, started)) ||
+	    (prefix_find(c->app->db, c->app->branch_id, key, tree) &&
+	     repo_tree_kept(c->repo, tree)))
+		return; /* kept already */
+	if (repo_overlay_keep(c->repo, c->running, &c->queued, tree) < 0 ||
+	    prefix_store(c->app->db, c->app->branch_id, key, tree, after->n) <
+		    0)
+		log_warnx("the running tree is not kept for the next checks:"
+			  " %s",
+			  err_msg());
+	err_clear();
+}
+
 int check_run(struct app *app, const long long *ids, size_t n,
 	      struct check_summary *sum)
 {
 	struct check_ctx c;
-	long long *all = NULL, *done = NULL;
-	size_t nall = 0, ndone = 0, batched = 0;
-	int ret, in_tx = 0;
+	long long *all = NULL, *done = NULL, *pending = NULL;
+	size_t nall = 0, ndone = 0, batched = 0, npending = 0;
+	struct prefix before = PREFIX_INIT, after = PREFIX_INIT;
+	char started[REPO_HEX_SIZE] = "";
+	int ret, in_tx = 0, hit = 0;
 
 	memset(sum, 0, sizeof(*sum));
 	if ((ret = open_ctx(&c, app)) < 0)
@@ -625,6 +692,7 @@ int check_run(struct app *app, const long long *ids, size_t n,
 	if ((ret = queue_ids(app->db, app->branch_id, -1, &all, &nall)) < 0)
 		goto out;
 	done = xcalloc(nall + 1, sizeof(*done));
+	pending = xcalloc(nall + 1, sizeof(*pending));
 	for (size_t i = 0; i < nall; i++) {
 		struct check_row r;
 		int advance = 0;
@@ -642,6 +710,12 @@ int check_run(struct app *app, const long long *ids, size_t n,
 			break;
 		}
 		if (wanted(ids, n, r.id)) {
+			if (!*started &&
+			    (ret = start_running(&c, &before, pending, npending,
+						 started, &hit)) < 0) {
+				check_row_release(&r);
+				goto out;
+			}
 			if (!in_tx && (ret = db_begin(app->db)) < 0) {
 				check_row_release(&r);
 				goto out;
@@ -661,8 +735,17 @@ int check_run(struct app *app, const long long *ids, size_t n,
 				}
 			}
 			done[ndone++] = r.id;
+			if (r.state == PS_QUEUED)
+				prefix_add(&after, r.id, r.diff);
+		} else if (r.state == PS_QUEUED && !*started) {
+			/* applied once the first patch checked is known, unless
+			 * the tree of them all is kept */
+			prefix_add(&before, r.id, r.diff);
+			prefix_add(&after, r.id, r.diff);
+			pending[npending++] = r.id;
 		} else if (r.state == PS_QUEUED) {
 			struct repo_apply_result res = { 0 };
+			prefix_add(&after, r.id, r.diff);
 			advance = repo_apply_overlay(c.repo, c.running,
 						     &c.queued, r.diff,
 						     &c.delta, &res) == 0 &&
@@ -678,6 +761,8 @@ int check_run(struct app *app, const long long *ids, size_t n,
 	ret = 0;
 	if (in_tx && (ret = db_commit(app->db)) == 0)
 		in_tx = 0;
+	if (!ret && *started)
+		keep_running(&c, &after, started, hit);
 	/* what the checked patches are now, in a few queries for them all */
 	if (!ret && !(sum->json = queue_patches_json(app->db, done, ndone)))
 		ret = ERR_IO;
@@ -686,6 +771,9 @@ out:
 		db_rollback(app->db);
 	free(all);
 	free(done);
+	free(pending);
+	prefix_release(&before);
+	prefix_release(&after);
 	close_ctx(&c);
 	if (ret < 0) {
 		json_decref(sum->json);
