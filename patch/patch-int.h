@@ -2,6 +2,8 @@
 #ifndef STABLEQ_PATCH_INT_H
 #define STABLEQ_PATCH_INT_H
 
+#include "strbuf.h"
+
 #include <stddef.h>
 #include <string.h>
 
@@ -59,5 +61,37 @@ int multipart_flatten(const char *ctype, size_t ctype_line, const char *s,
 
 /* Is s[0..n) an mbox separator ("From <x> <asctime date>")? */
 int mbox_is_from_line(const char *s, size_t n);
+
+/* The mail being read into a patch (patch.c; trailer.c reads trailers into it). */
+/* The header values intake reads; index into struct mail.hdr. */
+enum hdr { H_FROM, H_SUBJECT, H_DATE, H_MSGID, H_IRT, H_CTE, H_CTYPE, H_MAX };
+
+
+enum mode { M_MAIL, M_GITSHOW, M_PLAIN };
+
+struct mail {
+	const char *name;
+	struct patch *p;
+	enum mode mode;
+	struct strbuf hdr[H_MAX];
+	size_t hdr_line[H_MAX];
+	int has[H_MAX];
+	struct strbuf msg; /* the message being built */
+	int upstream_in_body; /* a "commit X upstream." line was seen */
+};
+
+/* Shared by patch.c and trailer.c. */
+const char *patch_skip_ws(const char *s, const char *end);
+void patch_trim(const char **s, size_t *n);
+int patch_is_hex(const char *s, size_t n);
+char *patch_lower_dup(const char *s, size_t n);
+int patch_person(const char *s, size_t n, unsigned flags, char **name,
+		 char **addr);
+
+/*
+ * One line s[0..n) of the message at line `line`: a known trailer becomes
+ * tags of m->p (trailer.c). 0, or negative naming the line.
+ */
+int trailer_scan(struct mail *m, const char *s, size_t n, size_t line);
 
 #endif
