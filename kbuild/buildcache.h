@@ -9,7 +9,7 @@
  * out under DIR/KEY/ as in the build directory (arch/x86/boot/bzImage,
  * lib/test_user_copy.ko, ...), so a runner boots with DIR/KEY as its build
  * directory. KEY is a sha256 over what determines the bytes: the source
- * tree's git id, the configuration's hash (kbuild_config_hash()) and the
+ * tree's git id, the configuration's hash (kconfig_hash()) and the
  * compiler's identity (buildcache_compiler_id()).
  *
  * Crash safety: an entry is written into DIR/.tmp.PID.KEY, each file

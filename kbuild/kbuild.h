@@ -69,26 +69,6 @@ int kbuild_run(const struct kbuild_opts *o, struct kbuild_result *r);
 void kbuild_result_release(struct kbuild_result *r);
 
 /*
- * The configuration's identity, without building: sha256 over the tinyconfig
- * base (kernel/configs/tiny*.config and arch/x86/configs/tiny.config of
- * src_dir, those present) and each fragment's name and contents, in name
- * order. out receives 64 hex digits and a NUL. 0 or negative (err_msg()).
- */
-int kbuild_config_hash(const char *src_dir, const char *config_dir,
-		       char out[65]);
-
-/*
- * Checks build_dir/.config (or any .config at dot_config) against the
- * fragments: 0 when every "CONFIG_X=v" and "# CONFIG_X is not set" holds,
- * else ERR_INVALID naming the first fragment line that does not, and saying
- * whether no Kconfig file of src_dir defines the symbol (unknown) or its
- * dependencies keep it from the value (unsatisfiable). src_dir may be NULL
- * (no unknown/unsatisfiable distinction then).
- */
-int kbuild_verify_config(const char *config_dir, const char *dot_config,
-			 const char *src_dir);
-
-/*
  * The first few "error:" lines of a build log (from offset on), with their
  * file:line, then the last "make[N]: *** ..." line, or a hint naming a
  * Debian package when the log shows a missing tool or header. Caller frees.

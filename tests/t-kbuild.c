@@ -2,6 +2,7 @@
 #include "err.h"
 #include "file.h"
 #include "kbuild.h"
+#include "kconfig.h"
 #include "spawn.h"
 #include "strbuf.h"
 #include "tap.h"
@@ -37,7 +38,7 @@ static void put(const char *name, const char *text)
 static void hash_of(const char *src, const char *cfg, char out[65])
 {
 	char *s = src ? at(src) : NULL, *c = at(cfg);
-	int ret = kbuild_config_hash(s, c, out);
+	int ret = kconfig_hash(s, c, out);
 
 	if (ret < 0)
 		diag("hash: %s", err_msg());
@@ -91,11 +92,11 @@ static void test_hash(void)
 
 	char *empty = at("empty");
 	mkdir(empty, 0755);
-	is_int(kbuild_config_hash(NULL, empty, h3), ERR_NOTFOUND,
+	is_int(kconfig_hash(NULL, empty, h3), ERR_NOTFOUND,
 	       "no fragment: not found");
 	like(err_msg(), "no *.config fragment", "says so");
 	free(empty);
-	is_int(kbuild_config_hash(NULL, "/nonexistent", h3), ERR_NOTFOUND,
+	is_int(kconfig_hash(NULL, "/nonexistent", h3), ERR_NOTFOUND,
 	       "missing config dir");
 }
 
@@ -106,7 +107,7 @@ static int verify(const char *dotconfig_text, const char *src)
 	int ret;
 
 	write_file_atomic(dot, dotconfig_text, strlen(dotconfig_text));
-	ret = kbuild_verify_config(cfg, dot, s);
+	ret = kconfig_verify(cfg, dot, s);
 	free(cfg);
 	free(dot);
 	free(s);
@@ -189,7 +190,7 @@ static void test_verify(void)
 	     "no unknown/unsatisfiable distinction then");
 
 	char *cfg = at("vcfg");
-	is_int(kbuild_verify_config(cfg, "/nonexistent/.config", NULL),
+	is_int(kconfig_verify(cfg, "/nonexistent/.config", NULL),
 	       ERR_NOTFOUND, "no .config");
 	free(cfg);
 }

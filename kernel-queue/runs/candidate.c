@@ -7,6 +7,7 @@
 #include "err.h"
 #include "file.h"
 #include "kbuild.h"
+#include "kconfig.h"
 #include "log.h"
 #include "progress.h"
 #include "queue.h"
@@ -458,7 +459,7 @@ static void state_key(const struct app *app, const char *tree, char key[65],
 	 * The fragments alone: the tinyconfig base is part of the tree, and
 	 * the worktree holds another state until checked out.
 	 */
-	if (kbuild_config_hash(NULL, app->cfg.kernel_config_dir, chash) < 0 ||
+	if (kconfig_hash(NULL, app->cfg.kernel_config_dir, chash) < 0 ||
 	    buildcache_compiler_id(&cc) < 0 ||
 	    buildcache_key(tree, chash, cc, key) < 0) {
 		log_warnx("build cache: %s: building", err_msg());
@@ -891,9 +892,9 @@ static int tip_run(struct app *app, long long id, long long *tip_id,
 		ret = repo_tree_of(r, tip, tree);
 	repo_free(r);
 	if (ret < 0 ||
-	    (ret = kbuild_config_hash(NULL, app->cfg.kernel_config_dir,
+	    (ret = kconfig_hash(NULL, app->cfg.kernel_config_dir,
 				      chash)) < 0 ||
-	    (ret = kbuild_config_hash(app->cfg.tree_dir,
+	    (ret = kconfig_hash(app->cfg.tree_dir,
 				      app->cfg.kernel_config_dir,
 				      chash_src)) < 0 ||
 	    (ret = testcase_set_hash(app->cfg.tests_file, thash)) < 0 ||
