@@ -1,0 +1,205 @@
+/* candidate-report.c: what a candidate found, as one line (candidate_summary) and as JSON (candidate_json). */
+#include "candidate.h"
+#include "coverage.h"
+#include "db.h"
+#include "err.h"
+#include "queue.h"
+#include "strbuf.h"
+#include "testcase.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+char *candidate_summary(sqlite3 *db, long long id)
+{
+	struct strbuf sb = STRBUF_INIT;
+	sqlite3_stmt *st = db_prepare(
+		db,
+		"SELECT c.verdict, c.step, c.detail,"
+		" json_array_length(c.patch_ids), c.boots, b.id, b.cached,"
+		" (SELECT COUNT(DISTINCT name) FROM test_results WHERE"
+		" candidate_id = c.id AND result = 'pass'),"
+		" (SELECT culprit_patch_id FROM bisections WHERE candidate_id ="
+		" c.id AND state = 'found' ORDER BY id DESC LIMIT 1)"
+		" FROM candidates c LEFT JOIN builds b ON b.id = c.build_id"
+		" WHERE c.id = ?",
+		"i", id);
+
+	strbuf_addf(&sb, "candidate %lld: ", id);
+	if (!st || sqlite3_step(st) != SQLITE_ROW) {
+		strbuf_addstr(&sb, "no such candidate");
+		goto out;
+	}
+	const char *verdict = db_col_text(st, 0), *detail = db_col_text(st, 2);
+	long long npatches = sqlite3_column_int64(st, 3);
+	long long boots = sqlite3_column_int64(st, 4);
+	long long build = sqlite3_column_int64(st, 5);
+	int cached = sqlite3_column_int(st, 6);
+	long long passed = sqlite3_column_int64(st, 7);
+	long long culprit = sqlite3_column_int64(st, 8);
+
+	if (!verdict) {
+		strbuf_addstr(&sb, strcmp(db_col_text(st, 1), "done")
+					   ? db_col_text(st, 1)
+					   : "could not run");
+		if (detail && !strcmp(db_col_text(st, 1), "done"))
+			strbuf_addf(&sb, ": %.*s", (int)strcspn(detail, "\n"),
+				    detail);
+		goto out;
+	}
+	strbuf_addstr(&sb, verdict);
+	enum cand_verdict cv = candidate_verdict_parse(verdict);
+	if (cv == CV_FAIL || cv == CV_HANG) {
+		/* the failing tests, first failure first */
+		/* classified against the tip: its regressions alone */
+		struct testcase_counts tc;
+		int classified = testcase_counts(db, id, &tc) == 0;
+		sqlite3_stmt *f = db_prepare(
+			db,
+			"SELECT name, MAX(result = 'flaky') FROM test_results"
+			" WHERE candidate_id = ?1 AND result IN ('fail','flaky')"
+			" AND (?2 = 0 OR name IN (SELECT name FROM test_cases"
+			" WHERE candidate_id = ?1 AND status = 'regression'))"
+			" GROUP BY name ORDER BY MIN(id)",
+			"ii", id, (long long)(classified && tc.regressions));
+		int n = 0;
+		while (f && sqlite3_step(f) == SQLITE_ROW) {
+			if (n < 4)
+				strbuf_addf(&sb, "%s%s%s", n ? ", " : ": ",
+					    db_col_text(f, 0),
+					    sqlite3_column_int(f, 1) ? " (flaky)"
+								     : "");
+			n++;
+		}
+		sqlite3_finalize(f);
+		if (n > 4)
+			strbuf_addf(&sb, " and %d more", n - 4);
+		if (culprit)
+			strbuf_addf(&sb, " (first bad patch %lld)", culprit);
+	} else if (cv == CV_PASS) {
+		strbuf_addf(&sb, " (%lld patch%s, %lld test%s passed", npatches,
+			    npatches == 1 ? "" : "es", passed,
+			    passed == 1 ? "" : "s");
+		if (build && cached)
+			strbuf_addf(&sb, ", build %lld from the cache", build);
+		strbuf_addf(&sb, ", %lld boot%s)", boots, boots == 1 ? "" : "s");
+	} else if (detail) {
+		strbuf_addf(&sb, ": %.*s", (int)strcspn(detail, "\n"), detail);
+	}
+out:
+	sqlite3_finalize(st);
+	return strbuf_detach(&sb, NULL);
+}
+
+/* "pass: 7 tests; 58 of 62 patches compiled, 4 in the booted kernel" */
+static json_t *verdict_summary(sqlite3 *db, long long id)
+{
+	char *verdict = candidate_verdict(db, id), *cov = NULL;
+	long long tests = 0;
+	json_t *s;
+
+	if (!verdict)
+		return json_null();
+	db_query_int(db, &tests,
+		     "SELECT COUNT(DISTINCT name) FROM test_results WHERE"
+		     " candidate_id = ?",
+		     "i", id);
+	db_query_text(db, &cov, "SELECT coverage FROM candidates WHERE id = ?",
+		      "i", id);
+	err_clear();
+	{
+		/* no test ran (the build failed): no "0 tests" */
+		struct testcase_counts tc;
+		char *n = testcase_thousands(tests), *cases = NULL;
+		if (testcase_counts(db, id, &tc) == 0)
+			cases = xstrfmt(", %lld regression%s, %lld known"
+					" failure%s, %lld flaky",
+					tc.regressions,
+					tc.regressions == 1 ? "" : "s",
+					tc.known, tc.known == 1 ? "" : "s",
+					tc.flaky);
+		err_clear();
+		char *t = tests ? xstrfmt("%s: %s test%s%s%s%s", verdict, n,
+					  tests == 1 ? "" : "s",
+					  cases ? cases : "", cov ? "; " : "",
+					  cov ? cov : "")
+				: xstrfmt("%s%s%s", verdict, cov ? "; " : "",
+					  cov ? cov : "");
+		free(n);
+		free(cases);
+		s = json_string(t);
+		free(t);
+	}
+	free(verdict);
+	free(cov);
+	return s ? s : json_null();
+}
+
+json_t *candidate_json(sqlite3 *db, long long id)
+{
+	json_t *o = db_object_json(db, "candidate", id,
+				   "SELECT id, purpose, step, verdict, detail,"
+				   " patch_ids, upto_patch_id, commit_sha,"
+				   " build_id, bisection_id, log_path, boots,"
+				   " started_at, finished_at FROM candidates"
+				   " WHERE id = ?",
+				   "tests",
+				   "SELECT run, name, result, detail,"
+				   " log_excerpt FROM test_results WHERE"
+				   " candidate_id = ? ORDER BY id");
+	json_t *b;
+
+	if (!o)
+		return NULL;
+	const char *pt = json_string_value(json_object_get(o, "patch_ids"));
+	json_t *arr = pt ? json_loads(pt, 0, NULL) : NULL;
+	json_object_set_new(o, "patch_ids", arr ? arr : json_array());
+	b = db_row_json(db,
+			"SELECT id, commit_sha, tree_sha, config_hash, result,"
+			" seconds, log_path, error_excerpt, cache_key, cached,"
+			" created_at FROM"
+			" builds WHERE id = (SELECT build_id FROM candidates"
+			" WHERE id = ?)",
+			"i", id);
+	json_object_set_new(o, "build", b ? b : json_null());
+	json_object_set_new(o, "coverage", coverage_candidate_json(db, id));
+	/* each test's standing against the tip, the passes left out */
+	json_t *st = json_object(), *cases = testcase_list_json(db, id, NULL), *v;
+	size_t i;
+	json_array_foreach(cases, i, v)
+		if (strcmp(json_string_value(json_object_get(v, "status")),
+			   "pass"))
+			json_object_set(st,
+					json_string_value(
+						json_object_get(v, "name")),
+					json_object_get(v, "status"));
+	json_decref(cases);
+	json_object_set_new(o, "standing", st);
+	json_object_set_new(o, "summary", verdict_summary(db, id));
+	if (json_object_get(o, "verdict") &&
+	    !json_is_null(json_object_get(o, "verdict"))) {
+		char *line = candidate_summary(db, id);
+		json_object_set_new(o, "headline", json_string(line));
+		free(line);
+	}
+	json_object_set_new(o, "progress",
+			    db_row_json(db,
+					"SELECT label, done, total, unit,"
+					" updated_at FROM progress WHERE kind ="
+					" 'build' AND subject_id = ?",
+					"i", id) ?: json_null());
+	err_clear();
+	return o;
+}
+
+char *candidate_newest_summary(sqlite3 *db, long long id)
+{
+	if (db_query_int(db, &id,
+			 "SELECT MAX(id) FROM candidates WHERE purpose IN"
+			 " ('queue','confirm') AND verdict IS NOT NULL",
+			 NULL) < 0 || !id)
+		return NULL;
+	return candidate_summary(db, id);
+}
+
