@@ -136,4 +136,19 @@ void repo_diff_reverse(struct diff_set *out, const struct diff_set *in);
 /* As a git diff, hunks at their located pos (libgit2 applies there). */
 void repo_diff_emit(struct strbuf *sb, const struct diff_set *d);
 
+/* The overlay's internals, shared by repo-overlay.c and repo-apply.c. */
+enum { VIEW_NONE, VIEW_FILE, VIEW_DIR };
+const struct repo_overlay_entry *repo_overlay_get(const struct repo_overlay *ov,
+						 const char *key, size_t len);
+void repo_overlay_put(struct repo_overlay *ov, const char *path,
+		      const git_oid *id, unsigned mode, int gone);
+int repo_overlay_has_below(const struct repo_overlay *ov, const char *dir,
+			   int (*keep)(void *, const char *), void *arg);
+/*
+ * What the tree with the overlay on top has at path: VIEW_FILE (id and
+ * mode filled), VIEW_DIR or VIEW_NONE.
+ */
+int repo_overlay_view(git_tree *tree, const struct repo_overlay *ov,
+		      const char *path, git_oid *id, unsigned *mode);
+
 #endif
