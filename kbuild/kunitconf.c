@@ -24,7 +24,11 @@ struct entry {
 
 struct scan {
 	struct strbuf *out;
-	size_t all, extra;
+	const char *const *deny;
+	size_t all, extra, denied;
+	/* the "if" blocks around the entry: bit i set when block i names KUNIT */
+	unsigned long long ifs;
+	int depth;
 };
 
 /* 1 if word appears in s as a whole symbol (KUNIT, not KUNIT_ALL_TESTS). */
@@ -42,14 +46,35 @@ static int has_symbol(const char *s, const char *word)
 	return 0;
 }
 
+static int denied(const struct scan *sc, const char *sym)
+{
+	for (size_t i = 0; sc->deny && sc->deny[i]; i++)
+		if (!strcmp(sc->deny[i], sym))
+			return 1;
+	return 0;
+}
+
+/* inside an "if" whose condition names KUNIT */
+static int in_kunit_if(const struct scan *sc)
+{
+	int n = sc->depth < 64 ? sc->depth : 64;
+
+	return n > 0 && (sc->ifs & ((n == 64 ? 0 : 1ull << n) - 1)) != 0;
+}
+
 static void end_entry(struct scan *sc, struct entry *e)
 {
 	if (e->sym[0] && e->typed && e->on_kunit &&
 	    strcmp(e->sym, "KUNIT") && strcmp(e->sym, "KUNIT_ALL_TESTS")) {
-		if (e->all_default) {
-			sc->all++;
+		if (denied(sc, e->sym)) {
+			sc->denied++;
+			strbuf_addf(sc->out, "# CONFIG_%s is not set\n",
+				    e->sym);
 		} else {
-			sc->extra++;
+			if (e->all_default)
+				sc->all++;
+			else
+				sc->extra++;
 			strbuf_addf(sc->out, "CONFIG_%s=y\n", e->sym);
 		}
 	}
@@ -59,6 +84,8 @@ static void end_entry(struct scan *sc, struct entry *e)
 static void scan_text(struct scan *sc, const char *text)
 {
 	struct entry e = {0};
+
+	sc->depth = 0; /* an "if" ends in the file it starts in */
 
 	for (const char *line = text; *line;) {
 		size_t len = strcspn(line, "\n");
@@ -75,12 +102,27 @@ static void scan_text(struct scan *sc, const char *text)
 			s += strspn(s, " \t");
 			snprintf(e.sym, sizeof(e.sym), "%.*s",
 				 (int)strcspn(s, " \t#"), s);
+			e.on_kunit = in_kunit_if(sc);
+			continue;
+		}
+		if (!strncmp(s, "if ", 3) || !strncmp(s, "if\t", 3)) {
+			end_entry(sc, &e);
+			if (sc->depth < 64 && has_symbol(s + 3, "KUNIT"))
+				sc->ifs |= 1ull << sc->depth;
+			else if (sc->depth < 64)
+				sc->ifs &= ~(1ull << sc->depth);
+			sc->depth++;
+			continue;
+		}
+		if (!strncmp(s, "endif", 5)) {
+			end_entry(sc, &e);
+			if (sc->depth > 0)
+				sc->depth--;
 			continue;
 		}
 		if (!strncmp(s, "choice", 6) || !strncmp(s, "endchoice", 9) ||
 		    !strncmp(s, "menu", 4) || !strncmp(s, "endmenu", 7) ||
-		    !strncmp(s, "if ", 3) || !strncmp(s, "endif", 5) ||
-		    !strncmp(s, "source", 6) || !strncmp(s, "comment", 7)) {
+		    		    !strncmp(s, "source", 6) || !strncmp(s, "comment", 7)) {
 			end_entry(sc, &e);
 			continue;
 		}
@@ -145,17 +187,24 @@ static int walk(struct scan *sc, const char *dir)
 	return ret;
 }
 
-int kunitconf_scan(const char *src_dir, struct strbuf *fragment,
-		   size_t *all_tests, size_t *extra)
+int kunitconf_scan(const char *src_dir, const char *const *deny,
+		   struct strbuf *fragment, size_t *all_tests, size_t *extra,
+		   size_t *ndenied)
 {
-	struct scan sc = {.out = fragment};
+	struct scan sc = {.out = fragment, .deny = deny};
 	static const char *const dirs[] = {"arch/x86", "block", "crypto",
 					   "drivers", "fs", "init", "ipc",
 					   "kernel", "lib", "mm", "net",
 					   "security", "sound", "virt"};
 	int ret = 0;
 
-	strbuf_addstr(fragment, "CONFIG_KUNIT=y\nCONFIG_KUNIT_ALL_TESTS=y\n");
+	/*
+	 * Not KUNIT_ALL_TESTS: most suites hide their prompt behind
+	 * "if !KUNIT_ALL_TESTS", and then a "# ... is not set" of the deny
+	 * list would lose to their default. Every suite is named instead.
+	 */
+	strbuf_addstr(fragment,
+		      "CONFIG_KUNIT=y\n# CONFIG_KUNIT_ALL_TESTS is not set\n");
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]) && ret >= 0; i++) {
 		char *p = xstrfmt("%s/%s", src_dir, dirs[i]);
 		struct stat st;
@@ -170,5 +219,7 @@ int kunitconf_scan(const char *src_dir, struct strbuf *fragment,
 		*all_tests = sc.all;
 	if (extra)
 		*extra = sc.extra;
+	if (ndenied)
+		*ndenied = sc.denied;
 	return ret < 0 ? ret : 0;
 }

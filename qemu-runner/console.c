@@ -20,6 +20,10 @@
 #define KTAP_MAX_CASES 50000
 /* A KTAP name part (suite, case, parameter) kept at most this long. */
 #define KTAP_NAME_MAX 120
+/* kselftest.h's exit status of a test that cannot run here. */
+#define KSFT_SKIP 4
+/* TAP results of one kselftest kept at most (a flood is no test's). */
+#define TAP_MAX_PER_TEST 2000
 
 /* Kernel problems that fail a run whatever the test set says. */
 static const char *const problems[] = {
@@ -673,6 +677,17 @@ static void eval_guest(struct parse *p, size_t t, struct test_result *r)
 		return;
 	}
 	struct strbuf d = STRBUF_INIT;
+	if (p->tests[t].kselftest && g->end >= 0 && !g->timeout &&
+	    g->status == KSFT_SKIP) {
+		/* kselftest.h's KSFT_SKIP: the test says it cannot run here */
+		r->status = TEST_SKIP;
+		strbuf_addbuf(&d, &out);
+		strbuf_rtrim(&d);
+		r->detail = strbuf_detach(&d, NULL);
+		strbuf_release(&out);
+		strbuf_release(&notok);
+		return;
+	}
 	if (g->timeout) {
 		r->status = TEST_HANG;
 		strbuf_addf(&d,
@@ -699,6 +714,64 @@ static void eval_guest(struct parse *p, size_t t, struct test_result *r)
 }
 
 static void add_case_results(struct parse *p);
+static int status_rank(enum test_status s);
+
+/*
+ * A kselftest's own TAP: each "ok N name" / "not ok N name [# SKIP why]" at
+ * the start of a line between its begin and end markers is a result
+ * "TEST.NAME" (the name made safe, dots included, so it cannot reach
+ * another test's names). Only lines of its own run count: another test
+ * cannot print them (the markers carry the token), and a name printed twice
+ * keeps the worse status.
+ */
+static void add_tap_results(struct parse *p, size_t t)
+{
+	const struct guest_state *g = &p->guest[t];
+	long last = g->end >= 0 ? g->end : (long)p->nlines;
+	size_t first = p->rep->nresults, count = 0;
+
+	if (g->begin < 0)
+		return;
+	for (long k = g->begin + 1; k < last && count < TAP_MAX_PER_TEST;
+	     k++) {
+		const char *s = L(p, (size_t)k), *name, *why;
+		enum test_status st;
+		size_t nlen;
+		struct test_result *r = NULL;
+
+		/* a "[ 1.234] " stamp: a kernel message, not the test's */
+		if (p->lines[k].stamped ||
+		    !parse_result(s, &st, &name, &nlen, &why))
+			continue;
+		char *sub = ktap_name(name, nlen, 0);
+		char *full = xstrfmt("%s.%s", p->tests[t].name, sub);
+		free(sub);
+		for (size_t i = first; i < p->rep->nresults && !r; i++)
+			if (!strcmp(p->rep->results[i].name, full))
+				r = &p->rep->results[i];
+		if (r && status_rank(st) <= status_rank(r->status)) {
+			free(full);
+			continue;
+		}
+		if (!r) {
+			r = add_result(p, full, st);
+			count++;
+		} else {
+			r->status = st;
+			free(r->detail);
+			free(r->excerpt);
+			r->excerpt = NULL;
+		}
+		free(full);
+		r->detail = st == TEST_SKIP ? xstrdup(why)
+			    : st == TEST_PASS ? xstrdup("")
+					      : xstrdup(s);
+		if (st == TEST_FAIL)
+			r->excerpt = excerpt(p, k - 20 > g->begin ? k - 20
+								   : g->begin + 1,
+					     k);
+	}
+}
 
 static void eval_ktap(struct parse *p, struct test_result *r, int add_cases)
 {
@@ -852,6 +925,14 @@ static void evaluate(struct parse *p)
 			break;
 		case TEST_GUEST:
 			eval_guest(p, t, res);
+			if (d->kselftest)
+				add_tap_results(p, t);
+			break;
+		case TEST_KSELFTEST:
+			/* the runner expands it; unexpanded, nothing ran */
+			res->status = TEST_SKIP;
+			res->detail = xstrdup("kselftests not built for this "
+					      "boot");
 			break;
 		case TEST_KTAP:
 			eval_ktap(p, res, !cases_added);
@@ -1031,4 +1112,24 @@ void console_report_release(struct console_report *rep)
 	free(rep->problem);
 	free(rep->reason);
 	memset(rep, 0, sizeof(*rep));
+}
+
+void console_report_add(struct console_report *rep, const char *name,
+			enum test_status status, const char *detail)
+{
+	struct test_result *t;
+
+	rep->results = xrealloc(rep->results,
+				(rep->nresults + 1) * sizeof(*rep->results));
+	t = &rep->results[rep->nresults++];
+	t->name = xstrdup(name);
+	t->status = status;
+	t->detail = xstrdup(detail ? detail : "");
+	t->excerpt = NULL;
+	if (status != TEST_FAIL || rep->verdict != VERDICT_PASS)
+		return;
+	rep->verdict = VERDICT_FAIL;
+	free(rep->reason);
+	rep->reason = xstrfmt("%s failed: %.*s", name,
+			      (int)strcspn(t->detail, "\n"), t->detail);
 }

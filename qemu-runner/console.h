@@ -24,7 +24,10 @@
  * timestamps, carriage returns and terminal escapes are ignored. KTAP is
  * read as KUnit's before "@@stableq userspace" (built-in KUnit runs before
  * /init) and while a guest test that loads modules runs (a KUnit module):
- * what a guest program prints is no KUnit result.
+ * what a guest program prints is no KUnit result. A kselftest guest test
+ * (test_def.kselftest) exits 4 to skip, and the TAP lines it prints at the
+ * start of a line between its markers are results of its own,
+ * "kselftest.TARGET.TEST.NAME" (at most 2,000 per test).
  */
 
 enum test_status {
@@ -106,6 +109,12 @@ int console_parse_file(const char *path, const struct test_def *tests,
 		       size_t n, int killed, const char *token,
 		       struct console_report *rep);
 void console_report_release(struct console_report *rep);
+/*
+ * Appends a result found on the host (a kselftest target that does not
+ * build); a failure turns a pass verdict into fail, naming it.
+ */
+void console_report_add(struct console_report *rep, const char *name,
+			enum test_status status, const char *detail);
 
 /* "pass", "fail", "skip", "hang". */
 const char *test_status_name(enum test_status s);

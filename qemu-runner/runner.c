@@ -159,7 +159,8 @@ static int new_token(char token[17])
 static int build_initramfs(const struct runner_opts *o,
 			   const struct test_def *tests, size_t n,
 			   const char *guest_dir, const char *token,
-			   const char *out)
+			   const char *out, const struct kselftest_file *kf_v,
+			   size_t nkf)
 {
 	const char *busybox = o->busybox ? o->busybox : "/bin/busybox";
 	struct entries e = {0};
@@ -234,6 +235,13 @@ static int build_initramfs(const struct runner_opts *o,
 				host;
 		}
 	}
+	for (size_t i = 0; i < nkf; i++) {
+		const struct kselftest_file *kf = &kf_v[i];
+		struct initramfs_entry *x =
+			entry_add(&e, kf->kind, kf->path, kf->mode);
+		x->host_path = kf->host_path;
+		x->target = kf->target;
+	}
 	struct initramfs_entry *l =
 		entry_add(&e, INITRAMFS_DATA, "etc/stableq/tests", 0644);
 	l->data = list.buf;
@@ -257,7 +265,10 @@ int runner_boot(const struct runner_opts *o, struct runner_result *r)
 	const char *guest_dir =
 		o->guest_dir ? o->guest_dir : "qemu-runner/guest";
 	struct test_def *tests = NULL;
-	size_t ntests = 0;
+	size_t ntests = 0, nkr = 0, nkf = 0;
+	struct kselftest_result *kr = NULL;
+	struct kselftest_file *kf = NULL;
+	long ksft_secs = 0;
 	char *kernel = NULL, *cache = NULL, token[17] = "";
 	struct qemu_opts q = {0};
 	struct qemu_result qr = {0};
@@ -271,8 +282,18 @@ int runner_boot(const struct runner_opts *o, struct runner_result *r)
 					    "and work_dir are needed");
 	if ((ret = testset_load(o->tests_file, &tests, &ntests)) < 0)
 		goto out;
+	/* kselftest sections: the targets' own results, a guest test per
+	 * test, and the files they need */
+	nkr = kselftest_results(tests, ntests, o->kselftests, o->only,
+				o->nonly, &kr);
+	kselftest_expand(&tests, &ntests, o->kselftests);
 	if (o->only)
 		testset_select(tests, &ntests, o->only, o->nonly);
+	for (size_t i = 0; i < ntests; i++)
+		if (tests[i].kselftest)
+			ksft_secs += tests[i].timeout;
+	if (ksft_secs && (ret = kselftest_files(o->kselftests, &kf, &nkf)) < 0)
+		goto out;
 	if ((ret = mkdir_p(o->work_dir)) < 0)
 		goto out;
 	kernel = o->kernel ? xstrdup(o->kernel)
@@ -287,8 +308,9 @@ int runner_boot(const struct runner_opts *o, struct runner_result *r)
 	r->initramfs = xstrfmt("%s/initramfs.cpio", o->work_dir);
 	if ((ret = new_token(token)) < 0)
 		goto out;
+	memcpy(r->token, token, sizeof(r->token));
 	ret = build_initramfs(o, tests, ntests, guest_dir, token,
-			      r->initramfs);
+			      r->initramfs, kf, nkf);
 	if (ret < 0)
 		goto out;
 
@@ -296,7 +318,9 @@ int runner_boot(const struct runner_opts *o, struct runner_result *r)
 	q.initrd = r->initramfs;
 	q.append = o->append;
 	q.memory_mb = o->memory_mb;
-	q.timeout_s = o->timeout_s > 0 ? o->timeout_s : 300;
+	/* each guest test has its own deadline: the hard one covers them */
+	q.timeout_s = (o->timeout_s > 0 ? o->timeout_s : 300) +
+		      (ksft_secs > 4 * 3600 ? 4 * 3600 : (int)ksft_secs);
 	q.console_log = r->log_path;
 	cache = o->accel_cache ? xstrdup(o->accel_cache)
 			       : xstrfmt("%s/kvm-probe", o->work_dir);
@@ -329,6 +353,12 @@ int runner_boot(const struct runner_opts *o, struct runner_result *r)
 		strbuf_release(&sb);
 		goto out;
 	}
+	for (size_t i = 0; i < nkr; i++)
+		console_report_add(&r->report, kr[i].name,
+				   kr[i].built > 0   ? TEST_PASS
+				   : kr[i].built < 0 ? TEST_SKIP
+						     : TEST_FAIL,
+				   kr[i].detail);
 	r->verdict = r->report.verdict;
 	r->reason = xstrdup(r->report.reason ? r->report.reason : "");
 	ret = 0;
@@ -337,6 +367,8 @@ out:
 	if (ret < 0 && !r->reason)
 		r->reason = xstrdup(err_msg());
 	qemu_result_release(&qr);
+	kselftest_results_free(kr, nkr);
+	kselftest_files_free(kf, nkf);
 	testset_free(tests, ntests);
 	free(kernel);
 	free(cache);

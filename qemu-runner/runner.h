@@ -3,6 +3,7 @@
 #define STABLEQ_RUNNER_H
 
 #include "console.h"
+#include "kselftest.h"
 #include "testset.h"
 
 /*
@@ -17,6 +18,9 @@
  *   /etc/stableq/tests     "name<TAB>timeout<TAB>command" per guest test
  *   /etc/stableq/token     a new random token per boot, which /init deletes
  *                          and appends to its markers (console.h)
+ *   /kselftest/TARGET/     the built kselftests (kselftest.h), with the
+ *                          interpreter and libraries they need at their
+ *                          host paths, and /bin/bash if a script needs it
  *   /dev/console (c 5 1), /dev /proc /sys /tmp /etc/stableq /lib/modules /bin
  *
  * chooses the accelerator (qemu_choose_accel(): a cached KVM probe under
@@ -42,8 +46,11 @@ struct runner_opts {
 				  * host-side ones): testset_select(); NULL:
 				  * the whole set */
 	size_t nonly;
+	const struct kselftest_build *kselftests; /* the kselftest sections'
+						   * build, or NULL */
 	int memory_mb;           /* 0: 256 */
-	int timeout_s;           /* the guest's hard deadline; 0: 300 */
+	int timeout_s;           /* the guest's hard deadline; 0: 300; the
+				  * kselftests' timeouts are added to it */
 	int probe_timeout_s;     /* the KVM probe's; 0: 20 */
 };
 
@@ -60,6 +67,9 @@ struct runner_result {
 	char *log_path;               /* the console log */
 	char *initramfs;              /* the archive booted */
 	char *qemu_cmdline;
+	char token[17];               /* the boot's marker token (console.h):
+				       * /init's other blocks, a coverage
+				       * boot's gcov data, end with it */
 };
 
 /*

@@ -19,6 +19,7 @@ static const char *const kind_names[] = {
 	[TEST_CONSOLE] = "console",
 	[TEST_GUEST] = "guest",
 	[TEST_KTAP] = "ktap",
+	[TEST_KSELFTEST] = "kselftest",
 };
 #define NKINDS (sizeof(kind_names) / sizeof(kind_names[0]))
 
@@ -86,7 +87,8 @@ static int set_kind(struct parser *p, struct test_def *t, const char *v)
 			return 0;
 		}
 	return perr(p,
-		    "test %s: unknown kind '%s' (boot, console, guest, ktap)",
+		    "test %s: unknown kind '%s' (boot, console, guest, ktap, "
+		    "kselftest)",
 		    t->name, v);
 }
 
@@ -149,8 +151,42 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
+/* Same guest name, other path: flat /lib/modules/<base> would mix them. */
+static int same_base(const char *a, const char *b)
+{
+	return !strcmp(base_name(a), base_name(b)) && strcmp(a, b);
+}
+
+static int same_word(const char *a, const char *b)
+{
+	return !strcmp(a, b);
+}
+
+/*
+ * An entry of the same list (modules, or targets) earlier in the whole set
+ * than t's i-th that same() matches with it, or NULL.
+ */
+static const char *earlier(const struct parser *p, const struct test_def *t,
+			   size_t i, int targets,
+			   int (*same)(const char *, const char *))
+{
+	const char *w = targets ? t->targets[i] : t->modules[i];
+
+	for (size_t j = 0; j < p->n; j++) {
+		const struct test_def *o = &p->tests[j];
+		char **v = targets ? o->targets : o->modules;
+		size_t n = targets ? o->ntargets : o->nmodules;
+		for (size_t k = 0; k < n && !(o == t && k >= i); k++)
+			if (same(v[k], w))
+				return v[k];
+	}
+	return NULL;
+}
+
 static int set_modules(struct parser *p, struct test_def *t, const char *v)
 {
+	const char *o;
+
 	t->nmodules = split(v, " \t", &t->modules);
 	for (size_t i = 0; i < t->nmodules; i++) {
 		if (bad_module_path(t->modules[i]))
@@ -158,23 +194,44 @@ static int set_modules(struct parser *p, struct test_def *t, const char *v)
 				    "test %s: module '%s' must be a .ko path "
 				    "inside the build directory",
 				    t->name, t->modules[i]);
-		/* Flat /lib/modules/<base>: two paths may not share a base. */
-		for (size_t j = 0; j < p->n; j++) {
-			const struct test_def *o = &p->tests[j];
-			for (size_t k = 0; k < o->nmodules; k++) {
-				if (o == t && k >= i)
-					break;
-				if (!strcmp(base_name(o->modules[k]),
-					    base_name(t->modules[i])) &&
-				    strcmp(o->modules[k], t->modules[i]))
-					return perr(p,
-						    "test %s: module '%s' has "
-						    "the same name in the "
-						    "guest as '%s'",
-						    t->name, t->modules[i],
-						    o->modules[k]);
-			}
-		}
+		if ((o = earlier(p, t, i, 0, same_base)))
+			return perr(p,
+				    "test %s: module '%s' has the same name "
+				    "in the guest as '%s'",
+				    t->name, t->modules[i], o);
+	}
+	return 0;
+}
+
+/* A target is a directory of tools/testing/selftests: a plain name. */
+static int valid_target(const char *t)
+{
+	size_t len = strlen(t);
+
+	if (!len || len > 40)
+		return 0;
+	for (size_t i = 0; i < len; i++)
+		if (!islower((unsigned char)t[i]) && !isdigit((unsigned char)t[i]) &&
+		    t[i] != '_' && t[i] != '-')
+			return 0;
+	return 1;
+}
+
+static int set_targets(struct parser *p, struct test_def *t, const char *v)
+{
+	t->ntargets = split(v, " \t", &t->targets);
+	for (size_t i = 0; i < t->ntargets; i++) {
+		if (!valid_target(t->targets[i]))
+			return perr(p,
+				    "test %s: bad kselftest target '%s' (a "
+				    "directory of tools/testing/selftests: "
+				    "1-40 of a-z 0-9 _ -)",
+				    t->name, t->targets[i]);
+		/* a target's tests are named by it: once in the whole set */
+		if (earlier(p, t, i, 1, same_word))
+			return perr(p, "test %s: kselftest target '%s' given "
+				       "twice",
+				    t->name, t->targets[i]);
 	}
 	return 0;
 }
@@ -187,7 +244,9 @@ static int set_description(struct parser *p, struct test_def *t, const char *v)
 
 /* The keys, and the kinds each applies to (a bit per kind). */
 #define K(kind) (1u << (kind))
-#define ALL (K(TEST_BOOT) | K(TEST_CONSOLE) | K(TEST_GUEST) | K(TEST_KTAP))
+#define ALL                                                                    \
+	(K(TEST_BOOT) | K(TEST_CONSOLE) | K(TEST_GUEST) | K(TEST_KTAP) |       \
+	 K(TEST_KSELFTEST))
 static const struct key {
 	const char *name;
 	int (*set)(struct parser *, struct test_def *, const char *);
@@ -196,9 +255,10 @@ static const struct key {
 } keys[] = {
 	{"kind", set_kind, ALL, 1},
 	{"command", set_command, K(TEST_GUEST), 0},
-	{"timeout", set_timeout, K(TEST_GUEST), 1},
+	{"timeout", set_timeout, K(TEST_GUEST) | K(TEST_KSELFTEST), 1},
 	{"fail_on", set_fail_on, K(TEST_CONSOLE), 0},
 	{"modules", set_modules, K(TEST_GUEST), 1},
+	{"targets", set_targets, K(TEST_KSELFTEST), 1},
 	{"description", set_description, ALL, 0},
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
@@ -226,7 +286,9 @@ static int finish_test(struct parser *p)
 	t = &p->tests[p->n - 1];
 	p->line = t->line;
 	if (!(p->seen & KEY_BIT(&keys[0]))) {
-		ret = perr(p, "test %s: no kind (boot, console, guest, ktap)",
+		ret = perr(p,
+			   "test %s: no kind (boot, console, guest, ktap, "
+			   "kselftest)",
 			   t->name);
 		goto out;
 	}
@@ -242,7 +304,12 @@ static int finish_test(struct parser *p)
 		ret = perr(p, "test %s: guest test without command", t->name);
 		goto out;
 	}
-	if (t->kind == TEST_GUEST && !t->timeout)
+	if (t->kind == TEST_KSELFTEST && !t->ntargets) {
+		ret = perr(p, "test %s: kselftest without targets", t->name);
+		goto out;
+	}
+	if ((t->kind == TEST_GUEST || t->kind == TEST_KSELFTEST) &&
+	    !t->timeout)
 		t->timeout = TESTSET_DEFAULT_TIMEOUT;
 	if (t->kind == TEST_CONSOLE && !t->nfail_on)
 		t->nfail_on = split(TESTSET_DEFAULT_FAIL_ON, "|", &t->fail_on);
@@ -419,6 +486,7 @@ static void testset_free_one(struct test_def *t)
 	free(t->command);
 	free_words(t->fail_on, t->nfail_on);
 	free_words(t->modules, t->nmodules);
+	free_words(t->targets, t->ntargets);
 	free(t->description);
 }
 
@@ -447,12 +515,41 @@ void testset_select(struct test_def *tests, size_t *n,
 
 	for (size_t i = 0; i < *n; i++) {
 		int keep = tests[i].kind != TEST_GUEST;
+		size_t len = strlen(tests[i].name);
 		for (size_t k = 0; k < nonly && !keep; k++)
-			keep = !strcmp(tests[i].name, only[k]);
+			keep = !strcmp(tests[i].name, only[k]) ||
+			       (tests[i].kselftest &&
+				!strncmp(tests[i].name, only[k], len) &&
+				only[k][len] == '.');
 		if (keep)
 			tests[out++] = tests[i];
 		else
 			testset_free_one(&tests[i]);
 	}
 	*n = out;
+}
+
+struct test_def *testset_add_guest(struct test_def **tests, size_t *n,
+				   const char *name, const char *command,
+				   int timeout)
+{
+	struct test_def *t;
+
+	*tests = xrealloc(*tests, (*n + 1) * sizeof(**tests));
+	t = &(*tests)[(*n)++];
+	memset(t, 0, sizeof(*t));
+	t->name = xstrdup(name);
+	t->kind = TEST_GUEST;
+	t->command = xstrdup(command);
+	t->timeout = timeout;
+	return t;
+}
+
+void testset_remove(struct test_def *tests, size_t *n, size_t i)
+{
+	if (i >= *n)
+		return;
+	testset_free_one(&tests[i]);
+	memmove(&tests[i], &tests[i + 1], (*n - i - 1) * sizeof(*tests));
+	(*n)--;
 }

@@ -7,7 +7,7 @@
 /*
  * config/tests.conf holds one "[test NAME]" section per test with
  * "key = value" lines (keys: kind, command, timeout, fail_on, modules,
- * description). Lines starting with '#' (after blanks) are comments; a value
+ * targets, description). Lines starting with '#' (after blanks) are comments; a value
  * is the rest of the line, so '#' inside a command or a description is data.
  * Only kind, timeout and modules, whose values never hold '#', may end with
  * a " # comment".
@@ -20,6 +20,9 @@ enum test_kind {
 	TEST_CONSOLE, /* host side: no fail_on substring on the console */
 	TEST_GUEST,   /* run by the guest's /init; pass iff exit status 0 */
 	TEST_KTAP,    /* host side: KUnit's KTAP at boot, each case recorded */
+	TEST_KSELFTEST, /* kselftest targets of the candidate's own tree: the
+			 * runner turns each of their tests into a guest test
+			 * (qemu-runner/kselftest.h) */
 };
 
 #define TESTSET_DEFAULT_TIMEOUT 60 /* seconds, guest tests */
@@ -40,6 +43,12 @@ struct test_def {
 	size_t nfail_on;
 	char **modules;     /* TEST_GUEST: .ko paths, relative to the build */
 	size_t nmodules;
+	char **targets;     /* TEST_KSELFTEST: target directories of
+			     * tools/testing/selftests, [a-z0-9_-] */
+	size_t ntargets;
+	int kselftest;      /* a guest test made from a kselftest: exit
+			     * status 4 (KSFT_SKIP) is a skip, its TAP
+			     * lines are results of their own */
 	char *description;  /* may be NULL */
 	int line;           /* where its [test] header is */
 };
@@ -52,7 +61,8 @@ struct test_def {
  * twice, an unknown kind, a section without kind, a key that does not apply
  * to the kind, a guest test without command, a command holding a tab, a bad
  * timeout, a module path that leaves the build dir, a duplicate test name,
- * a file without tests. On error *out is NULL and *n is 0.
+ * a kselftest section without targets, a bad target name or a target given
+ * twice, a file without tests. On error *out is NULL and *n is 0.
  */
 int testset_load(const char *path, struct test_def **out, size_t *n);
 /* The same from memory; origin names the input in messages. */
@@ -63,13 +73,24 @@ void testset_free(struct test_def *tests, size_t n);
 
 /*
  * Keeps, in place, the host-side tests (boot, console, ktap: they cost no
- * guest time) and the guest tests named in only[0..nonly); the others are
+ * guest time) and the guest tests named in only[0..nonly) (or one of whose
+ * results is: "kselftest.T.P.SUB" keeps kselftest.T.P); the others are
  * freed. *n is the new count. A name that is no test is ignored.
  */
 void testset_select(struct test_def *tests, size_t *n,
 		    const char *const *only, size_t nonly);
 
-/* "boot", "console", "guest", "ktap". */
+/*
+ * Appends a guest test to *tests (reallocated), named name, its command and
+ * timeout copied. Returns the new test (borrowed from *tests).
+ */
+struct test_def *testset_add_guest(struct test_def **tests, size_t *n,
+				   const char *name, const char *command,
+				   int timeout);
+/* Removes tests[i] (freed), keeping the order. */
+void testset_remove(struct test_def *tests, size_t *n, size_t i);
+
+/* "boot", "console", "guest", "ktap", "kselftest". */
 const char *test_kind_name(enum test_kind kind);
 /* The test called name, or NULL. Borrowed from tests. */
 const struct test_def *testset_find(const struct test_def *tests, size_t n,

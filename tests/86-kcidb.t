@@ -81,7 +81,8 @@ try:
                     'killed at the deadline' if verdict == 'hang' else None, fin))
     results = [('boot', 'pass', None), ('dmesg-clean', 'pass', None),
                ('kunit.list.list_test_init', 'pass', None), ('user-copy', 'fail', huge),
-               ('badptr', 'flaky', None), ('proc-sanity', 'skip', None), (hostile, 'pass', None)]
+               ('badptr', 'flaky', None), ('proc-sanity', 'skip', None), (hostile, 'pass', None),
+               ('kselftest:timers:posix_timers', 'pass', None)]
     for run in (1, 2):
         for name, res, ex in results:
             db.execute('INSERT INTO test_results (candidate_id, run, name, result, detail,'
@@ -130,11 +131,12 @@ try:
     t.ok(not [x for x in out['tests'] if x['build_id'] == b3['id']], '... and no tests')
 
     tests1 = [x for x in out['tests'] if x['build_id'] == b1['id']]
-    t.is_(len(tests1), 14, 'every stored result of every run is a test')
+    t.is_(len(tests1), 16, 'every stored result of every run is a test')
     paths = sorted({x['path'] for x in tests1})
     t.ok({'boot', 'dmesg-clean', 'kunit.list.list_test_init', 'user-copy'} <= set(paths),
          'KCIDB paths boot, dmesg-clean, kunit.<suite>.<case>, user-copy', paths)
     t.ok('kunit.bad_suite__case__rm' in paths, 'a hostile test name keeps only [.a-zA-Z0-9_-] in its path', paths)
+    t.ok('kselftest.timers.posix_timers' in paths, "a selftest's result is kselftest.TARGET.TEST", paths)
     st = {x['path']: x['status'] for x in tests1}
     t.is_((st['boot'], st['user-copy'], st['badptr'], st['proc-sanity']), ('PASS', 'FAIL', 'FAIL', 'SKIP'),
           'pass/fail/flaky/skip become PASS/FAIL/FAIL/SKIP')

@@ -3,32 +3,10 @@
 #include "err.h"
 #include "strbuf.h"
 #include "tap.h"
+#include "tconsole.h"
 #include "testset.h"
 
 #define FIX "tests/fixtures/console/"
-
-static const struct test_result *find(const struct console_report *r,
-				      const char *name)
-{
-	for (size_t i = 0; i < r->nresults; i++)
-		if (!strcmp(r->results[i].name, name))
-			return &r->results[i];
-	return NULL;
-}
-
-static const char *status_of(const struct console_report *r, const char *name)
-{
-	const struct test_result *t = find(r, name);
-
-	return t ? test_status_name(t->status) : "(absent)";
-}
-
-static const char *detail_of(const struct console_report *r, const char *name)
-{
-	const struct test_result *t = find(r, name);
-
-	return t && t->detail ? t->detail : "(none)";
-}
 
 static const char *excerpt_of(const struct console_report *r, const char *name)
 {
@@ -525,6 +503,93 @@ static void test_hostile(void)
 	release(&f);
 }
 
+
+/*
+ * The broad guest's shape: every KUnit suite of a tree at boot, so dozens
+ * of suites and hundreds of cases, 6.1's "ok 1 - name" and 6.12's "ok 1
+ * name", parameterised cases, "# Totals" lines, skipped cases and suites,
+ * and kernel messages (timestamped, unindented) between KTAP lines. Every
+ * case and parameter is one result, counted exactly.
+ */
+static void test_broad_shape(void)
+{
+	struct fixture f;
+	struct strbuf log = STRBUF_INIT;
+	const char *conf = "[test boot]\nkind = boot\n[test k]\nkind = ktap\n";
+	const int nsuites = 60, ncases = 14, nparams = 5;
+	size_t want = 0, kunit = 0, skips = 0, fails = 0;
+
+	strbuf_addf(&log, "KTAP version 1\n1..%d\n", nsuites);
+	for (int s = 0; s < nsuites; s++) {
+		const char *dash = s % 2 ? "" : "- "; /* 6.12 : 6.1 */
+		strbuf_addf(&log,
+			    "[    %d.000001]     KTAP version 1\n"
+			    "[    %d.000002]     # Subtest: suite%d\n"
+			    "[    %d.000003]     1..%d\n",
+			    s, s, s, s, ncases + 1);
+		for (int c = 0; c < ncases; c++) {
+			if (c == 3)
+				strbuf_addf(&log, "[    %d.5] EXT4-fs (loop0): "
+						  "mounted filesystem\n", s);
+			if (c == 5 && s == 7)
+				strbuf_addf(&log, "    not ok %d %scase%d\n"
+						  "    # case%d: EXPECTATION FAILED"
+						  " at lib/x.c:1\n",
+					    c + 1, dash, c, c);
+			else if (c == 6)
+				strbuf_addf(&log, "    ok %d %scase%d # SKIP no"
+						  " hardware\n",
+					    c + 1, dash, c);
+			else
+				strbuf_addf(&log, "    ok %d %scase%d\n", c + 1,
+					    dash, c);
+			want++;
+		}
+		/* a parameterised case */
+		strbuf_addf(&log, "        KTAP version 1\n"
+				  "        # Subtest: param_case\n");
+		for (int p = 0; p < nparams; p++)
+			strbuf_addf(&log, "        ok %d %sparam-%d\n", p + 1,
+				    dash, p);
+		strbuf_addf(&log, "    ok %d %sparam_case\n"
+				  "    # suite%d: pass:%d fail:0 skip:1 total:%d\n"
+				  "    # Totals: pass:%d fail:0 skip:1 total:%d\n",
+			    ncases + 1, dash, s, ncases, ncases + 1, ncases,
+			    ncases + 1);
+		want += 1 + nparams;
+		strbuf_addf(&log, "%s %d %ssuite%d\n", s == 7 ? "not ok" : "ok",
+			    s + 1, dash, s);
+	}
+	strbuf_addstr(&log, "@@stableq userspace\n@@stableq done\n");
+	is_int(parse_marked(conf, log.buf, NULL, &f), 0,
+	       "the broad guest's KTAP parses");
+	for (size_t i = 0; i < f.rep.nresults; i++)
+		if (!strncmp(f.rep.results[i].name, "kunit.", 6)) {
+			kunit++;
+			skips += f.rep.results[i].status == TEST_SKIP;
+			fails += f.rep.results[i].status == TEST_FAIL;
+		}
+	is_int(kunit, want, "one result per case and parameter (%zu)", want);
+	is_int(skips, nsuites, "a skipped case per suite");
+	is_int(fails, 1, "the one failing case, not its suite again");
+	static const char *const named[][3] = {
+		{ "kunit.suite7.case5", "fail", "the failing case is named" },
+		{ "kunit.suite0.case2", "pass", "6.1's 'ok 1 - name' loses its dash" },
+		{ "kunit.suite59.param_case.param-4", "pass",
+		  "the last suite's last parameter" },
+		{ "kunit.suite1.case4", "pass", "a case after a kernel message" },
+	};
+	for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++)
+		is_str(status_of(&f.rep, named[i][0]), named[i][1], "%s",
+		       named[i][2]);
+	ok(find(&f.rep, "kunit.suite1.Totals:") == NULL &&
+		   find(&f.rep, "kunit.suite1.suite1:") == NULL,
+	   "totals are no cases");
+	is_str(status_of(&f.rep, "k"), "fail", "the ktap test fails");
+	release(&f);
+	strbuf_release(&log);
+}
+
 int main(void)
 {
 	test_pass();
@@ -535,5 +600,6 @@ int main(void)
 	test_warn();
 	test_edges();
 	test_hostile();
+	test_broad_shape();
 	return done_testing();
 }

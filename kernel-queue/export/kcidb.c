@@ -1,10 +1,15 @@
 /* kcidb.c: finished candidates as KCIDB v4 checkouts, builds and tests. */
 #include "kcidb.h"
+#include "branch.h"
+#include "candidate.h"
 #include "db.h"
 #include "err.h"
+#include "gcov.h"
+#include "queue.h"
 #include "repo.h"
 #include "sha256.h"
 #include "strbuf.h"
+#include "testcase.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -85,9 +90,14 @@ static char *test_path(const char *name)
 {
 	char *p = xstrdup(name ? name : "");
 
+	/* KCIDB paths are dot-separated: a name's "kselftest:TARGET:TEST"
+	 * (':' is kept by the console's name rule) is kselftest.TARGET.TEST,
+	 * like KUnit's kunit.SUITE.CASE */
 	for (char *c = p; *c; c++)
-		if (!isalnum((unsigned char)*c) && *c != '.' && *c != '_' &&
-		    *c != '-')
+		if (*c == ':')
+			*c = '.';
+		else if (!isalnum((unsigned char)*c) && *c != '.' &&
+			 *c != '_' && *c != '-')
 			*c = '_';
 	return p;
 }
@@ -172,15 +182,12 @@ static void add_patchset(struct ctx *c, json_t *co, const char *ids_text)
 	json_array_foreach(ids, i, v)
 	{
 		long long pid = json_integer_value(v);
-		sqlite3_stmt *st = db_prepare(
-			c->db,
-			"SELECT diff, author_email FROM patches WHERE id = ?",
-			"i", pid);
+		json_t *pt = queue_patch_content_json(c->db, pid);
 		char hex[65];
 
-		if (st && sqlite3_step(st) == SQLITE_ROW) {
-			const char *diff = db_col_text(st, 0);
-			const char *mail = db_col_text(st, 1);
+		if (pt) {
+			const char *diff = queue_field(pt, "diff");
+			const char *mail = queue_field(pt, "author_email");
 			sha256_hex(diff ? diff : "", diff ? strlen(diff) : 0,
 				   hex);
 			strbuf_addf(&hashes, "%s\n", hex);
@@ -209,7 +216,7 @@ static void add_patchset(struct ctx *c, json_t *co, const char *ids_text)
 					json_decref(s);
 			}
 		}
-		sqlite3_finalize(st);
+		json_decref(pt);
 	}
 	if (hashes.len) {
 		char hex[65];
@@ -237,6 +244,47 @@ static int is_sha1(const char *s)
 	while (s && isxdigit((unsigned char)s[n]) && !isupper((unsigned char)s[n]))
 		n++;
 	return s && n == 40 && !s[n];
+}
+
+/*
+ * A coverage boot's line counts (gcov.h): KCIDB has no field for them, so
+ * the checkout's misc carries them, per patch.
+ */
+static void add_executed_lines(struct ctx *c, json_t *misc, long long cid)
+{
+	json_t *boot = gcov_candidate_json(c->db, cid);
+	json_t *ids = candidate_patch_list(c->db, cid), *v;
+	json_t *per = json_array();
+	size_t i;
+
+	if (!json_is_object(boot)) {
+		json_decref(boot);
+		json_decref(ids);
+		json_decref(per);
+		err_clear();
+		return;
+	}
+	set_text(misc, "coverage_boot",
+		 json_string_value(json_object_get(boot, "summary")));
+	json_array_foreach(ids, i, v)
+	{
+		json_t *l = gcov_patch_json(c->db, cid, json_integer_value(v));
+		if (json_is_object(l))
+			json_array_append_new(
+				per,
+				json_pack("{s:O, s:O, s:O, s:O, s:O}",
+					  "patch_id", v, "changed",
+					  json_object_get(l, "changed"),
+					  "executable",
+					  json_object_get(l, "executable"),
+					  "executed",
+					  json_object_get(l, "executed"), "text",
+					  json_object_get(l, "text")));
+		json_decref(l);
+	}
+	json_object_set_new(misc, "executed_lines", per);
+	json_decref(boot);
+	json_decref(ids);
 }
 
 static void add_checkout(struct ctx *c, sqlite3_stmt *st, const char *id)
@@ -296,11 +344,12 @@ static void add_checkout(struct ctx *c, sqlite3_stmt *st, const char *id)
 		/* the store's times are UTC: "YYYY-MM-DDTHH:MM:SSZ" */
 		set_text(co, "start_time", started);
 	}
-	json_object_set_new(co, "valid",
-			    json_boolean(!verdict ||
-					 strcmp(verdict, "apply-failed")));
-	if (verdict && !strcmp(verdict, "apply-failed") && detail)
+	int applied = candidate_verdict_parse(verdict) != CV_APPLY_FAILED;
+
+	json_object_set_new(co, "valid", json_boolean(applied));
+	if (!applied && detail)
 		json_object_set_new(co, "log_excerpt", excerpt(detail));
+	add_executed_lines(c, misc, cid);
 	json_object_set_new(misc, "candidate_id", json_integer(cid));
 	set_text(misc, "purpose", purpose);
 	set_text(misc, "verdict", verdict);
@@ -312,11 +361,7 @@ static void add_checkout(struct ctx *c, sqlite3_stmt *st, const char *id)
 static void add_build(struct ctx *c, long long cid, const char *checkout_id,
 		      long long bid, char **out_id, int *ok)
 {
-	sqlite3_stmt *st = db_prepare(
-		c->db,
-		"SELECT result, seconds, error_excerpt, created_at,"
-		" config_hash FROM builds WHERE id = ?",
-		"i", bid);
+	sqlite3_stmt *st = candidate_build_row(c->db, bid);
 	json_t *b, *misc;
 
 	*out_id = NULL;
@@ -388,13 +433,7 @@ static json_t *new_test(const char *id, const char *build_id,
 static void add_tests(struct ctx *c, long long cid, const char *build_id,
 		      const char *verdict, const char *detail)
 {
-	sqlite3_stmt *st = db_prepare(
-		c->db,
-		"SELECT r.id, r.run, r.name, r.result, r.detail,"
-		" r.log_excerpt, c.status FROM test_results r LEFT JOIN"
-		" test_cases c ON c.candidate_id = r.candidate_id AND c.name ="
-		" r.name WHERE r.candidate_id = ? ORDER BY r.id",
-		"i", cid);
+	sqlite3_stmt *st = testcase_results_rows(c->db, cid);
 	int n = 0;
 
 	while (st && sqlite3_step(st) == SQLITE_ROW) {
@@ -427,7 +466,7 @@ static void add_tests(struct ctx *c, long long cid, const char *build_id,
 		return;
 	/* built but no results: the guest hung, or the step never ran */
 	{
-		int hung = verdict && !strcmp(verdict, "hang");
+		int hung = candidate_verdict_parse(verdict) == CV_HANG;
 		char *id = xstrfmt("%s:candidate-%lld-boot", KCIDB_ORIGIN, cid);
 		json_t *t = new_test(id, build_id, "boot", hung ? "FAIL" : "MISS");
 		set_text(t, "comment",
@@ -446,17 +485,18 @@ json_t *kcidb_export(sqlite3 *db, const struct config *cfg, const char *since,
 {
 	struct ctx c = { .db = db, .cfg = cfg };
 	sqlite3_stmt *st;
+	long long branch = 0;
+	int ret;
 	json_t *out = NULL;
 
-	st = db_prepare(db,
-			"SELECT id, purpose, verdict, detail, patch_ids,"
-			" commit_sha, started_at, build_id FROM candidates"
-			" WHERE step = 'done' AND (?1 IS NULL OR"
-			" COALESCE(finished_at, started_at) >= ?1) AND (?2 IS"
-			" NULL OR branch_id IS (SELECT id FROM branches WHERE"
-			" key = ?2)) ORDER BY id",
-			"tt", since,
-			cfg->nbranches > 1 ? cfg->branch_key : NULL);
+	ret = cfg->nbranches > 1
+		      ? branch_lookup(db, cfg->branch_key, 0, &branch)
+		      : 0;
+	if (ret == ERR_NOTFOUND)
+		branch = -1; /* no such branch: the rows of no branch */
+	else if (ret < 0)
+		return NULL;
+	st = candidate_done_rows(db, since, branch);
 	if (!st)
 		return NULL;
 	c.base = base_url ? base_url : "";

@@ -262,24 +262,15 @@ int lava_job(sqlite3 *db, const struct config *cfg, const struct lava_opts *o,
 	int ret, boot_min, test_min = 0;
 
 	*yaml = NULL;
-	if (db_query_int(db, &build,
-			 "SELECT COALESCE(build_id, 0) FROM candidates WHERE"
-			 " id = ?",
-			 "i", o->candidate) < 0) {
+	if ((build = candidate_build_id(db, o->candidate)) < 0) {
 		ret = err_set(ERR_NOTFOUND, "candidate %lld: no such candidate",
 			      o->candidate);
 		goto out;
 	}
-	db_query_text(db, &verdict,
-		      "SELECT verdict FROM candidates WHERE id = ?", "i",
-		      o->candidate);
-	db_query_text(db, &commit,
-		      "SELECT commit_sha FROM candidates WHERE id = ?", "i",
-		      o->candidate);
+	verdict = candidate_verdict(db, o->candidate);
+	commit = candidate_commit(db, o->candidate);
 	if (build)
-		db_query_text(db, &result,
-			      "SELECT result FROM builds WHERE id = ?", "i",
-			      build);
+		result = candidate_build_result(db, build);
 	if (!build || !result || strcmp(result, "ok")) {
 		ret = err_set(ERR_CONFLICT,
 			      "candidate %lld has no kernel to boot (%s)",
@@ -287,7 +278,7 @@ int lava_job(sqlite3 *db, const struct config *cfg, const struct lava_opts *o,
 			      verdict ? verdict : "not built yet");
 		goto out;
 	}
-	db_query_int(db, &last, "SELECT MAX(id) FROM builds", NULL);
+	last = candidate_last_build(db);
 	if (last != build) {
 		ret = err_set(ERR_CONFLICT,
 			      "candidate %lld: its kernel (build %lld) is no "

@@ -1,5 +1,6 @@
 /* testcase.c: a candidate's test cases, classified against the branch tip's run of the same set. */
 #include "testcase.h"
+#include "candidate.h"
 #include "db.h"
 #include "err.h"
 #include "strbuf.h"
@@ -118,10 +119,7 @@ int testcase_classify(sqlite3 *db, long long id, long long tip_id,
 			goto out;
 	}
 	if (tip_id)
-		ret = db_exec(db,
-			      "UPDATE candidates SET tip_candidate_id = ? WHERE"
-			      " id = ?",
-			      "ii", tip_id, id);
+		ret = candidate_set_tip(db, id, tip_id);
 out:
 	sqlite3_finalize(st);
 	if (ret < 0) {
@@ -250,4 +248,82 @@ char *testcase_thousands(long long n)
 	}
 	out[o] = '\0';
 	return xstrdup(out);
+}
+
+json_t *testcase_failing(sqlite3 *db, long long id, int regressions_only)
+{
+	return db_rows_json(db,
+			    "SELECT name, MAX(result = 'flaky') AS flaky FROM"
+			    " test_results WHERE candidate_id = ?1 AND result"
+			    " IN ('fail','flaky') AND (?2 = 0 OR name IN"
+			    " (SELECT name FROM test_cases WHERE candidate_id ="
+			    " ?1 AND status = 'regression')) GROUP BY name"
+			    " ORDER BY MIN(id)",
+			    "ii", id, (long long)regressions_only);
+}
+
+int testcase_results(sqlite3 *db, long long id, const char *name,
+		     long long *fails, long long *passes)
+{
+	int ret;
+
+	*fails = *passes = 0;
+	ret = db_query_int(db, fails,
+			   "SELECT COUNT(*) FROM test_results WHERE"
+			   " candidate_id = ? AND name = ? AND result IN"
+			   " ('fail','flaky')",
+			   "it", id, name);
+	if (ret >= 0)
+		ret = db_query_int(db, passes,
+				   "SELECT COUNT(*) FROM test_results WHERE"
+				   " candidate_id = ? AND name = ? AND result"
+				   " IN ('pass','flaky')",
+				   "it", id, name);
+	return ret;
+}
+
+char *testcase_fail_excerpt(sqlite3 *db, long long id, const char *name)
+{
+	return db_text(db,
+		       "SELECT COALESCE(log_excerpt, detail) FROM test_results"
+		       " WHERE candidate_id = ? AND (? IS NULL OR name = ?) AND"
+		       " result = 'fail' ORDER BY id LIMIT 1",
+		       "itt", id, name, name);
+}
+
+json_t *testcase_failed_names(sqlite3 *db, long long id)
+{
+	return db_rows_json(db,
+			    "SELECT DISTINCT name FROM test_results WHERE"
+			    " candidate_id = ? AND result = 'fail' ORDER BY"
+			    " name",
+			    "i", id);
+}
+
+int testcase_mark_flaky(sqlite3 *db, long long id)
+{
+	int ret = db_exec(db,
+			  "UPDATE test_results SET result = 'flaky' WHERE"
+			  " candidate_id = ? AND result = 'fail'",
+			  "i", id);
+	return ret < 0 ? ret : 0;
+}
+
+char *testcase_result(sqlite3 *db, long long id, const char *name)
+{
+	return db_text(db,
+		       "SELECT result FROM test_results WHERE candidate_id = ?"
+		       " AND name = ? ORDER BY id LIMIT 1",
+		       "it", id, name);
+}
+
+sqlite3_stmt *testcase_results_rows(sqlite3 *db, long long id)
+{
+	return db_prepare(db,
+			  "SELECT r.id, r.run, r.name, r.result, r.detail,"
+			  " r.log_excerpt, c.status FROM test_results r LEFT"
+			  " JOIN test_cases c ON c.candidate_id ="
+			  " r.candidate_id AND c.name = r.name WHERE"
+			  " r.candidate_id = ? ORDER BY r.id",
+			  "i", id);
 }

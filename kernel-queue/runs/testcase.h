@@ -52,4 +52,29 @@ int testcase_set_hash(const char *path, char out[65]);
 /* "2,143" */
 char *testcase_thousands(long long n);
 
+/*
+ * The tests that failed in candidate id (regressions_only: those that are
+ * regressions against its tip), first failure first: {name, flaky (1 when
+ * it also passed)}. A new reference or NULL.
+ */
+json_t *testcase_failing(sqlite3 *db, long long id, int regressions_only);
+
+/* How often test name failed (or was flaky) and passed in candidate id. */
+int testcase_results(sqlite3 *db, long long id, const char *name,
+		     long long *fails, long long *passes);
+/* The first failure's log excerpt (name NULL: any test's), or NULL. */
+char *testcase_fail_excerpt(sqlite3 *db, long long id, const char *name);
+/* The names of the tests that failed, [{name}], sorted. */
+json_t *testcase_failed_names(sqlite3 *db, long long id);
+/* Its failures become 'flaky' (a bisection saw them pass on repeat). */
+int testcase_mark_flaky(sqlite3 *db, long long id);
+/* The first result of test name in candidate id ("pass"...), or NULL. */
+char *testcase_result(sqlite3 *db, long long id, const char *name);
+/*
+ * Every result of candidate id, with its test case's status: a statement
+ * of rows (id, run, name, result, detail, log_excerpt, status) the caller
+ * finalizes.
+ */
+sqlite3_stmt *testcase_results_rows(sqlite3 *db, long long id);
+
 #endif
