@@ -10,6 +10,7 @@
 set -eu
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 . "$TOP/bench/lib/patches.sh"
+. "$TOP/bench/lib/upstream.sh"
 C=${C:-20000}
 N=${N:-1000}
 RUNS=${RUNS:-3}
@@ -21,25 +22,7 @@ best() { awk -v a="$1" -v b="$2" 'BEGIN { print (a == "" || b < a) ? b : a }'; }
 export STABLEQ_NO_DEFAULT_CONFIG=1
 
 # --- the upstream clone: C commits, tags, Fixes: of the bench patches --------
-commits() { # FROM TO: fast-import commands for commits FROM..TO
-	awk -v from="$1" -v to="$2" 'BEGIN {
-	for (i = from; i <= to; i++) {
-		msg = sprintf("subsys%d: change number %d\n\nA change.\n", i % 37, i)
-		if (i % 10 == 0)
-			msg = msg sprintf("\nFixes: %08x%04x (\"subsys: the bug\")\n", i * 7919 + 1048576, 0)
-		if (i % 50 == 0)
-			msg = "Revert \"subsys: change\"\n\nThis reverts commit " sprintf("%040x", i) ".\n"
-		printf "commit refs/heads/master\nmark :%d\ncommitter U <u@example.org> %d +0000\ndata %d\n%s", i, 1600000000 + i * 60, length(msg), msg
-		if (i == from && from > 1) printf "from refs/heads/master^0\n"
-		printf "M 644 inline f%d.c\ndata %d\n%s\n", i % 100, length(i ""), i
-		if (i % 1000 == 0)
-			printf "reset refs/tags/v6.%d\nfrom :%d\n", i / 1000, i
-	}
-	}'
-}
-git init -q "$T/up"
-commits 1 "$C" | (cd "$T/up" && git fast-import --quiet) || fail "fast-import"
-git -C "$T/up" checkout -q master 2>/dev/null || true
+bench_upstream "$T/up" "$C" || fail "fast-import"
 
 # --- a tree and the bench patches --------------------------------------------
 bench_queue_and_tree "$T" "$N" || fail "tree"
@@ -101,7 +84,7 @@ while [ $r -le "$RUNS" ]; do
 done
 found=$(sqlite3 "$T/idx.db" "SELECT COUNT(DISTINCT patch_id) FROM verdicts WHERE check_name = 'followups' AND result = 'found'")
 # 100 new commits and a tag: only they are indexed
-commits $((C + 1)) $((C + 100)) | (cd "$T/up" && git fast-import --quiet --force) || fail "fast-import 2"
+bench_upstream_commits $((C + 1)) $((C + 100)) | (cd "$T/up" && git fast-import --quiet --force) || fail "fast-import 2"
 git -C "$T/up" tag "v7.0" master
 git -C "$T/up" reset -q --hard master
 rm -f "$T"/idx.db*

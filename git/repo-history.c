@@ -117,26 +117,44 @@ static int resolve_commit(struct repo *r, const char *spec, git_oid *out)
 	return 0;
 }
 
-int repo_commit_in_history(struct repo *r, const char *tip_spec,
-			   const char *sha)
+/*
+ * The object whose id starts with sha (checked, lowered into want): *found
+ * gets git_odb_exists_prefix()'s answer (0, GIT_ENOTFOUND, GIT_EAMBIGUOUS,
+ * ...) and *odb the database, which the caller frees. Negative when sha is
+ * no SHA or the database cannot be had.
+ */
+static int find_prefix(struct repo *r, const char *sha,
+		       char want[REPO_HEX_SIZE], git_odb **odb, git_oid *id,
+		       int *found)
 {
-	char want[REPO_HEX_SIZE];
-	git_oid tip, id, shortid;
-	git_odb *odb = NULL;
-	git_revwalk *walk = NULL;
-	size_t n;
+	git_oid shortid;
 	int ret;
 
 	if ((ret = repo_sha_arg(want, sha)) < 0)
 		return ret;
-	if ((ret = resolve_commit(r, tip_spec, &tip)) < 0)
+	if (git_oid_fromstrn(&shortid, want, strlen(want)) < 0)
+		return err_set(ERR_INVALID, "'%s': not a SHA", sha);
+	if (git_repository_odb(odb, r->git) < 0)
+		return repo_git_err(-1, "object database");
+	*found = git_odb_exists_prefix(id, *odb, &shortid, strlen(want));
+	return 0;
+}
+
+int repo_commit_in_history(struct repo *r, const char *tip_spec,
+			   const char *sha)
+{
+	char want[REPO_HEX_SIZE];
+	git_oid tip, id;
+	git_odb *odb = NULL;
+	git_revwalk *walk = NULL;
+	size_t n;
+	int ret, found;
+
+	if ((ret = resolve_commit(r, tip_spec, &tip)) < 0 ||
+	    (ret = find_prefix(r, sha, want, &odb, &id, &found)) < 0)
 		return ret;
 	n = strlen(want);
-	if (git_oid_fromstrn(&shortid, want, n) < 0)
-		return err_set(ERR_INVALID, "'%s': not a SHA", sha);
-	if (git_repository_odb(&odb, r->git) < 0)
-		return repo_git_err(-1, "object database");
-	ret = git_odb_exists_prefix(&id, odb, &shortid, n);
+	ret = found;
 	if (ret == GIT_ENOTFOUND) {
 		ret = 0;
 		goto out;
@@ -182,6 +200,24 @@ out:
 	git_revwalk_free(walk);
 	git_odb_free(odb);
 	return ret;
+}
+
+int repo_object_exists(struct repo *r, const char *sha)
+{
+	char want[REPO_HEX_SIZE];
+	git_odb *odb = NULL;
+	git_oid id;
+	int found = 0, ret = find_prefix(r, sha, want, &odb, &id, &found);
+
+	git_odb_free(odb);
+	if (ret < 0)
+		return ret;
+	ret = found;
+	if (ret == GIT_ENOTFOUND)
+		return 0;
+	if (ret == GIT_EAMBIGUOUS)
+		return 2;
+	return ret < 0 ? repo_git_err(ret, "looking up %s", want) : 1;
 }
 
 struct add_ctx {

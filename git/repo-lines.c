@@ -117,6 +117,33 @@ static long block_find(const struct text *t, const struct diff_line *run,
 	return -1;
 }
 
+/*
+ * Does run[0..k) stand in t with exactly one of its lines different, right
+ * after before and right before after (both needed)? A later release that
+ * edited one line of what a patch added leaves the rest where it put it.
+ */
+static int block_edited(const struct text *t, const struct diff_line *run,
+			size_t k, const struct diff_line *before,
+			const struct diff_line *after)
+{
+	if (!before || !after || k < 2)
+		return 0;
+	for (size_t i = 1; i + k < t->n; i++) {
+		size_t miss = 0;
+		if (!same_trimmed(t->l[i - 1].s, t->l[i - 1].len, before->s,
+				  before->len) ||
+		    !same_trimmed(t->l[i + k].s, t->l[i + k].len, after->s,
+				  after->len))
+			continue;
+		for (size_t j = 0; j < k && miss < 2; j++)
+			miss += !same_trimmed(t->l[i + j].s, t->l[i + j].len,
+					      run[j].s, run[j].len);
+		if (miss == 1)
+			return 1;
+	}
+	return 0;
+}
+
 /* Is run[0..k) a block inside the lines of f's hunks whose op is op? */
 static int block_in_patch(const struct diff_file *f, const struct diff_line *run,
 			  size_t k, char op)
@@ -161,11 +188,16 @@ static int read_file(struct repo *r, const char *base,
  * only when it is long (RUN_ALONE telling lines) or one telling line of
  * UNIQUE_MIN characters that the file holds once.
  * *strong is set when the run alone is evidence.
+ * With edited, a run of RUN_ALONE telling lines one of whose lines a later
+ * release changed counts too (block_edited()).
+ * A run of removed lines (op '-') is asked the same way: "still there"
+ * only at its place, or when long or unique; a released patch that took
+ * out "unsigned long i;" leaves the other functions' ones.
  */
 static int run_placed(const struct diff_file *f, const struct text *t,
 		      const struct diff_line *run, size_t k,
 		      const struct diff_line *before,
-		      const struct diff_line *after, int *strong)
+		      const struct diff_line *after, int edited, int *strong)
 {
 	size_t telling = 0, longest = 0, seen = 0;
 	int anchored = 0;
@@ -176,7 +208,7 @@ static int run_placed(const struct diff_file *f, const struct text *t,
 		longest = n > longest ? n : longest;
 	}
 	/* code the patch moves within its files is where it was already */
-	if (block_in_patch(f, run, k, '-'))
+	if (block_in_patch(f, run, k, run[0].op == '+' ? '-' : '+'))
 		return -1;
 	*strong = telling >= 2 || longest >= STRONG_MIN;
 	for (long at = block_find(t, run, k, 0); at >= 0;
@@ -192,14 +224,52 @@ static int run_placed(const struct diff_file *f, const struct text *t,
 			anchored = 1;
 	}
 	if (!seen)
-		return 0;
+		return edited && telling >= RUN_ALONE &&
+		       block_edited(t, run, k, before, after);
 	return anchored || telling >= RUN_ALONE ||
 	       (longest >= UNIQUE_MIN && seen == 1);
 }
 
+/*
+ * The kept lines nearest hunk line i (before) and i + k (after), or NULL;
+ * with telling set, the nearest telling ones (a blank line anchors nothing).
+ */
+static void neighbours(const struct diff_hunk *hk, size_t i, size_t k,
+		       int telling, const struct diff_line **before,
+		       const struct diff_line **after)
+{
+	const struct diff_line *l;
+
+	*before = *after = NULL;
+	for (size_t b = i; b-- > 0 && !*before;) {
+		l = &hk->lines[b];
+		if (l->op == ' ' &&
+		    (!telling || telling_len(l->s, l->len) >= TELLING_MIN))
+			*before = l;
+	}
+	for (size_t a = i + k; a < hk->nlines && !*after; a++) {
+		l = &hk->lines[a];
+		if (l->op == ' ' &&
+		    (!telling || telling_len(l->s, l->len) >= TELLING_MIN))
+			*after = l;
+	}
+}
+
+/* Does the run of removed lines hk->lines[i..i+k) stand in t at its place? */
+static int removed_run_there(const struct diff_file *f, const struct text *t,
+			     const struct diff_hunk *hk, size_t i, size_t k)
+{
+	const struct diff_line *before, *after;
+	int strong = 0;
+
+	neighbours(hk, i, k, 1, &before, &after);
+	return run_placed(f, t, &hk->lines[i], k, before, after, 0,
+			  &strong) > 0;
+}
+
 /* The hunks of f against t: 1 placed (*strong counts strong runs), 0 not. */
 static int hunks_placed(const struct diff_file *f, const struct text *t,
-			size_t *strong, struct strbuf *why)
+			int edited, size_t *strong, struct strbuf *why)
 {
 	for (size_t h = 0; h < f->nhunks; h++) {
 		const struct diff_hunk *hk = &f->hunks[h];
@@ -209,18 +279,11 @@ static int hunks_placed(const struct diff_file *f, const struct text *t,
 			while (i + k < hk->nlines && hk->lines[i + k].op == op)
 				k++;
 			if (op == '+') {
-				const struct diff_line *before = NULL,
-						       *after = NULL;
-				for (size_t b = i; b-- > 0 && !before;)
-					if (hk->lines[b].op == ' ')
-						before = &hk->lines[b];
-				for (size_t a = i + k; a < hk->nlines && !after;
-				     a++)
-					if (hk->lines[a].op == ' ')
-						after = &hk->lines[a];
+				const struct diff_line *before, *after;
 				int s = 0;
+				neighbours(hk, i, k, 0, &before, &after);
 				int p = run_placed(f, t, &hk->lines[i], k,
-						   before, after, &s);
+						   before, after, edited, &s);
 				if (p <= 0) {
 					if (why)
 						strbuf_addf(why,
@@ -235,8 +298,7 @@ static int hunks_placed(const struct diff_file *f, const struct text *t,
 				}
 				*strong += s;
 			} else if (op == '-' &&
-				   !block_in_patch(f, &hk->lines[i], k, '+') &&
-				   block_find(t, &hk->lines[i], k, 0) >= 0) {
+				   removed_run_there(f, t, hk, i, k)) {
 				size_t tl = 0;
 				for (size_t j = 0; j < k; j++)
 					tl += telling_len(hk->lines[i + j].s,
@@ -261,7 +323,7 @@ static int hunks_placed(const struct diff_file *f, const struct text *t,
 
 int repo_lines_placed(struct repo *r, const char *base,
 		      const struct repo_overlay *ov, const char *diff_text,
-		      struct strbuf *why)
+		      int edited, struct strbuf *why)
 {
 	struct diff_set d = { 0 };
 	struct strbuf buf = STRBUF_INIT;
@@ -300,7 +362,7 @@ int repo_lines_placed(struct repo *r, const char *base,
 			ret = 0;
 			break;
 		}
-		ret = hunks_placed(f, &t, &strong, why);
+		ret = hunks_placed(f, &t, edited, &strong, why);
 	}
 	if (ret == 1 && !strong) {
 		if (why)

@@ -22,6 +22,14 @@ static void lib_init_once(void)
 	git_libgit2_init();
 	/* The tree is ours: no fsync of every loose object (git's default). */
 	git_libgit2_opts(GIT_OPT_ENABLE_FSYNC_GITDIR, 0);
+	/*
+	 * libgit2 caches no blobs by default: the checks read a patch's files
+	 * three times (apply, reverse, where its lines stand), each a loose
+	 * object's open and inflate. Source files are small; the cache's
+	 * overall bound (256 MiB) stays.
+	 */
+	git_libgit2_opts(GIT_OPT_SET_CACHE_OBJECT_LIMIT, GIT_OBJECT_BLOB,
+			 (size_t)256 * 1024);
 }
 
 void repo_lib_init(void)

@@ -105,6 +105,13 @@ int repo_describe(struct repo *r, const char *spec, char **out);
 int repo_commit_in_history(struct repo *r, const char *tip_spec,
 			   const char *sha);
 /*
+ * repo_object_exists: how many objects' ids start with sha? 1 one (what
+ * repo_resolve() finds for a SHA, without trying it as a ref name first: a
+ * dozen failed file lookups a call), 0 none, 2 several (repo_resolve()
+ * refuses it as ambiguous), negative on error.
+ */
+int repo_object_exists(struct repo *r, const char *sha);
+/*
  * Finds a commit reachable from tip_spec whose message names upstream_sha
  * in a "commit <sha> upstream." line or a "[ Upstream commit <sha> ]" line
  * (prefix match both ways: either side may be abbreviated). 1 found
@@ -284,7 +291,10 @@ int repo_apply_reverse(struct repo *r, const char *base, const char *diff_text,
  * often adds a line its file has elsewhere: an unlock); no telling block
  * it removes is still there, files it deletes are gone, and at least one
  * run is telling (two telling lines, or one of 24); 0 otherwise (also for
- * binary diffs and for code the patch moves within its files).
+ * binary diffs and for code the patch moves within its files). With
+ * edited set (a release lists the patch), a run of three telling lines
+ * also stands when all but one of its lines do, between both the lines
+ * the patch keeps beside it: a later release edited one line of it.
  *
  * repo_lines_nowhere: is the code the patch changes missing? 1 when none
  * of the telling lines it removes or keeps as context (at least 3) is
@@ -297,7 +307,7 @@ int repo_file_overlay(struct repo *r, const char *base,
 		      struct strbuf *out);
 int repo_lines_placed(struct repo *r, const char *base,
 		      const struct repo_overlay *ov, const char *diff_text,
-		      struct strbuf *why);
+		      int edited, struct strbuf *why);
 int repo_lines_nowhere(struct repo *r, const char *base,
 		       const struct repo_overlay *ov, const char *diff_text,
 		       struct strbuf *why);

@@ -325,9 +325,18 @@ static int parse_count(const char **s, const char *end, long *v)
 	return 0;
 }
 
-/* "@@ -a[,b] +c[,d] @@": fills the counts b and d; returns the header's length.
- */
+/* "@@ -a[,b] +c[,d] @@": fills the counts b and d (and c in *start when
+ * not NULL); returns the header's length. */
+static size_t hunk_header_at(const char *s, size_t n, long *old, long *new,
+			     long *start);
+
 static size_t hunk_header(const char *s, size_t n, long *old, long *new)
+{
+	return hunk_header_at(s, n, old, new, NULL);
+}
+
+static size_t hunk_header_at(const char *s, size_t n, long *old, long *new,
+			     long *start)
 {
 	const char *q = s + 4, *end = s + n;
 	long a, c;
@@ -346,7 +355,51 @@ static size_t hunk_header(const char *s, size_t n, long *old, long *new)
 		return 0;
 	if (end - q < 3 || memcmp(q, " @@", 3))
 		return 0;
+	if (start)
+		*start = c;
 	return (size_t)(q + 3 - s);
+}
+
+long patch_added_lines(const char *diff, size_t len,
+		       void (*fn)(void *ctx, const char *path, long line),
+		       void *ctx)
+{
+	const char *s = diff, *end = diff + len;
+	struct strbuf path = STRBUF_INIT;
+	long old = 0, new = 0, at = 0, count = 0;
+
+	while (s < end) {
+		const char *e = line_end(s, end);
+		const char *next = e < end ? e + 1 : end;
+		size_t nc = line_len_nocr(s, (size_t)(e - s));
+		char c = nc ? s[0] : ' ';
+
+		if (old > 0 || new > 0) { /* inside a hunk */
+			if (c == ' ') {
+				old--, new--, at++;
+			} else if (c == '-') {
+				old--;
+			} else if (c == '+') {
+				if (path.len && strcmp(path.buf, "/dev/null"))
+					fn(ctx, path.buf, at), count++;
+				new--, at++;
+			} else if (c != '\\') {
+				old = new = 0; /* cut short: the parser said why */
+			}
+		} else if (has_prefix(s, nc, "+++ ")) {
+			set_path(&path, s + 4, nc - 4, 1);
+		} else if (has_prefix(s, nc, "diff --git ")) {
+			strbuf_reset(&path);
+		} else if (has_prefix(s, nc, "@@ ") &&
+			   !hunk_header_at(s, nc, &old, &new, &at)) {
+			strbuf_release(&path);
+			return err_set(ERR_INVALID, "malformed hunk header"
+				       " '%.*s'", (int)(nc > 60 ? 60 : nc), s);
+		}
+		s = next;
+	}
+	strbuf_release(&path);
+	return count;
 }
 
 static int is_b85_line(const char *s, size_t n)

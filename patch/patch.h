@@ -64,6 +64,17 @@ struct patch {
 };
 
 /*
+ * The lines a diff adds (a changed line is one removed and one added),
+ * by their line number in the new file: fn(ctx, path, line) for each, in
+ * diff order, path the new path without its "b/" (borrowed for the call).
+ * Deleted files give none. Returns how many, or ERR_INVALID for a
+ * malformed hunk header. For a coverage boot's executed lines (gcov.h).
+ */
+long patch_added_lines(const char *diff, size_t len,
+		       void (*fn)(void *ctx, const char *path, long line),
+		       void *ctx);
+
+/*
  * Subjects and names longer than this are cut (at a character's edge) and
  * end with PATCH_CUT_MARK: a 400 KB subject is hostile, not information.
  */

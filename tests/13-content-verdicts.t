@@ -7,6 +7,7 @@
 # sections, a Stable-dep-of whose dependent is not queued, a display name
 # with parentheses.
 . "$(dirname "$0")/lib/tap.sh"
+. "$(dirname "$0")/lib/verdicts.sh"
 set -u
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
@@ -195,19 +196,7 @@ mail india "h: add another line" "Cc: stable@vger.kernel.org # 6.1.x" \
 	"From: Russell King (Oracle) <rmk+kernel@armlinux.org.uk>"
 cd "$T"
 
-cat > "$T/stableq.conf" <<CONF
-db = $T/stableq.db
-var_dir = $T/var
-tree_dir = $T/linux
-debian_changelog = $T/changelog
-CONF
-SQ() { "$STABLEQ" -c "$T/stableq.conf" "$@"; }
-q() { sqlite3 "$T/stableq.db" "$1"; }
-id() { q "SELECT id FROM patches WHERE filename = '$1.patch'"; }
-v() { q "SELECT result FROM verdicts WHERE patch_id = $(id "$1") AND check_name = '$2' ORDER BY id DESC LIMIT 1"; }
-vd() { q "SELECT detail FROM verdicts WHERE patch_id = $(id "$1") AND check_name = '$2' ORDER BY id DESC LIMIT 1"; }
-st() { q "SELECT state FROM patches WHERE filename = '$1.patch'"; }
-why() { q "SELECT state_reason FROM patches WHERE filename = '$1.patch'"; }
+verdicts_conf
 
 out=$(SQ import "$T/q" 2>&1)
 ok $? "import of $n patches made against the tree"

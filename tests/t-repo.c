@@ -305,6 +305,14 @@ static void test_history(struct repo *r)
 	       "not hex: invalid");
 	is_int(repo_commit_in_history(r, "nope", base), ERR_NOTFOUND,
 	       "unknown tip: not found");
+	is_int(repo_object_exists(r, base), 1, "base exists (full SHA)");
+	snprintf(abbrev, sizeof(abbrev), "%.8s", topic);
+	is_int(repo_object_exists(r, abbrev), 1,
+	       "a commit on another branch exists (8 digits)");
+	is_int(repo_object_exists(r, "deadbeefdeadbeef"), 0,
+	       "an absent SHA does not");
+	is_int(repo_object_exists(r, "xyz12345678"), ERR_INVALID,
+	       "not hex: invalid");
 
 	is_int(repo_find_backport(r, "main", UP_A, hex), 1,
 	       "backport found by 'commit X upstream.'");

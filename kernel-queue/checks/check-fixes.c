@@ -10,15 +10,6 @@
 #include <string.h>
 #include <strings.h>
 
-/*
- * Does column col name the same commit as the SHA parameter b ("?2")? On
- * the first 12 digits (indexed, sql/003), then as prefixes of each other.
- */
-#define SHA_MATCH(col, b)                                                      \
-	"substr(" col ", 1, 12) = substr(" b ", 1, 12) AND substr(" col       \
-	", 1, min(12, length(" b "))) = substr(" b ", 1, min(12, length(" col \
-	")))"
-
 /* Stable-dep-of chains are short; a loop in hostile tags must end. */
 #define DEP_DEPTH 4
 
@@ -41,7 +32,7 @@ static enum ev changelog_ev(struct check_ctx *c, const char *subject,
 	return EV_UNKNOWN;
 }
 
-static int in_history(struct check_ctx *c, const char *sha)
+int check_in_history(struct check_ctx *c, const char *sha)
 {
 	if (!c->history_small)
 		return repo_commit_in_history(c->repo, c->tip, sha) > 0;
@@ -50,6 +41,29 @@ static int in_history(struct check_ctx *c, const char *sha)
 		if (!strncasecmp(c->history[i], sha, n))
 			return n >= REPO_MIN_ABBREV && n <= REPO_HEXSZ;
 	return 0;
+}
+
+/*
+ * The upstream clone's tag of the tree's version (v6.1.192), else of its
+ * series (v6.1): its name in name, its commit returned (NULL when neither
+ * resolves). Resolved once per run, not per Fixes: tag.
+ */
+static const char *upstream_base(struct check_ctx *c, char *name, size_t size)
+{
+	if (!c->up_base_done) {
+		c->up_base_done = 1;
+		snprintf(c->up_base, sizeof(c->up_base), "v%s", c->version);
+		if (repo_resolve(c->upstream, c->up_base, c->up_base_hex) < 0) {
+			snprintf(c->up_base, sizeof(c->up_base), "v%s",
+				 c->series);
+			if (repo_resolve(c->upstream, c->up_base,
+					 c->up_base_hex) < 0)
+				*c->up_base_hex = '\0';
+		}
+		err_clear();
+	}
+	snprintf(name, size, "%s", c->up_base);
+	return *c->up_base_hex ? c->up_base_hex : NULL;
 }
 
 /* One Fixes: target, its reason in why. */
@@ -65,7 +79,7 @@ static enum ev fixes_one(struct check_ctx *c, long long self, const char *sha,
 	int up = EV_UNKNOWN;
 	enum ev cl;
 
-	if (in_history(c, sha)) {
+	if (check_in_history(c, sha)) {
 		strbuf_addf(why, "Fixes: %.12s is in %s", sha, branch);
 		return EV_PRESENT;
 	}
@@ -74,14 +88,7 @@ static enum ev fixes_one(struct check_ctx *c, long long self, const char *sha,
 			    branch, found);
 		return EV_PRESENT;
 	}
-	if (db_query_int(c->app->db, &qid,
-			 "SELECT id FROM patches WHERE id != ?1 AND state IN"
-			 " ('imported','checked','queued','held','released',"
-			 "'broken') AND branch_id IS (SELECT branch_id FROM"
-			 " patches WHERE id = ?1) AND "
-			 SHA_MATCH("upstream", "?2")
-			 " ORDER BY queue_pos LIMIT 1",
-			 "it", self, sha) == 0) {
+	if (queue_sibling_of(c->app->db, self, sha, 1, &qid) == 0) {
 		strbuf_addf(why, "Fixes: %.12s is in the queue as patch %lld",
 			    sha, qid);
 		return EV_PRESENT;
@@ -94,17 +101,22 @@ static enum ev fixes_one(struct check_ctx *c, long long self, const char *sha,
 		return EV_PRESENT;
 	}
 	if (c->upstream) {
-		snprintf(base, sizeof(base), "v%s", c->version);
-		if (repo_resolve(c->upstream, base, found) < 0)
-			snprintf(base, sizeof(base), "v%s", c->series);
-		int r = repo_commit_in_history(c->upstream, base, sha);
+		/* one lookup for a SHA the clone lacks (each miss rescans
+		 * its packs), the walk only for one it has */
+		const char *at_base = upstream_base(c, base, sizeof(base));
+		int have = repo_object_exists(c->upstream, sha);
+		int r = have <= 0 ? have
+			: at_base ? repo_commit_in_history(c->upstream,
+							   at_base, sha)
+				  : ERR_NOTFOUND;
 		if (r > 0) {
 			strbuf_addf(why, "Fixes: %.12s is upstream before %s",
 				    sha, base);
 			return EV_PRESENT;
 		}
-		if (r == 0 && repo_resolve(c->upstream, sha, found) == 0)
+		if (r == 0 && have == 1)
 			up = EV_ABSENT;
+		err_clear();
 	}
 	/* Upstream after the base may still have been backported: the
 	 * changelog is asked before the upstream clone's "after". */
@@ -180,27 +192,23 @@ static void tags_free(struct tags *t)
 
 static int tags_load(sqlite3 *db, long long id, struct tags *t)
 {
-	sqlite3_stmt *st = db_stmt(db,
-				   "SELECT kind, value, extra FROM patch_tags"
-				   " WHERE patch_id = ? AND kind IN ('fixes',"
-				   "'stable','stable_dep_of') ORDER BY id",
-				   "i", id);
-	int rc;
+	json_t *rows = queue_tags_json(db, id), *r;
+	size_t i;
 
 	memset(t, 0, sizeof(*t));
-	if (!st)
-		return ERR_IO;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	if (!rows)
+		return err_set(ERR_IO, "tags of patch %lld", id);
+	json_array_foreach(rows, i, r)
+	{
+		const char *extra = queue_field(r, "extra");
 		t->v = xrealloc(t->v, (t->n + 1) * sizeof(*t->v));
 		struct tag *g = &t->v[t->n++];
-		g->kind = xstrdup(db_col_text(st, 0));
-		g->value = xstrdup(db_col_text(st, 1));
-		g->extra = db_col_text(st, 2) ? xstrdup(db_col_text(st, 2))
-					      : NULL;
+		g->kind = xstrdup(queue_field(r, "kind"));
+		g->value = xstrdup(queue_field(r, "value"));
+		g->extra = extra ? xstrdup(extra) : NULL;
 	}
-	db_stmt_done(st);
-	return rc == SQLITE_DONE ? 0 : err_set(ERR_IO, "tags of patch %lld",
-					       id);
+	json_decref(rows);
+	return 0;
 }
 
 /*
@@ -210,19 +218,22 @@ static int tags_load(sqlite3 *db, long long id, struct tags *t)
 static int files_all_missing(struct check_ctx *c, long long id,
 			     struct strbuf *out)
 {
-	sqlite3_stmt *st = db_stmt(c->app->db,
-				   "SELECT path FROM patch_files WHERE patch_id"
-				   " = ? AND change IN ('M','D') ORDER BY path",
-				   "i", id);
+	json_t *files = queue_patch_files_json(c->app->db, id), *f;
 	char **paths = NULL;
-	size_t n = 0;
+	size_t n = 0, k;
 	int all = 0;
 
-	while (st && sqlite3_step(st) == SQLITE_ROW && n < 4096) {
+	json_array_foreach(files, k, f)
+	{
+		const char *change = queue_field(f, "change");
+		if (n >= 4096)
+			break;
+		if (strcmp(change, "M") && strcmp(change, "D"))
+			continue;
 		paths = xrealloc(paths, (n + 1) * sizeof(*paths));
-		paths[n++] = xstrdup(db_col_text(st, 0));
+		paths[n++] = xstrdup(queue_field(f, "path"));
 	}
-	db_stmt_done(st);
+	json_decref(files);
 	if (n) {
 		unsigned char *have = xcalloc(n, 1);
 		if (repo_paths_exist_overlay(c->repo, c->running, &c->queued,
@@ -260,27 +271,27 @@ static int removes_lines(const char *diff)
 
 int check_row_load(sqlite3 *db, long long id, struct check_row *r)
 {
-	sqlite3_stmt *st = db_stmt(db,
-				   "SELECT subject, diff, upstream, state FROM"
-				   " patches WHERE id = ?",
-				   "i", id);
-	int ret = ERR_NOTFOUND;
+	json_t *o = queue_patch_content_json(db, id);
+	enum patch_state s;
+	int ret;
+	const char *up;
 
 	memset(r, 0, sizeof(*r));
 	r->id = id;
-	if (st && sqlite3_step(st) == SQLITE_ROW) {
-		r->subject = xstrdup(db_col_text(st, 0));
-		r->diff = xstrdup(db_col_text(st, 1));
-		r->upstream = db_col_text(st, 2) ? xstrdup(db_col_text(st, 2))
-						 : NULL;
-		r->state = (enum patch_state)queue_state_parse(
-			db_col_text(st, 3));
-		ret = 0;
+	if (!o)
+		/* a database error is no "no such patch" */
+		return err_last() < 0 ? err_last() : ERR_IO;
+	if ((ret = queue_get_state(db, id, &s)) < 0) {
+		json_decref(o);
+		return ret;
 	}
-	db_stmt_done(st);
-	if (ret < 0)
-		err_set(ERR_NOTFOUND, "patch %lld: no such patch", id);
-	return ret;
+	up = queue_field(o, "upstream");
+	r->subject = xstrdup(queue_field(o, "subject"));
+	r->diff = xstrdup(queue_field(o, "diff"));
+	r->upstream = up ? xstrdup(up) : NULL;
+	r->state = s;
+	json_decref(o);
+	return 0;
 }
 
 void check_row_release(struct check_row *r)
@@ -301,30 +312,21 @@ static enum check_result dep_standing(struct check_ctx *c, long long self,
 				      struct strbuf *why)
 {
 	long long did = 0;
-	char *last = NULL;
+	char *last = NULL, *detail = NULL;
 	struct check_row d;
 	struct strbuf dw = STRBUF_INIT;
 	enum check_result r;
 
 	if (depth >= DEP_DEPTH ||
-	    db_query_int(c->app->db, &did,
-			 "SELECT id FROM patches WHERE id != ?1 AND branch_id"
-			 " IS (SELECT branch_id FROM patches WHERE id = ?1) AND "
-			 SHA_MATCH("upstream", "?2") " ORDER BY queue_pos LIMIT 1",
-			 "it", self, sha) < 0 ||
+	    queue_sibling_of(c->app->db, self, sha, 0, &did) < 0 ||
 	    check_row_load(c->app->db, did, &d) < 0)
 		return CR_COUNT;
-	if (db_query_text(c->app->db, &last,
-			  "SELECT result || char(10) || detail FROM verdicts"
-			  " WHERE patch_id = ? AND check_name = 'fixes' ORDER"
-			  " BY id DESC LIMIT 1",
-			  "i", did) == 0 &&
-	    last && strchr(last, '\n')) {
-		char *nl = strchr(last, '\n');
-		*nl = '\0';
+	if (queue_verdict_latest_full(c->app->db, did, "fixes", &last,
+				      &detail) == 0 &&
+	    last && detail) {
 		int k = check_result_parse(last);
 		r = k < 0 ? CR_UNKNOWN : (enum check_result)k;
-		strbuf_addstr(&dw, nl + 1);
+		strbuf_addstr(&dw, detail);
 	} else {
 		/* not checked yet: it comes later in the queue, on top of
 		 * this patch */
@@ -339,6 +341,7 @@ static enum check_result dep_standing(struct check_ctx *c, long long self,
 		r = check_fixes(c, &d, applies, depth + 1, &dw);
 	}
 	free(last);
+	free(detail);
 	strbuf_addf(why,
 		    "Stable-dep-of: %.12s: patch %lld \"%s\" needs it, and its"
 		    " fixes verdict is %s (%s)",

@@ -34,7 +34,18 @@ struct check_ctx {
 	int history_small;
 	char (*history)[REPO_HEX_SIZE];
 	size_t nhistory;
+	/* the upstream clone's tag of the tree's version, resolved on first
+	 * use (check-fixes.c): its name and commit, "" when none resolves */
+	int up_base_done;
+	char up_base[64];
+	char up_base_hex[REPO_HEX_SIZE];
 };
+
+/*
+ * Is a commit whose id starts with sha on the branch? From the history in
+ * memory when it is short, else asked of the tree (repo_commit_in_history).
+ */
+int check_in_history(struct check_ctx *c, const char *sha);
 
 /*
  * The running tree as a tree (hex), written from the branch's tree and the

@@ -22,7 +22,7 @@ static int followup(void *ctx, const char *sha, const char *subject,
 	char found[REPO_HEX_SIZE];
 
 	if (queue_find_upstream(c->app->db, c->app->branch_id, sha, NULL) > 0 ||
-	    repo_commit_in_history(c->repo, c->tip, sha) > 0 ||
+	    check_in_history(c, sha) ||
 	    repo_find_backport(c->repo, c->tip, sha, found) > 0) {
 		err_clear();
 		return 0;

@@ -83,14 +83,12 @@ static enum check_result fixup_check(struct check_ctx *c,
 				     const struct strbuf *reverted,
 				     struct strbuf *detail)
 {
-	sqlite3_stmt *st;
+	json_t *targets, *t;
 	enum check_result res = CR_OK;
 	char *last = NULL;
+	size_t i;
 
-	if (db_query_text(c->app->db, &last,
-			  "SELECT result FROM verdicts WHERE patch_id = ? AND"
-			  " check_name = 'fixup' ORDER BY id DESC LIMIT 1",
-			  "i", p->id) == 0 &&
+	if (queue_verdict_latest(c->app->db, p->id, "fixup", &last) == 0 &&
 	    check_result_parse(last) == CR_OVERRIDDEN) {
 		free(last);
 		strbuf_addstr(detail, "a maintainer released this fix-up");
@@ -106,32 +104,20 @@ static enum check_result fixup_check(struct check_ctx *c,
 			    reverted->buf);
 		res = CR_HELD;
 	}
-	st = db_stmt(c->app->db,
-			"SELECT x.id, x.subject, x.state, t.value FROM patch_tags t"
-			" JOIN patches x ON x.id != t.patch_id AND ("
-			" (substr(x.upstream, 1, 12) = substr(t.value, 1, 12) AND"
-			"  substr(x.upstream, 1, min(12, length(t.value))) ="
-			"  substr(t.value, 1, min(12, length(x.upstream))))"
-			" OR (substr(x.released_commit, 1, 12) ="
-			"  substr(t.value, 1, 12) AND"
-			"  substr(x.released_commit, 1, min(12, length(t.value))) ="
-			"  substr(t.value, 1, min(12, length(x.released_commit)))))"
-			" WHERE t.patch_id = ?1 AND t.kind = 'fixes' AND"
-			" x.state IN ('broken','dropped','reverted') AND"
-			" x.branch_id IS (SELECT branch_id FROM patches WHERE"
-			" id = ?1)",
-			"i", p->id);
-	while (st && sqlite3_step(st) == SQLITE_ROW) {
-		strbuf_addf(detail,
-			    "%ssuperseded-by-revert: Fixes: %.12s names patch"
-			    " %lld \"%s\", which is %s; revert first, do not"
-			    " queue a fix-up",
-			    detail->len ? "; " : "", db_col_text(st, 3),
-			    (long long)sqlite3_column_int64(st, 0),
-			    db_col_text(st, 1), db_col_text(st, 2));
+	targets = queue_broken_fix_targets_json(c->app->db, p->id);
+	json_array_foreach(targets, i, t)
+	{
+		strbuf_addf(
+			detail,
+			"%ssuperseded-by-revert: Fixes: %.12s names patch"
+			" %lld \"%s\", which is %s; revert first, do not"
+			" queue a fix-up",
+			detail->len ? "; " : "", queue_field(t, "fixes"),
+			(long long)json_integer_value(json_object_get(t, "id")),
+			queue_field(t, "subject"), queue_field(t, "state"));
 		res = CR_HELD;
 	}
-	db_stmt_done(st);
+	json_decref(targets);
 	if (res == CR_OK)
 		strbuf_addstr(detail, "not a fix-up of a broken patch, not"
 				      " reverted after a release");
@@ -147,15 +133,7 @@ static enum check_result flags_check(struct check_ctx *c,
 	long long added = 0, uapi = 0;
 	const char *s;
 
-	db_query_int(c->app->db, &added,
-		     "SELECT COUNT(*) FROM patch_files WHERE patch_id = ? AND"
-		     " change = 'A'",
-		     "i", p->id);
-	db_query_int(c->app->db, &uapi,
-		     "SELECT COUNT(*) FROM patch_files WHERE patch_id = ? AND"
-		     " (path LIKE 'include/uapi/%' OR path LIKE"
-		     " 'arch/%/include/uapi/%')",
-		     "i", p->id);
+	queue_file_counts(c->app->db, p->id, &added, &uapi);
 	if (added)
 		strbuf_addf(detail, "adds-file (%lld)", added);
 	/* "+config FOO" in a Kconfig file: a new symbol, likely a feature */
@@ -193,39 +171,29 @@ static enum check_result flags_check(struct check_ctx *c,
 static int reverse_after_later(struct check_ctx *c, const struct check_row *p,
 			       struct strbuf *taken)
 {
-	sqlite3_stmt *st = db_prepare(c->app->db,
-				      "SELECT l.id, l.diff FROM patches l WHERE"
-				      " l.id != ?1 AND l.queue_pos > (SELECT"
-				      " queue_pos FROM patches WHERE id = ?1) AND"
-				      " l.branch_id IS (SELECT branch_id FROM"
-				      " patches WHERE id = ?1) AND"
-				      " l.state NOT IN ('rejected','dropped',"
-				      "'reverted') AND EXISTS (SELECT 1 FROM"
-				      " patch_files f JOIN patch_files g ON"
-				      " g.path = f.path WHERE f.patch_id = l.id"
-				      " AND g.patch_id = ?1) ORDER BY l.queue_pos"
-				      " DESC LIMIT 64",
-				      "i", p->id);
+	json_t *later, *l;
 	char base[REPO_HEX_SIZE], out[REPO_HEX_SIZE];
 	struct strbuf ids = STRBUF_INIT;
 	int n = 0, found = 0;
+	size_t i;
 
-	if (check_running_tree(c, base) < 0) {
-		sqlite3_finalize(st);
+	if (check_running_tree(c, base) < 0)
 		return 0;
-	}
-	while (st && sqlite3_step(st) == SQLITE_ROW) {
+	later = queue_later_touching_json(c->app->db, p->id);
+	json_array_foreach(later, i, l)
+	{
 		struct repo_apply_result res = { 0 };
-		if (repo_apply_reverse(c->repo, base, db_col_text(st, 1), out,
-				       &res) == 0 &&
+		if (repo_apply_reverse(c->repo, base, queue_field(l, "diff"),
+				       out, &res) == 0 &&
 		    res.status == REPO_APPLY_CLEAN) {
 			memcpy(base, out, sizeof(base));
 			strbuf_addf(&ids, "%s%lld", n++ ? ", " : "",
-				    (long long)sqlite3_column_int64(st, 0));
+				    (long long)json_integer_value(
+					    json_object_get(l, "id")));
 		}
 		repo_apply_result_release(&res);
 	}
-	sqlite3_finalize(st);
+	json_decref(later);
 	if (n) {
 		struct repo_apply_result res = { 0 };
 		found = repo_apply_reverse(c->repo, base, p->diff, out, &res) ==
@@ -266,7 +234,7 @@ static enum check_result applies_check(struct check_ctx *c,
 		out = CR_CONFLICT;
 	} else if (res.status == REPO_APPLY_CLEAN) {
 		if (repo_lines_placed(c->repo, c->running, &c->queued, p->diff,
-				      NULL) > 0) {
+				      0, NULL) > 0) {
 			strbuf_addf(detail,
 				    "already in %s%s; every line it adds is in"
 				    " the tree already, where a later change"
@@ -299,7 +267,7 @@ static enum check_result applies_check(struct check_ctx *c,
 			    strchr(taken.buf, ',') ? "are" : "is");
 		out = CR_ALREADY;
 	} else if (repo_lines_placed(c->repo, c->running, &c->queued, p->diff,
-				     &placed) > 0) {
+				     released, &placed) > 0) {
 		strbuf_addf(detail,
 			    "already in %s%s; later releases changed the same"
 			    " lines (%s), and every line it adds is in the"
@@ -344,6 +312,25 @@ static int notify(struct check_ctx *c, long long id, long long event,
 }
 
 /*
+ * 1, with the verdict's detail in *detail (caller frees), when the
+ * patch's own test last said it is not needed here (not-present).
+ */
+static int test_not_present(sqlite3 *db, long long id, char **detail)
+{
+	char *result = NULL;
+
+	if (queue_verdict_latest_full(db, id, "test", &result, detail) < 0 ||
+	    !result || strcmp(result, "not-present")) {
+		free(result);
+		free(*detail);
+		*detail = NULL;
+		return 0;
+	}
+	free(result);
+	return 1;
+}
+
+/*
  * Checks one patch inside the caller's transaction. *advance is set when
  * the patch stays in (or enters) the queue, so the running tree moves on
  * with it.
@@ -378,12 +365,7 @@ static int check_one(struct check_ctx *c, struct check_row *p,
 	v[CHECK_FIXUP] = fixup_check(c, p, &reverted, &d[CHECK_FIXUP]);
 	v[CHECK_FLAGS] = flags_check(c, p, &d[CHECK_FLAGS]);
 
-	if (db_query_text(c->app->db, &tested,
-			  "SELECT detail FROM verdicts WHERE patch_id = ? AND"
-			  " check_name = 'test' AND result = 'not-present' AND"
-			  " id = (SELECT MAX(id) FROM verdicts WHERE patch_id ="
-			  " ?1 AND check_name = 'test')",
-			  "i", p->id) == 0 && tested) {
+	if (test_not_present(c->app->db, p->id, &tested) && tested) {
 		/* its own test passed without it here (verify.h) */
 		to = PS_REJECTED;
 		strbuf_addf(&reason, "not-present: %s", tested);
@@ -810,8 +792,6 @@ void check_summary_print(const struct check_summary *s, FILE *f)
 
 int check_due(struct app *app, long long *id)
 {
-	return db_query_int(app->db, id,
-			    "SELECT id FROM patches WHERE branch_id = ? AND"
-			    " state = 'imported' ORDER BY id LIMIT 1",
-			    "i", app->branch_id) == 0;
+	return queue_first_in_state(app->db, app->branch_id, PS_IMPORTED, id) ==
+	       0;
 }

@@ -8,6 +8,7 @@
 #include "queue.h"
 #include "repo.h"
 #include "strbuf.h"
+#include "testcase.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -44,18 +45,10 @@ static long long baseline(struct app *app, long long patch_id)
 {
 	long long *ids = NULL, cid;
 	size_t n = 0;
-	sqlite3_stmt *st = db_prepare(app->db,
-				      "SELECT id FROM patches WHERE branch_id ="
-				      " ?1 AND state = 'queued' AND queue_pos <"
-				      " (SELECT queue_pos FROM patches WHERE id"
-				      " = ?2) ORDER BY queue_pos",
-				      "ii", app->branch_id, patch_id);
+	int ret = queue_ids_before(app->db, app->branch_id, patch_id, &ids, &n);
 
-	while (st && sqlite3_step(st) == SQLITE_ROW) {
-		ids = xrealloc(ids, (n + 1) * sizeof(*ids));
-		ids[n++] = sqlite3_column_int64(st, 0);
-	}
-	sqlite3_finalize(st);
+	if (ret < 0)
+		return ret;
 	cid = candidate_create_on(app->db, app->branch_id, ids ? ids : &cid,
 				  n, 0, "baseline", 0, app->actor);
 	free(ids);
@@ -65,7 +58,8 @@ static long long baseline(struct app *app, long long patch_id)
 int verify_fix(struct app *app, long long patch_id,
 	       void (*progress)(const char *line, void *ctx), void *ctx)
 {
-	char *message = NULL, *test = NULL, *result = NULL, *verdict = NULL;
+	const char *message;
+	char *test = NULL, *result = NULL, *verdict = NULL;
 	char *version = NULL, *det = NULL;
 	struct strbuf why = STRBUF_INIT, prefix = STRBUF_INIT;
 	enum patch_state s;
@@ -79,10 +73,10 @@ int verify_fix(struct app *app, long long patch_id,
 	if (s != PS_QUEUED)
 		return err_set(ERR_CONFLICT, "patch %lld is %s, not queued",
 			       patch_id, queue_state_name(s));
-	db_query_text(app->db, &message,
-		      "SELECT message FROM patches WHERE id = ?", "i", patch_id);
+	json_t *pt = queue_patch_content_json(app->db, patch_id);
+	message = queue_field(pt, "message");
 	test = message ? verify_test_of(message) : NULL;
-	free(message);
+	json_decref(pt);
 	if (!test)
 		return err_set(ERR_INVALID,
 			       "patch %lld names no test (a line \"" TRAILER
@@ -97,14 +91,8 @@ int verify_fix(struct app *app, long long patch_id,
 	if ((ret = candidate_run(app, cid, 1, progress, ctx)) < 0)
 		goto out;
 	verdict = candidate_verdict(app->db, cid);
-	db_query_text(app->db, &result,
-		      "SELECT result FROM test_results WHERE candidate_id = ?"
-		      " AND name = ? ORDER BY id LIMIT 1",
-		      "it", cid, test);
-	db_query_int(app->db, &n,
-		     "SELECT json_array_length(patch_ids) FROM candidates WHERE"
-		     " id = ?",
-		     "i", cid);
+	result = testcase_result(app->db, cid, test);
+	candidate_patch_count(app->db, cid, &n);
 	version = repo_dir_branch_version(app->cfg.tree_dir, app->cfg.branch);
 	strbuf_addf(&prefix, "candidate %lld (%s%s%s + %lld patch%s before it)",
 		    cid, app->cfg.branch, version && *version ? " " : "",
@@ -159,27 +147,19 @@ int verify_due(struct app *app, long long *id)
 {
 	/* the step validates the name; a patch whose name is bad gets no
 	 * verdict and its step fails: the daemon backs off from it */
-	return db_query_int(app->db, id,
-			    "SELECT p.id FROM patches p WHERE p.branch_id = ? AND"
-			    " p.state = 'queued' AND p.message LIKE"
-			    " '%' || char(10) || '" TRAILER "%' AND NOT EXISTS"
-			    " (SELECT 1 FROM verdicts v WHERE v.patch_id = p.id"
-			    " AND v.check_name = 'test') ORDER BY p.queue_pos"
-			    " LIMIT 1",
-			    "i", app->branch_id) == 0;
+	return queue_first_marked(app->db, app->branch_id, TRAILER, "test",
+				  id) == 0;
 }
 
 char *verify_summary(sqlite3 *db, long long id)
 {
-	char *line = NULL;
+	char *result = NULL, *detail = NULL, *line = NULL;
 
-	if (db_query_text(db, &line,
-			  "SELECT 'patch ' || patch_id || ': test ' || result ||"
-			  " ': ' || detail FROM verdicts WHERE patch_id = ? AND"
-			  " check_name = 'test' ORDER BY id DESC LIMIT 1",
-			  "i", id) < 0) {
+	if (queue_verdict_latest_full(db, id, "test", &result, &detail) < 0)
 		err_clear();
-		return NULL;
-	}
+	else if (result && detail)
+		line = xstrfmt("patch %lld: test %s: %s", id, result, detail);
+	free(result);
+	free(detail);
 	return line;
 }

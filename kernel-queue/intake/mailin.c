@@ -52,7 +52,21 @@ struct pass {
 	size_t nsrc;
 	char *own_addr;         /* mail_from's address */
 	struct mailin_result *res;
+	struct intake_result imported; /* ids the pass imported, to check */
 };
+
+/* The patches r imported: checked at the end of the pass. */
+static void pass_imported(struct pass *ps, const struct intake_result *r)
+{
+	struct intake_result *all = &ps->imported;
+
+	if (!r->added)
+		return;
+	all->ids = xrealloc(all->ids, (all->nids + r->nids) * sizeof(*all->ids));
+	memcpy(all->ids + all->nids, r->ids, r->nids * sizeof(*r->ids));
+	all->nids += r->nids;
+	all->added += r->added;
+}
 
 static void pass_push(struct pass *ps, long long source_id, char *name,
 		      const char *buf, size_t len)
@@ -88,6 +102,7 @@ static void pass_free(struct pass *ps)
 	}
 	free(ps->src);
 	free(ps->own_addr);
+	intake_result_release(&ps->imported);
 }
 
 /* The mail_sources row of path, made when new; its position (may be NULL). */
@@ -565,6 +580,7 @@ static int import_series(struct pass *ps, struct patch *const *msgs,
 			log_warnx("mail %s: %s", head->message_id, error);
 			break;
 		}
+		pass_imported(ps, &r);
 		for (size_t k = 0; k < s->nparts && k < r.nids; k++)
 			if (!b)
 				ids[k] = r.ids[k];
@@ -811,6 +827,7 @@ static int import_batch(struct pass *ps, struct patch *const *msgs,
 	}
 	if ((ret = db_commit(db)) < 0)
 		goto fail;
+	pass_imported(ps, &r);
 	for (size_t s = 0; s < ns; s++)
 		done[s] |= in[s];
 	ps->res->series += nseries;
@@ -934,6 +951,33 @@ static char *own_address(const char *mail_from)
 	return addr;
 }
 
+/*
+ * The checks of what the pass imported, as every intake runs them
+ * (intake_check()), for the patches no reply has acted on since: a patch
+ * a reply held waits for a human, not for the checks. A failing check is
+ * logged; the patches wait in 'imported' for the daemon's check step.
+ */
+static int check_imported(struct pass *ps)
+{
+	struct intake_result *all = &ps->imported;
+	size_t n = 0;
+	int ret;
+
+	for (size_t i = 0; i < all->nids; i++) {
+		enum patch_state st;
+		if (queue_get_state(ps->app->db, all->ids[i], &st) == 0 &&
+		    st == PS_IMPORTED)
+			all->ids[n++] = all->ids[i];
+	}
+	all->nids = n;
+	if (!n)
+		return 0;
+	if ((ret = intake_check(ps->app, all, NULL, NULL)) < 0)
+		log_warnx("mail intake: checks: %s", err_msg());
+	err_clear();
+	return 0;
+}
+
 int mailin_run(struct app *app, struct mailin_result *res)
 {
 	struct pass ps = { .app = app, .res = res };
@@ -947,6 +991,7 @@ int mailin_run(struct app *app, struct mailin_result *res)
 	parse_all(&ps);
 	if ((ret = process(&ps)) < 0 || (ret = record_positions(&ps)) < 0)
 		goto out;
+	ret = check_imported(&ps);
 out:
 	pass_free(&ps);
 	return ret;

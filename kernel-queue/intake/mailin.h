@@ -32,6 +32,8 @@ struct mailin_result {
  * through intake_import_buffer_to(), a series in one transaction; replies
  * then act on the patch their thread leads to (review.h: trailers, holds),
  * and a "#regzbot introduced:" line on the patch with that upstream SHA.
+ * The patches imported are checked at the end of the pass as every intake
+ * checks them (intake_submit(), intake_check()), those no reply held.
  * stableq's own mail (From: mail_from, or an X-Stableq- header) is
  * ignored: it never acts on what it sent and never answers.
  *
