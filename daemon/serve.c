@@ -357,7 +357,7 @@ static int check_config(struct app *app)
 	return 0;
 }
 
-int cmd_serve(struct app *app, int argc, char **argv)
+int cmd_serve(struct app *app, const struct cli_opts *o, int argc, char **argv)
 {
 	int foreground = 0, check_only = 0, last = -1;
 	unsigned char ran_once[MAX_BRANCHES][MAX_JOBS] = { { 0 } };
@@ -365,18 +365,14 @@ int cmd_serve(struct app *app, int argc, char **argv)
 	struct step step = { .sp = SPAWN_INIT };
 	struct sigaction sa;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-d"))
-			foreground = 1;
-		else if (!strcmp(argv[i], "-n"))
-			check_only = 1;
-		else if (!strcmp(argv[i], "-v"))
-			app->verbose++;
-		else {
-			fprintf(stderr, "usage: stableq serve [-d] [-n] [-v] [-c FILE]\n");
-			return 2;
-		}
+	if (argc > 1) {
+		fprintf(stderr, "usage: stableq serve [-d] [-n] [-v] [-c FILE]\n");
+		return 2;
 	}
+	foreground = o->v['d'] != NULL;
+	check_only = o->v['n'] != NULL;
+	if (o->v['v'])
+		app->verbose++;
 	if (check_only)
 		return check_config(app);
 	if (!foreground && daemon(1, 0) < 0) {

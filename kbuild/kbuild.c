@@ -1,6 +1,7 @@
 /* kbuild.c: candidate kernel builds: fragments -> checked .config -> make. */
 #include "kbuild.h"
 #include "kconfig.h"
+#include "guestconf.h"
 #include "err.h"
 #include "file.h"
 #include "icecc.h"
@@ -22,6 +23,7 @@
 #include <unistd.h>
 
 #define HASH_FILE ".stableq-config-hash"
+#define KUNIT_FILE ".stableq-kunit.config" /* the broad guest's KUnit part */
 #define OBJECTS_FILE ".stableq-objects" /* objects of the last full build */
 #define EXCERPT_ERRORS 8
 #define EXCERPT_MAX 4096
@@ -428,8 +430,19 @@ static int configure(struct ctx *c, const char *build, const char *odir)
 	unlink(hashf);
 	c->r->reconfigured = 1;
 	{
-		const char *a[] = {"make", odir, cc, "tinyconfig", NULL};
-		if ((ret = step(c, "make tinyconfig", a)) < 0)
+		const char *base = c->o->guest ? c->o->guest->base
+					       : "tinyconfig";
+		char *what = xstrfmt("make %s", base);
+		char *words = xstrdup(base), *save = NULL;
+		strvec_pushl(&argv, "make", odir, cc, NULL);
+		for (char *w = strtok_r(words, " ", &save); w;
+		     w = strtok_r(NULL, " ", &save))
+			strvec_push(&argv, w);
+		ret = step(c, what, argv.v);
+		strvec_clear(&argv);
+		free(words);
+		free(what);
+		if (ret < 0)
 			goto out;
 	}
 	if ((ret = kconfig_fragments(c->o->config_dir, &frags, &nfrags)) < 0)
@@ -439,6 +452,19 @@ static int configure(struct ctx *c, const char *build, const char *odir)
 		     build, dot, NULL);
 	for (size_t i = 0; i < nfrags; i++)
 		strvec_pushf(&argv, "%s/%s", c->o->config_dir, frags[i]);
+	if (c->o->guest && c->o->guest->kunit_tree) {
+		struct strbuf k = STRBUF_INIT;
+		char *kpath = xstrfmt("%s/%s", build, KUNIT_FILE);
+		ret = guestconf_kunit(c->o->src_dir, c->o->kunit_deny, &k,
+				      NULL, NULL);
+		if (ret >= 0)
+			ret = write_file_atomic(kpath, k.buf, k.len);
+		strvec_push(&argv, kpath);
+		strbuf_release(&k);
+		free(kpath);
+		if (ret < 0)
+			goto out;
+	}
 	if ((ret = step(c, "merge_config.sh", argv.v)) < 0)
 		goto out;
 	{
@@ -548,7 +574,10 @@ int kbuild_run(const struct kbuild_opts *o, struct kbuild_result *r)
 				  : xstrfmt("%s/stableq-build.log", build);
 	if (stat(r->log_path, &st) == 0)
 		log_off = (unsigned long)st.st_size;
-	if ((ret = kconfig_hash(src, cfgdir, r->config_hash)) < 0)
+	if ((ret = guestconf_hash(o->guest ? o->guest
+					    : guestconf_find("quick"),
+				  src, cfgdir, o->kunit_deny,
+				  r->config_hash)) < 0)
 		goto out;
 
 	ccdir = o->ccache_dir && *o->ccache_dir ? xstrdup(o->ccache_dir)
@@ -569,14 +598,22 @@ int kbuild_run(const struct kbuild_opts *o, struct kbuild_result *r)
 		goto out; /* a fragment is wrong: the caller's error */
 	if (ret < 0)
 		goto failed;
+	if (o->config_only) {
+		r->ok = 1;
+		goto out;
+	}
 
 	long nj = o->jobs > 0 ? o->jobs : sysconf(_SC_NPROCESSORS_ONLN);
 	if (o->jobs <= 0 && icecc_enabled(o->icecc))
 		nj = farm_jobs(r->log_path, o->icecc, (int)nj);
 	jobs = xstrfmt("-j%ld", nj > 0 ? nj : 1);
 	{
-		const char *a[] = {"make",    odir,	 jobs, c.cc,
-				   "bzImage", "modules", NULL};
+		struct strvec av = STRVEC_INIT;
+		strvec_pushl(&av, "make", odir, jobs, c.cc, NULL);
+		for (size_t i = 0; o->make_vars && o->make_vars[i]; i++)
+			strvec_push(&av, o->make_vars[i]);
+		strvec_pushl(&av, "bzImage", "modules", NULL);
+		const char *const *a = (const char *const *)av.v;
 		struct stat lst;
 		c.count_objects = 1;
 		c.total = saved_object_count(build);
@@ -591,6 +628,7 @@ int kbuild_run(const struct kbuild_opts *o, struct kbuild_result *r)
 		    kbuild_drop_broken_cmd(build, r->log_path, from) > 0)
 			ret = step(&c, "make bzImage modules (again)", a);
 		c.count_objects = 0;
+		strvec_clear(&av);
 		if (o->progress)
 			scan_objects(&c);
 		if (ret < 0)

@@ -4,8 +4,10 @@
 
 /*
  * One build directory and one ccache serve every candidate, so a state built
- * before costs seconds. The configuration is `make tinyconfig`, then the
- * fragments of config_dir (every *.config, in name order) merged with
+ * before costs seconds. The configuration is `make tinyconfig` (or the
+ * guest configuration's base, guestconf.h), then the fragments of
+ * config_dir (every *.config, in name order) and, for the broad guest, the
+ * tree's KUnit fragment (BUILD_DIR/.stableq-kunit.config) merged with
  * scripts/kconfig/merge_config.sh -m, then `make olddefconfig`; it is redone
  * only when missing or when the config hash changed. Every symbol a fragment
  * asks for must come out of olddefconfig with the value asked: anything else
@@ -23,6 +25,11 @@ struct kbuild_opts {
 	const char *src_dir;    /* the kernel worktree */
 	const char *build_dir;  /* O=; made if missing */
 	const char *config_dir; /* the *.config fragments */
+	const struct guestconf *guest; /* what they go on (guestconf.h);
+					* NULL: tinyconfig alone */
+	const char *kunit_deny; /* the broad guest's KUnit deny list */
+	int config_only;        /* configure (and check) only: r->ok
+				 * without make (tests, bench) */
 	const char *ccache_dir; /* NULL or "": kbuild_default_ccache_dir() */
 	int jobs;               /* 0: the number of online CPUs */
 	int timeout_s;          /* the whole build; 0: 3600 */
@@ -39,6 +46,13 @@ struct kbuild_opts {
 	 */
 	void (*progress)(void *ctx, long done, long total);
 	void *progress_ctx;
+	/*
+	 * NULL, or "NAME=value" variables for make's command line of the
+	 * bzImage and modules step (not the config steps), NULL-terminated:
+	 * a coverage boot's GCOV_PROFILE_obj.o=y, which reaches every
+	 * directory's Makefile without editing the tree.
+	 */
+	const char *const *make_vars;
 };
 
 /* Owned by the result: kbuild_result_release() frees it. */

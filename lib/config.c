@@ -41,6 +41,10 @@ static const struct key keys[] = {
 	{ "kernel_config_dir", K_STR, S(kernel_config_dir), "config/kernel",
 	  NULL },
 	{ "tests_file", K_STR, S(tests_file), "config/tests.conf", NULL },
+	{ "guest_config", K_ENUM, S(guest_config), "quick", "quick|broad" },
+	{ "broad_config_dir", K_STR, S(broad_config_dir), "config/kernel-broad",
+	  NULL },
+	{ "kunit_deny", K_STR, S(kunit_deny), "config/kunit-deny.conf", NULL },
 	{ "upstream_repo", K_STR, S(upstream_repo), "", NULL },
 	{ "stable_queue_repo", K_STR, S(stable_queue_repo), "", NULL },
 	{ "min_soak_days", K_INT, S(min_soak_days), "0", NULL },
@@ -62,6 +66,7 @@ static const struct key keys[] = {
 	  NULL },
 	{ "coverage_config", K_STR, S(coverage_config),
 	  "config/coverage.config", NULL },
+	{ "coverage_boot", K_ENUM, S(coverage_boot), "no", "yes|no" },
 	{ "boot_timeout", K_INT, S(boot_timeout), "300", NULL },
 	{ "qemu_memory", K_INT, S(qemu_memory), "256", NULL },
 	{ "bisect_confirm", K_INT, S(bisect_confirm), "2", NULL },
@@ -102,9 +107,12 @@ static const struct bkey {
 	{ "queue_seed", B(queue_seed), S(queue_seed), 0 },
 	{ "kernel_config_dir", B(kernel_config_dir), S(kernel_config_dir), 0 },
 	{ "tests_file", B(tests_file), S(tests_file), 0 },
+	{ "guest_config", B(guest_config), S(guest_config), 0 },
+	{ "broad_config_dir", B(broad_config_dir), S(broad_config_dir), 0 },
 	{ "debian_changelog", B(debian_changelog), S(debian_changelog), 0 },
 	{ "coverage_build_dir", B(coverage_build_dir), S(coverage_build_dir),
 	  1 },
+	{ "coverage_boot", B(coverage_boot), S(coverage_boot), 0 },
 	{ "upstream_repo", B(upstream_repo), S(upstream_repo), 0 },
 	{ "stable_queue_repo", B(stable_queue_repo), S(stable_queue_repo), 0 },
 };
@@ -133,6 +141,23 @@ const char *const *config_keys(void)
 	return key_names;
 }
 
+/* 0 when val is one of k's choices, else ERR_INVALID naming them. */
+static int enum_check(const struct key *k, const char *val, const char *where)
+{
+	size_t n = strlen(val);
+	const char *p = k->choices;
+
+	while (*p) {
+		const char *bar = strchr(p, '|');
+		size_t len = bar ? (size_t)(bar - p) : strlen(p);
+		if (len == n && !strncmp(p, val, n))
+			return 0;
+		p += len + (bar ? 1 : 0);
+	}
+	return err_set(ERR_INVALID, "%s: %s must be one of %s, not '%s'", where,
+		       k->name, k->choices, val);
+}
+
 static int set_key(struct config *c, const struct key *k, const char *val,
 		   const char *where)
 {
@@ -140,22 +165,9 @@ static int set_key(struct config *c, const struct key *k, const char *val,
 	char *end;
 
 	switch (k->type) {
-	case K_ENUM: {
-		size_t n = strlen(val);
-		const char *p = k->choices;
-		int found = 0;
-		while (*p) {
-			const char *bar = strchr(p, '|');
-			size_t len = bar ? (size_t)(bar - p) : strlen(p);
-			if (len == n && !strncmp(p, val, n))
-				found = 1;
-			p += len + (bar ? 1 : 0);
-		}
-		if (!found)
-			return err_set(ERR_INVALID,
-				       "%s: %s must be one of %s, not '%s'",
-				       where, k->name, k->choices, val);
-	}
+	case K_ENUM:
+		if (enum_check(k, val, where) < 0)
+			return ERR_INVALID;
 		/* fall through */
 	case K_STR: {
 		char **slot = (char **)base;
@@ -261,9 +273,23 @@ static int section_key(struct config *c, const char *name, const char *val,
 {
 	struct branch_conf *b = &c->branches[c->nbranches - 1];
 
+	for (size_t i = 0; i < NKEYS; i++)
+		if (keys[i].type == K_ENUM && !strcmp(keys[i].name, name) &&
+		    enum_check(&keys[i], val, where) < 0)
+			return ERR_INVALID;
 	for (size_t i = 0; i < NBKEYS; i++)
 		if (!strcmp(bkeys[i].name, name)) {
 			char **slot = bslot(b, &bkeys[i]);
+			/* a per-branch choice is checked like a top-level one */
+			for (size_t k = 0; k < NKEYS; k++) {
+				struct config probe = { 0 };
+				if (strcmp(keys[k].name, name) ||
+				    keys[k].type != K_ENUM)
+					continue;
+				if (set_key(&probe, &keys[k], val, where) < 0)
+					return ERR_INVALID;
+				free(*(char **)((char *)&probe + keys[k].off));
+			}
 			free(*slot);
 			*slot = xstrdup(val);
 			return 0;

@@ -19,8 +19,11 @@ struct branch_conf {
 	char *queue_seed;
 	char *kernel_config_dir;
 	char *tests_file;
+	char *guest_config;
+	char *broad_config_dir;
 	char *debian_changelog;
 	char *coverage_build_dir;
+	char *coverage_boot;
 	char *upstream_repo;
 	char *stable_queue_repo;
 };
@@ -50,6 +53,9 @@ struct config {
 	char *queue_seed;       /* copied into a missing queue_dir at start */
 	char *kernel_config_dir;
 	char *tests_file;
+	char *guest_config;     /* quick | broad: kbuild/guestconf.h */
+	char *broad_config_dir; /* the broad guest's fragments */
+	char *kunit_deny;       /* KUnit suites the broad guest leaves out */
 	char *upstream_repo;    /* optional */
 	char *stable_queue_repo; /* optional */
 	char *qemu_accel;       /* auto | tcg | kvm */
@@ -65,6 +71,7 @@ struct config {
 	char *public_url;       /* links in KCIDB and LAVA exports; "": http://LISTEN */
 	char *coverage_build_dir; /* build coverage: one O= per arch below it */
 	char *coverage_config;  /* KCONFIG_ALLCONFIG of its allmodconfig */
+	char *coverage_boot;    /* yes: a gcov boot counts each patch's executed lines */
 	int make_jobs;
 	int build_timeout;      /* seconds */
 	int boot_timeout;       /* seconds */

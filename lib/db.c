@@ -248,40 +248,86 @@ static int first_row(sqlite3 *db, const char *sql, const char *types,
 				 : err_set(ERR_IO, "db: %s", sqlite3_errmsg(db));
 }
 
+/* The first column of the first row into *out (an integer or a copy). */
+static int first_value(sqlite3 *db, long long *n, char **text, const char *sql,
+		       const char *types, va_list ap)
+{
+	sqlite3_stmt *st;
+	int ret, slot;
+
+	if (text)
+		*text = NULL;
+	ret = first_row(db, sql, types, ap, &st, &slot);
+	if (ret < 0)
+		return ret;
+	if (n)
+		*n = sqlite3_column_int64(st, 0);
+	if (text && db_col_text(st, 0))
+		*text = xstrdup(db_col_text(st, 0));
+	cache_put(st, slot);
+	return 0;
+}
+
+/* One step: 1 a row, 0 done, or a negative code (a database error). */
+int db_step(sqlite3_stmt *st)
+{
+	int rc = sqlite3_step(st);
+
+	if (rc == SQLITE_ROW)
+		return 1;
+	if (rc == SQLITE_DONE)
+		return 0;
+	return err_set(ERR_IO, "db: %s", sqlite3_errmsg(sqlite3_db_handle(st)));
+}
+
 int db_query_int(sqlite3 *db, long long *out, const char *sql,
 		 const char *types, ...)
 {
 	va_list ap;
-	sqlite3_stmt *st;
-	int ret, slot;
+	int ret;
 
 	va_start(ap, types);
-	ret = first_row(db, sql, types, ap, &st, &slot);
+	ret = first_value(db, out, NULL, sql, types, ap);
 	va_end(ap);
-	if (ret < 0)
-		return ret;
-	*out = sqlite3_column_int64(st, 0);
-	cache_put(st, slot);
-	return 0;
+	return ret;
 }
 
 int db_query_text(sqlite3 *db, char **out, const char *sql, const char *types,
 		  ...)
 {
 	va_list ap;
-	sqlite3_stmt *st;
-	int ret, slot;
+	int ret;
 
-	*out = NULL;
 	va_start(ap, types);
-	ret = first_row(db, sql, types, ap, &st, &slot);
+	ret = first_value(db, NULL, out, sql, types, ap);
 	va_end(ap);
-	if (ret < 0)
-		return ret;
-	const char *t = db_col_text(st, 0);
-	*out = t ? xstrdup(t) : NULL;
-	cache_put(st, slot);
-	return 0;
+	return ret;
+}
+
+long long db_int(sqlite3 *db, int or_zero, const char *sql,
+		 const char *types, ...)
+{
+	va_list ap;
+	long long n = 0;
+	int ret;
+
+	va_start(ap, types);
+	ret = first_value(db, &n, NULL, sql, types, ap);
+	va_end(ap);
+	if (ret < 0 && or_zero)
+		err_clear();
+	return ret < 0 ? (or_zero ? 0 : ret) : n;
+}
+
+char *db_text(sqlite3 *db, const char *sql, const char *types, ...)
+{
+	va_list ap;
+	char *text = NULL;
+
+	va_start(ap, types);
+	first_value(db, NULL, &text, sql, types, ap);
+	va_end(ap);
+	return text;
 }
 
 int db_exec_script(sqlite3 *db, const char *sql)
@@ -497,6 +543,34 @@ json_t *db_rows_json(sqlite3 *db, const char *sql, const char *types, ...)
 	}
 	cache_put(st, slot);
 	return arr;
+}
+
+json_t *db_map_of(json_t *rows)
+{
+	json_t *map, *o;
+	size_t i;
+
+	if (!rows)
+		return NULL;
+	map = json_object();
+	json_array_foreach(rows, i, o)
+	{
+		void *it = json_object_iter(o);
+		json_t *k = json_object_iter_value(it);
+		json_t *v =
+			json_object_iter_value(json_object_iter_next(o, it));
+		char num[24];
+		if (json_is_integer(k))
+			snprintf(num, sizeof(num), "%lld",
+				 (long long)json_integer_value(k));
+		if (v && (json_is_integer(k) || json_is_string(k)))
+			json_object_set(
+				map,
+				json_is_integer(k) ? num : json_string_value(k),
+				v);
+	}
+	json_decref(rows);
+	return map;
 }
 
 json_t *db_row_json(sqlite3 *db, const char *sql, const char *types, ...)

@@ -47,6 +47,12 @@ sqlite3_stmt *db_prepare(sqlite3 *db, const char *sql, const char *types, ...);
  */
 sqlite3_stmt *db_stmt(sqlite3 *db, const char *sql, const char *types, ...);
 void db_stmt_done(sqlite3_stmt *st);
+/*
+ * The next row of st: 1 a row, 0 none left, negative (ERR_IO with
+ * SQLite's message) when the step failed, so that a database error (a
+ * locked store, a corrupt page) is never taken for a missing row.
+ */
+int db_step(sqlite3_stmt *st);
 /* Runs a statement to completion. Returns changes (>= 0) or negative. */
 int db_exec(sqlite3 *db, const char *sql, const char *types, ...);
 /* First column of the first row. ERR_NOTFOUND when there is no row. */
@@ -55,6 +61,16 @@ int db_query_int(sqlite3 *db, long long *out, const char *sql,
 /* As above; *out is malloc'd (caller frees), NULL for SQL NULL. */
 int db_query_text(sqlite3 *db, char **out, const char *sql, const char *types,
 		  ...);
+/*
+ * The same as a value, for accessors: db_int() returns the integer (ids
+ * and counts, >= 0) or a negative error (ERR_NOTFOUND when there is no
+ * row); with or_zero, 0 instead of an error, the error cleared. db_text()
+ * returns a malloc'd copy (caller frees), NULL when there is no row, the
+ * value is NULL or on error (err_msg() then says why).
+ */
+long long db_int(sqlite3 *db, int or_zero, const char *sql,
+		 const char *types, ...);
+char *db_text(sqlite3 *db, const char *sql, const char *types, ...);
 /* Runs several ;-separated statements with no parameters (migrations). */
 int db_exec_script(sqlite3 *db, const char *sql);
 long long db_last_id(sqlite3 *db);
@@ -68,6 +84,14 @@ json_t *db_col_json(sqlite3_stmt *st, int col);
  * new reference, or NULL with err_msg() on failure.
  */
 json_t *db_rows_json(sqlite3 *db, const char *sql, const char *types, ...);
+
+/*
+ * The rows of a two-column query (db_rows_json()) as one JSON object: the
+ * first column's value (an id, a state) as the key, the second's as its
+ * value; rows whose first column is NULL are left out. Takes rows (frees
+ * them); a new reference, or NULL when rows is NULL.
+ */
+json_t *db_map_of(json_t *rows);
 
 /* The first row as a JSON object; NULL with ERR_NOTFOUND when there is none. */
 json_t *db_row_json(sqlite3 *db, const char *sql, const char *types, ...);

@@ -317,3 +317,64 @@ int outbox_due(struct app *app, long long *id)
 			    " INTEGER) ORDER BY id LIMIT 1",
 			    NULL) == 0;
 }
+
+/* ---- what the outbox holds, for the API and the CLI ---- */
+
+json_t *outbox_list_json(sqlite3 *db, const char *state, const char *patches,
+			 long long limit)
+{
+	return db_rows_json(db,
+			    "SELECT id, patch_id, NULL AS branch, event_id,"
+			    " kind, message_id, mail_from, rcpt_to, state,"
+			    " attempts, next_attempt_at, last_error,"
+			    " created_at, sent_at, hold,"
+			    " substr(headers_and_body, 1, 4096) AS head FROM"
+			    " mail WHERE (?1 IS NULL OR state = ?1) AND (?2"
+			    " IS NULL OR patch_id IN (SELECT value FROM"
+			    " json_each(?2))) ORDER BY id DESC LIMIT ?3",
+			    "tti", state, patches, limit);
+}
+
+json_t *outbox_all_json(sqlite3 *db, const char *state)
+{
+	return db_rows_json(db,
+			    "SELECT id, patch_id, event_id, kind, state,"
+			    " attempts, next_attempt_at, last_error,"
+			    " message_id, mail_from, rcpt_to, created_at,"
+			    " sent_at, hold FROM mail WHERE ?1 IS NULL OR"
+			    " state = ?1 ORDER BY id",
+			    "t", state);
+}
+
+json_t *outbox_patch_json(sqlite3 *db, long long patch_id)
+{
+	return db_rows_json(db,
+			    "SELECT id, kind, state, attempts, last_error,"
+			    " created_at, sent_at FROM mail WHERE patch_id = ?"
+			    " ORDER BY id",
+			    "i", patch_id);
+}
+
+int outbox_text(sqlite3 *db, long long id, char **text)
+{
+	*text = NULL;
+	return db_query_text(db, text,
+			     "SELECT headers_and_body FROM mail WHERE id = ?",
+			     "i", id);
+}
+
+json_t *outbox_state_counts(sqlite3 *db)
+{
+	return db_map_of(db_rows_json(
+		db, "SELECT state, COUNT(*) FROM mail GROUP BY state", NULL));
+}
+
+int outbox_waiting(sqlite3 *db, long long now, long long *n)
+{
+	*n = 0;
+	return db_query_int(db, n,
+			    "SELECT count(*) FROM mail WHERE (state = 'queued'"
+			    " AND hold IS NULL AND next_attempt_at <= ?) OR"
+			    " state = 'sending'",
+			    "i", now);
+}

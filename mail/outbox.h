@@ -68,4 +68,22 @@ long long outbox_backoff(int base, int attempts);
 struct app;
 int outbox_due(struct app *app, long long *id);
 
+/*
+ * What the outbox holds. outbox_list_json: the newest limit mails in state
+ * (NULL: any) of the patches (a JSON array text of ids; NULL: any mail),
+ * with "branch" null for the caller to fill from patch_id and "head" the
+ * first 4 KiB of the message. outbox_all_json: every mail in state, oldest
+ * first, without the message. outbox_patch_json: one patch's mail.
+ */
+json_t *outbox_list_json(sqlite3 *db, const char *state, const char *patches,
+			 long long limit);
+json_t *outbox_all_json(sqlite3 *db, const char *state);
+json_t *outbox_patch_json(sqlite3 *db, long long patch_id);
+/* The message as it goes out (*text: caller frees); ERR_NOTFOUND. */
+int outbox_text(sqlite3 *db, long long id, char **text);
+/* {state: count}. */
+json_t *outbox_state_counts(sqlite3 *db);
+/* How many mails are due at now (or being sent). */
+int outbox_waiting(sqlite3 *db, long long now, long long *n);
+
 #endif

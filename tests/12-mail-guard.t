@@ -120,14 +120,17 @@ try:
     t.ok(q("SELECT 1 FROM events WHERE kind = 'released' AND actor = 'token:maint'"),
          '... the release is recorded with its token')
 
-    # the daemon's own step (checks of patches posted through the API) is guarded too
+    # an import through the API checks the patches in the same write (as
+    # `stableq import` does), and that write is guarded too
     s, h, raw, j = w.post('/patches', ''.join([fixup(13, 'Eve <eve@example.org>'), fixup(15, 'Fay <fay@example.org>'),
                                                fixup(17, 'Gus <gus@example.org>')]),
                           headers={'Content-Type': 'application/mbox'}, token=tok)
     t.is_(s, 201, 'three more fix-ups posted through the API')
-    t.ok(w.idle(), 'the daemon checks them', w.daemon_log())
+    t.is_(q("SELECT COUNT(*) FROM patches WHERE id IN (%s) AND state = 'held'" % ','.join(map(str, j['ids']))),
+          [(3,)], '... checked before the answer: held as fix-ups of a broken patch')
+    t.ok(w.idle(), 'the daemon is idle', w.daemon_log())
     t.like((q("SELECT hold FROM mail WHERE hold IS NOT NULL LIMIT 1") or [('',)])[0][0],
-           'bulk: check would mail 3 people', "the daemon's check step held their mail")
+           'bulk: /patches would mail 3 people', "the import's write held their mail")
     time.sleep(2)
     t.is_(delivered(), 5, '... and did not deliver it')
     out = w.sq('mail', 'release', '--all').stdout.decode()

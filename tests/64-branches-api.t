@@ -85,10 +85,13 @@ try:
           [(X1, '6.1'), (Z1, '6.1'), (X2, '6.12'), (Y2, '6.12')], '... each patch in its branch\'s queue')
     s, h, raw, j = w.post('/patches?branch=6.12', y, headers=ct, token=tok)
     t.ok(s == 200 and j['duplicates'] == 1 and j['ids'] == [Y2], '... a duplicate on the same branch is one', (s, j))
+    # the POSTs checked what they imported; the candidates they woke the
+    # daemon for must not write while bad_branch compares the store
+    t.ok(w.idle(180), 'the daemon is idle (candidates of both branches run)', w.daemon_log())
     bad_branch(w, 'POST /patches?branch=9.9',
                lambda: w.post('/patches?branch=9.9', y, headers=ct, token=tok))
     t.ok(w.wait('checks', lambda: not q(w, "SELECT 1 FROM patches WHERE state = 'imported'"), 60),
-         'the daemon checks both queues', w.daemon_log())
+         'both queues are checked', w.daemon_log())
     t.ok(w.idle(180), 'the daemon is idle again (candidates of both branches run)', w.daemon_log())
     for name, body, path, like in (
             ('a [PATCH 5.15] patch (no branch 5.15)', w.mail(36, 'lib: for 5.15', '', w.diff(

@@ -1,5 +1,6 @@
 /* t-coverage.c: coverage planning: which touched file goes to which builder. */
 #include "coverage.h"
+#include "coverage-int.h"
 #include "kbuild.h"
 #include "tap.h"
 
@@ -68,5 +69,11 @@ int main(void)
 	}
 	coverage_route_release(&r);
 	coverage_route_release(NULL);
+	/* a file's coverage verdict is an enum; its names are the store's */
+	for (int i = CS_NONE + 1; i < CS_COUNT; i++)
+		is_int(cov_status_parse(cov_status_names[i]), i,
+		       "status %s parses back", cov_status_names[i]);
+	is_int(cov_status_parse("booted "), CS_NONE, "a name that is not a status: CS_NONE");
+	is_int(cov_status_parse(NULL), CS_NONE, "NULL: CS_NONE");
 	return done_testing();
 }

@@ -95,6 +95,20 @@ int main(void)
 	ok(!j, "db_object_json of an unknown id");
 	like(err_msg(), "source 999: no such source", "... says so");
 
+	/* db_step: a row, none left, and a failed step, which is no missing row */
+	{
+		sqlite3_stmt *st = db_prepare(db, "SELECT 1 UNION ALL SELECT 2",
+					      NULL);
+		is_int(db_step(st), 1, "db_step: a row: 1");
+		is_int(db_step(st), 1, "... another: 1");
+		is_int(db_step(st), 0, "... none left: 0");
+		sqlite3_finalize(st);
+		st = db_prepare(db, "SELECT json(?)", "t", "{not json");
+		is_int(db_step(st), ERR_IO, "a step that fails: ERR_IO, not 0");
+		like(err_msg(), "malformed JSON", "... with SQLite's message");
+		sqlite3_finalize(st);
+	}
+
 	ok(event_add(db, "test", "source", 1, "touched", "by %s", "t-db") > 0,
 	   "event_add");
 	db_query_text(db, &s, "SELECT detail FROM events WHERE kind = 'touched'", NULL);

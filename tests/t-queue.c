@@ -1,4 +1,5 @@
 /* t-queue.c: a patch's life: every transition queue_set_state() allows and refuses. */
+#include "check-int.h"
 #include "db.h"
 #include "file.h"
 #include "tap.h"
@@ -101,6 +102,24 @@ int main(void)
 	is_int(queue_set_state(app.db, 9999, PS_QUEUED, NULL, "tester"), ERR_NOTFOUND,
 	       "an unknown patch: ERR_NOTFOUND");
 	like(err_msg(), "patch 9999: no such patch", "... saying so");
+
+	/* a database error is never reported as a missing patch */
+	ok(db_exec(app.db, "ALTER TABLE patches RENAME TO patches_away", NULL) >= 0,
+	   "the patches table is away (renamed)");
+	{
+		struct check_row r;
+		json_t *j = queue_patch_json(app.db, id, 0);
+		ok(!j && err_last() == ERR_IO,
+		   "queue_patch_json: a database error is ERR_IO, not ERR_NOTFOUND");
+		ok(!strstr(err_msg(), "no such patch"), "... not 'no such patch': %s",
+		   err_msg());
+		is_int(check_row_load(app.db, id, &r), ERR_IO,
+		       "check_row_load: ERR_IO, not ERR_NOTFOUND");
+		ok(!strstr(err_msg(), "no such patch"), "... not 'no such patch': %s",
+		   err_msg());
+		check_row_release(&r);
+		json_decref(j);
+	}
 
 	tq_close(&app);
 	rm_rf(dir);

@@ -423,7 +423,7 @@ views.patch = async (args) => {
 		out.push(section('Build coverage', h('div', { class: 'line' }, badge(p.coverage.status,
 			p.coverage.status === 'booted' || p.coverage.status === 'compiled' ? 'good' : null),
 			' in ', h('a', { href: '#/candidate/' + p.coverage.candidate_id }, 'candidate #' + p.coverage.candidate_id)),
-			coverageFiles(p.coverage.files)));
+			coverageFiles(p.coverage.files), linesLine(p.coverage.lines)));
 
 
 	if ((p.reverts || []).length)
@@ -568,14 +568,27 @@ function coverageFiles(files) {
 	])), 'coverage');
 }
 
+/* A coverage boot's count for one patch: "exercised 12 of 14 changed lines". */
+function linesLine(l) {
+	if (!l)
+		return null;
+	return h('div', { class: 'line lines' }, l.text,
+		(l.files || []).map(f => h('div', { class: 'lines-file' }, h('code', { class: 'file' }, f.path), ': ',
+			f.detail ? 'not counted: ' + f.detail
+				: f.executed + ' of ' + f.executable + ' code lines ran' +
+					((f.missed || []).length ? ' (not run: ' + f.missed.slice(0, 10).join(', ') + ')' : ''))));
+}
+
 function coverageBlock(cov) {
 	if (!cov)
 		return null;
 	return h('div', { class: 'coverage' },
 		h('p', { class: 'line cov-summary' }, cov.summary),
-		table(['Patch', 'Coverage', 'Files'], (cov.patches || []).map(p => row([
+		cov.lines ? h('p', { class: 'line cov-lines' }, 'Coverage boot: ' + cov.lines.summary) : null,
+		table(['Patch', 'Coverage', 'Lines run', 'Files'], (cov.patches || []).map(p => row([
 			['Patch', patchLink(p.patch_id)],
 			['Coverage', badge(p.status, p.status === 'booted' || p.status === 'compiled' ? 'good' : null)],
+			['Lines run', p.lines ? p.lines.text : ''],
 			['Files', coverageFiles(p.files)],
 		])), 'coverage-patches'));
 }

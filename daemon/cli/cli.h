@@ -4,37 +4,62 @@
 
 #include "app.h"
 
-/* One subcommand: argv[0] is its name. Returns the process exit status. */
+#include <getopt.h>
+
+/*
+ * A command's options as main.c parsed them with getopt_long(), from the
+ * command's table (struct command) beside the global ones: the value of
+ * each by its val ('r' for --reason), NULL when not given, "" for one that
+ * takes none. The command's argv holds its name, then its operands.
+ */
+struct cli_opts {
+	const char *v[128];
+};
+
+/*
+ * One subcommand: argv[0] is its name, then its operands. Returns the
+ * process exit status. opts: its long options (vals are chars), shortopts
+ * its short ones (getopt syntax), each NULL when it has none; an unknown
+ * option or one without its value is refused by main.c, naming it.
+ */
 struct command {
 	const char *name;
-	int (*run)(struct app *app, int argc, char **argv);
+	int (*run)(struct app *app, const struct cli_opts *o, int argc,
+		   char **argv);
 	int needs_db;
 	const char *usage;
+	const struct option *opts;
+	const char *shortopts;
 };
+
+/* The commands' option tables, ending in a NULL name. */
+extern const struct option queue_opts[], candidate_opts[], bisect_opts[],
+	reason_opts[], revert_opts[], rc_opts[], release_opts[], mail_opts[],
+	token_opts[], kcidb_opts[], lava_opts[];
 
 /* The table, terminated by a NULL name (main.c). */
 extern const struct command commands[];
 
-int cmd_import(struct app *app, int argc, char **argv);
-int cmd_check(struct app *app, int argc, char **argv);
-int cmd_queue(struct app *app, int argc, char **argv);
-int cmd_show(struct app *app, int argc, char **argv);
-int cmd_tree(struct app *app, int argc, char **argv);
-int cmd_candidate(struct app *app, int argc, char **argv);
-int cmd_bisect(struct app *app, int argc, char **argv);
-int cmd_flag(struct app *app, int argc, char **argv);
-int cmd_revert(struct app *app, int argc, char **argv);
-int cmd_override(struct app *app, int argc, char **argv);
-int cmd_release(struct app *app, int argc, char **argv);
-int cmd_mail(struct app *app, int argc, char **argv);
-int cmd_token(struct app *app, int argc, char **argv);
-int cmd_kcidb(struct app *app, int argc, char **argv);
-int cmd_lava_job(struct app *app, int argc, char **argv);
-int cmd_serve(struct app *app, int argc, char **argv);
-int cmd_config(struct app *app, int argc, char **argv);
-int cmd_branches(struct app *app, int argc, char **argv);
-int cmd_verify(struct app *app, int argc, char **argv);
-int cmd_intake(struct app *app, int argc, char **argv);
-int cmd_rc(struct app *app, int argc, char **argv);
+int cmd_import(struct app *app, const struct cli_opts *o, int argc, char **argv);
+int cmd_check(struct app *app, const struct cli_opts *o, int argc, char **argv);
+int cmd_queue(struct app *app, const struct cli_opts *o, int argc, char **argv);
+int cmd_show(struct app *app, const struct cli_opts *o, int argc, char **argv);
+int cmd_tree(struct app *app, const struct cli_opts *o, int argc, char **argv);
+int cmd_candidate(struct app *app, const struct cli_opts *o, int argc, char **argv);
+int cmd_bisect(struct app *app, const struct cli_opts *o, int argc, char **argv);
+int cmd_flag(struct app *app, const struct cli_opts *o, int argc, char **argv);
+int cmd_revert(struct app *app, const struct cli_opts *o, int argc, char **argv);
+int cmd_override(struct app *app, const struct cli_opts *o, int argc, char **argv);
+int cmd_release(struct app *app, const struct cli_opts *o, int argc, char **argv);
+int cmd_mail(struct app *app, const struct cli_opts *o, int argc, char **argv);
+int cmd_token(struct app *app, const struct cli_opts *o, int argc, char **argv);
+int cmd_kcidb(struct app *app, const struct cli_opts *o, int argc, char **argv);
+int cmd_lava_job(struct app *app, const struct cli_opts *o, int argc, char **argv);
+int cmd_serve(struct app *app, const struct cli_opts *o, int argc, char **argv);
+int cmd_config(struct app *app, const struct cli_opts *o, int argc, char **argv);
+int cmd_branches(struct app *app, const struct cli_opts *o, int argc, char **argv);
+int cmd_verify(struct app *app, const struct cli_opts *o, int argc, char **argv);
+int cmd_intake(struct app *app, const struct cli_opts *o, int argc, char **argv);
+int cmd_rc(struct app *app, const struct cli_opts *o, int argc, char **argv);
 
 #endif

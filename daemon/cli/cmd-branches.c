@@ -1,4 +1,5 @@
 /* cmd-branches.c: `stableq branches`: each configured branch, its tree and its queue. */
+#include "branch.h"
 #include "check.h"
 #include "cli.h"
 #include "db.h"
@@ -18,20 +19,20 @@ static json_t *branch_json(struct app *app, const struct branch_conf *b)
 {
 	json_t *o = json_object(), *states = json_object();
 	char *version = repo_dir_branch_version(b->tree_dir, b->branch);
-	long long total = 0;
-	sqlite3_stmt *st = db_prepare(app->db,
-				      "SELECT p.state, COUNT(*) FROM patches p"
-				      " JOIN branches b ON b.id = p.branch_id"
-				      " WHERE b.key = ? GROUP BY p.state ORDER"
-				      " BY MIN(p.queue_pos)",
-				      "t", b->key);
+	long long total = 0, bid = 0;
+	json_t *got = branch_lookup(app->db, b->key, 0, &bid) == 0
+			      ? queue_states_by_pos(app->db, bid)
+			      : NULL,
+	       *v;
+	const char *k;
 
-	while (st && sqlite3_step(st) == SQLITE_ROW) {
-		json_object_set_new(states, db_col_text(st, 0),
-				    json_integer(sqlite3_column_int64(st, 1)));
-		total += sqlite3_column_int64(st, 1);
-	}
-	sqlite3_finalize(st);
+	if (got)
+		json_object_foreach(got, k, v)
+		{
+			json_object_set(states, k, v);
+			total += json_integer_value(v);
+		}
+	json_decref(got);
 	json_object_set_new(o, "key", json_string(b->key));
 	json_object_set_new(o, "branch", json_string(b->branch));
 	json_object_set_new(o, "version",
@@ -48,7 +49,7 @@ static json_t *branch_json(struct app *app, const struct branch_conf *b)
 }
 
 /* stableq branches [--json]: a line per branch. */
-int cmd_branches(struct app *app, int argc, char **argv)
+int cmd_branches(struct app *app, const struct cli_opts *opts, int argc, char **argv)
 {
 	json_t *all = json_array(), *o, *v;
 	const char *state;

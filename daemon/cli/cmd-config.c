@@ -8,7 +8,7 @@ static void emit(const char *line)
 	puts(line);
 }
 
-int cmd_config(struct app *app, int argc, char **argv)
+int cmd_config(struct app *app, const struct cli_opts *o, int argc, char **argv)
 {
 	config_dump(&app->cfg, emit);
 	return 0;

@@ -75,7 +75,15 @@ static void print_coverage(json_t *cov)
 			printf("    %s\n", line);
 			free(line);
 		}
+		json_t *l = json_object_get(p, "lines");
+		if (json_is_object(l))
+			printf("    lines: %s\n",
+			       json_string_value(json_object_get(l, "text")));
 	}
+	json_t *boot = json_object_get(cov, "lines");
+	if (json_is_object(boot))
+		printf("  coverage boot: %s\n",
+		       json_string_value(json_object_get(boot, "summary")));
 }
 
 static int show_candidate(struct app *app, long long id)
@@ -117,31 +125,35 @@ static int show_candidate(struct app *app, long long id)
 		print_coverage(json_object_get(j, "coverage"));
 	}
 	const char *v = json_string_value(json_object_get(j, "verdict"));
-	int rc = v && !strcmp(v, "pass") ? 0 : 3;
+	int rc = candidate_verdict_parse(v) == CV_PASS ? 0 : 3;
 	json_decref(j);
 	return rc;
 }
 
-/* stableq candidate [--upto ID] [--run ID] [--json]: exit 0 pass, 3 otherwise. */
-int cmd_candidate(struct app *app, int argc, char **argv)
-{
-	long long upto = 0, run = 0, shown = 0, id;
+const struct option candidate_opts[] = {
+	{ "upto", required_argument, NULL, 'u' },
+	{ "show", required_argument, NULL, 's' },
+	{ "run", required_argument, NULL, 'r' },
+	{ NULL, 0, NULL, 0 },
+};
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--upto") && i + 1 < argc &&
-		    !parse_id(argv[i + 1], &upto))
-			i++;
-		else if (!strcmp(argv[i], "--show") && i + 1 < argc &&
-			 !parse_id(argv[i + 1], &shown))
-			i++;
-		else if (!strcmp(argv[i], "--run") && i + 1 < argc &&
-			 !parse_id(argv[i + 1], &run))
-			i++;
-		else {
-			fprintf(stderr, "usage: stableq candidate [--upto ID] [--json]\n"
-					"       stableq candidate --show ID [--json]\n");
-			return 2;
-		}
+/* An option's id: 0 when not given, -1 when not an id. */
+static int opt_id(const struct cli_opts *o, int c, long long *id)
+{
+	*id = 0;
+	return o->v[c] ? parse_id(o->v[c], id) : 0;
+}
+
+/* stableq candidate [--upto ID] [--run ID] [--json]: exit 0 pass, 3 otherwise. */
+int cmd_candidate(struct app *app, const struct cli_opts *o, int argc, char **argv)
+{
+	long long upto, run, shown, id;
+
+	if (argc > 1 || opt_id(o, 'u', &upto) < 0 ||
+	    opt_id(o, 's', &shown) < 0 || opt_id(o, 'r', &run) < 0) {
+		fprintf(stderr, "usage: stableq candidate [--upto ID] [--json]\n"
+				"       stableq candidate --show ID [--json]\n");
+		return 2;
 	}
 	if (shown) /* a stored candidate: its verdict, tests and coverage */
 		return show_candidate(app, shown);
@@ -160,28 +172,23 @@ int cmd_candidate(struct app *app, int argc, char **argv)
 	return show_candidate(app, id);
 }
 
-int cmd_bisect(struct app *app, int argc, char **argv)
+const struct option bisect_opts[] = {
+	{ "steps", required_argument, NULL, 'n' },
+	{ NULL, 0, NULL, 0 },
+};
+
+int cmd_bisect(struct app *app, const struct cli_opts *o, int argc, char **argv)
 {
 	long long cid = 0, bid = 0, steps = -1;
 	json_t *j;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--steps") && i + 1 < argc &&
-		    !parse_id(argv[i + 1], &steps))
-			i++;
-		else if (cid || parse_id(argv[i], &cid) < 0) {
-			fprintf(stderr, "usage: stableq bisect [CANDIDATE-ID]"
-					" [--steps N] [--json]\n");
-			return 2;
-		}
+	if (argc > 2 || (argc == 2 && parse_id(argv[1], &cid) < 0) ||
+	    (o->v['n'] && parse_id(o->v['n'], &steps) < 0)) {
+		fprintf(stderr, "usage: stableq bisect [CANDIDATE-ID]"
+				" [--steps N] [--json]\n");
+		return 2;
 	}
-	if (!cid &&
-	    db_query_int(app->db, &cid,
-			 "SELECT id FROM candidates WHERE branch_id = ? AND"
-			 " verdict IN ('fail','build-failed','hang') AND"
-			 " purpose IN ('queue','confirm') ORDER BY id DESC"
-			 " LIMIT 1",
-			 "i", app->branch_id) < 0) {
+	if (!cid && candidate_last_failed(app->db, app->branch_id, &cid) < 0) {
 		fprintf(stderr, "stableq bisect: no failing candidate\n");
 		return 1;
 	}
@@ -205,37 +212,23 @@ int cmd_bisect(struct app *app, int argc, char **argv)
 	return 0;
 }
 
-static const char *reason_arg(int argc, char **argv, long long *id)
-{
-	const char *reason = NULL;
+const struct option reason_opts[] = {
+	{ "reason", required_argument, NULL, 'r' },
+	{ NULL, 0, NULL, 0 },
+};
 
-	*id = 0;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--reason") && i + 1 < argc)
-			reason = argv[++i];
-		else if (!*id && !parse_id(argv[i], id))
-			;
-		else if (strcmp(argv[i], "--dry-run") && strcmp(argv[i], "--resume") &&
-			 strcmp(argv[i], "--no-confirm") && strcmp(argv[i], "--force") &&
-			 strcmp(argv[i], "--plan") && strcmp(argv[i], "--auto") &&
-			 strcmp(argv[i], "--propose"))
-			return NULL;
-	}
-	return reason ? reason : "";
+/* The one operand of flag, override and revert: a patch id, else 0. */
+static long long patch_arg(int argc, char **argv)
+{
+	long long id = 0;
+
+	return argc == 2 && parse_id(argv[1], &id) == 0 ? id : 0;
 }
 
-static int has(int argc, char **argv, const char *opt)
+int cmd_flag(struct app *app, const struct cli_opts *o, int argc, char **argv)
 {
-	for (int i = 1; i < argc; i++)
-		if (!strcmp(argv[i], opt))
-			return 1;
-	return 0;
-}
-
-int cmd_flag(struct app *app, int argc, char **argv)
-{
-	long long id;
-	const char *reason = reason_arg(argc, argv, &id);
+	long long id = patch_arg(argc, argv);
+	const char *reason = o->v['r'];
 
 	if (!reason || !id || !*reason) {
 		fprintf(stderr, "usage: stableq flag ID --reason TEXT\n");
@@ -247,10 +240,10 @@ int cmd_flag(struct app *app, int argc, char **argv)
 	return 0;
 }
 
-int cmd_override(struct app *app, int argc, char **argv)
+int cmd_override(struct app *app, const struct cli_opts *o, int argc, char **argv)
 {
-	long long id;
-	const char *reason = reason_arg(argc, argv, &id);
+	long long id = patch_arg(argc, argv);
+	const char *reason = o->v['r'];
 
 	if (!reason || !id || !*reason) {
 		fprintf(stderr, "usage: stableq override ID --reason TEXT\n");
@@ -262,49 +255,60 @@ int cmd_override(struct app *app, int argc, char **argv)
 	return 0;
 }
 
+/* A revert's confirmation: what `stableq revert ID` runs at once and the
+ * daemon runs as `revert --confirm ID` (revert_run()). */
 static int confirm(struct app *app, long long rid)
 {
 	long long cid = 0;
-	int ok = revert_confirm(app, rid, progress, app);
+	int ok = revert_confirm(app, rid, &cid, progress, app);
 	char *v;
 
 	if (ok < 0)
 		return fail("revert");
-	db_query_int(app->db, &cid,
-		     "SELECT confirm_candidate_id FROM reverts WHERE id = ?", "i",
-		     rid);
 	v = candidate_verdict(app->db, cid);
 	printf("confirmation candidate %lld: %s\n", cid, v ? v : "?");
 	free(v);
 	return ok ? 0 : 3;
 }
 
+const struct option revert_opts[] = {
+	{ "reason", required_argument, NULL, 'r' },
+	{ "dry-run", no_argument, NULL, 'n' },
+	{ "plan", no_argument, NULL, 'p' },
+	{ "no-confirm", no_argument, NULL, 'N' },
+	{ "auto", no_argument, NULL, 'a' },
+	{ "propose", no_argument, NULL, 'P' },
+	{ "confirm", required_argument, NULL, 'c' },
+	{ "resume", no_argument, NULL, 'R' },
+	{ NULL, 0, NULL, 0 },
+};
+
 /*
  * stableq revert ID [--dry-run] [--reason TEXT] [--no-confirm]
  *       | --confirm REVERT-ID | --resume
  */
-int cmd_revert(struct app *app, int argc, char **argv)
+int cmd_revert(struct app *app, const struct cli_opts *o, int argc, char **argv)
 {
-	long long id, rid = 0, cid = 0;
-	const char *reason = reason_arg(argc, argv, &id);
+	long long id = patch_arg(argc, argv), rid = 0, cid = 0;
+	const char *reason = o->v['r'] ? o->v['r'] : "";
 	json_t *plan;
 	size_t i;
 	json_t *it;
 
-	if (has(argc, argv, "--resume"))
+	if (o->v['R'])
 		return revert_resume(app) < 0 ? fail("revert") : 0;
-	if (argc == 3 && !strcmp(argv[1], "--confirm")) {
-		if (parse_id(argv[2], &rid) < 0) {
+	if (o->v['c']) {
+		if (argc > 1 || parse_id(o->v['c'], &rid) < 0) {
 			fprintf(stderr, "usage: stableq revert --confirm REVERT-ID\n");
 			return 2;
 		}
 		return confirm(app, rid);
 	}
-	if (id && has(argc, argv, "--propose")) {
+	if (id && o->v['P']) {
 		/* auto_revert = propose: the author hears first */
 		return revert_propose(app, id) < 0 ? fail("revert") : 0;
 	}
-	if (id && has(argc, argv, "--auto")) {
+	if (id && o->v['a']) {
 		/* the daemon's own revert, within the guards */
 		int r = revert_auto(app, id, &rid, &cid);
 		if (r < 0)
@@ -318,13 +322,13 @@ int cmd_revert(struct app *app, int argc, char **argv)
 		printf("revert %lld: done\n", rid);
 		return cid ? confirm(app, rid) : 0;
 	}
-	if (!reason || !id) {
+	if (!id) {
 		fprintf(stderr, "usage: stableq revert ID [--dry-run|--plan]"
 				" [--reason TEXT] [--no-confirm] | ID --auto|"
 				"--propose | --confirm REVERT-ID | --resume\n");
 		return 2;
 	}
-	if (has(argc, argv, "--plan")) {
+	if (o->v['p']) {
 		/* auto_revert = plan: stored, waiting for a maintainer */
 		if (revert_store_plan(app, id, *reason ? reason
 						       : "found broken; waiting"
@@ -338,7 +342,7 @@ int cmd_revert(struct app *app, int argc, char **argv)
 	plan = revert_plan(app, id);
 	if (!plan)
 		return fail("revert");
-	if (app->json && has(argc, argv, "--dry-run")) {
+	if (app->json && o->v['n']) {
 		print_json(plan);
 		json_decref(plan);
 		return 0;
@@ -352,27 +356,32 @@ int cmd_revert(struct app *app, int argc, char **argv)
 		       json_string_value(json_object_get(it, "state")),
 		       json_string_value(json_object_get(it, "why")));
 	json_decref(plan);
-	if (has(argc, argv, "--dry-run"))
+	if (o->v['n'])
 		return 0;
 	if (!*reason)
 		reason = "reverted by a maintainer";
 	on_terminal();
-	if (revert_run(app, id, reason, !has(argc, argv, "--no-confirm"), &rid,
+	if (revert_run(app, id, reason, !o->v['N'], &rid,
 		       &cid) < 0)
 		return fail("revert");
 	printf("revert %lld: done\n", rid);
 	return cid ? confirm(app, rid) : 0;
 }
 
-int cmd_release(struct app *app, int argc, char **argv)
+const struct option release_opts[] = {
+	{ "force", no_argument, NULL, 'f' },
+	{ NULL, 0, NULL, 0 },
+};
+
+int cmd_release(struct app *app, const struct cli_opts *o, int argc, char **argv)
 {
 	size_t n = 0;
 
-	if (argc > 2 || (argc == 2 && strcmp(argv[1], "--force"))) {
+	if (argc > 1) {
 		fprintf(stderr, "usage: stableq release [--force]\n");
 		return 2;
 	}
-	if (release_queue(app, argc == 2, &n) < 0)
+	if (release_queue(app, o->v['f'] != NULL, &n) < 0)
 		return fail("release");
 	printf("released %zu patch%s onto %s (%s-stable)\n", n,
 	       n == 1 ? "" : "es", app->cfg.branch, app->cfg.branch_key);
@@ -380,7 +389,7 @@ int cmd_release(struct app *app, int argc, char **argv)
 }
 
 /* stableq verify ID: the fix's Regression-test decides (verify.h). */
-int cmd_verify(struct app *app, int argc, char **argv)
+int cmd_verify(struct app *app, const struct cli_opts *o, int argc, char **argv)
 {
 	long long id = 0;
 	char *line;

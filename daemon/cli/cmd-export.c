@@ -13,20 +13,21 @@
 #define KCIDB_USAGE "usage: stableq kcidb [--since TIME]\n"
 #define LAVA_USAGE "usage: stableq lava-job CANDIDATE [--out DIR] [--url URL]\n"
 
-int cmd_kcidb(struct app *app, int argc, char **argv)
+const struct option kcidb_opts[] = {
+	{ "since", required_argument, NULL, 's' },
+	{ NULL, 0, NULL, 0 },
+};
+
+int cmd_kcidb(struct app *app, const struct cli_opts *o, int argc, char **argv)
 {
-	const char *since_arg = NULL;
+	const char *since_arg = o->v['s'];
 	char *since = NULL, *base;
 	json_t *j;
 	int ret;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--since") && i + 1 < argc) {
-			since_arg = argv[++i];
-		} else {
-			fputs(KCIDB_USAGE, stderr);
-			return 2;
-		}
+	if (argc > 1) {
+		fputs(KCIDB_USAGE, stderr);
+		return 2;
 	}
 	if (since_arg && kcidb_parse_since(since_arg, &since) < 0) {
 		fprintf(stderr, "stableq kcidb: %s\n", err_msg());
@@ -46,37 +47,32 @@ int cmd_kcidb(struct app *app, int argc, char **argv)
 	return ret < 0 || fflush(stdout) ? 1 : 0;
 }
 
-int cmd_lava_job(struct app *app, int argc, char **argv)
+const struct option lava_opts[] = {
+	{ "out", required_argument, NULL, 'o' },
+	{ "url", required_argument, NULL, 'u' },
+	{ NULL, 0, NULL, 0 },
+};
+
+int cmd_lava_job(struct app *app, const struct cli_opts *o, int argc, char **argv)
 {
-	struct lava_opts o = { 0 };
+	struct lava_opts lo = { 0 };
 	char *end, *yaml = NULL;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--out") && i + 1 < argc) {
-			o.out_dir = argv[++i];
-		} else if (!strcmp(argv[i], "--url") && i + 1 < argc) {
-			o.url_base = argv[++i];
-		} else if (!o.candidate &&
-			   (o.candidate = strtoll(argv[i], &end, 10)) > 0 &&
-			   !*end) {
-			continue;
-		} else {
-			fputs(LAVA_USAGE, stderr);
-			return 2;
-		}
-	}
-	if (o.candidate <= 0) {
+	lo.out_dir = o->v['o'];
+	lo.url_base = o->v['u'];
+	if (argc != 2 || (lo.candidate = strtoll(argv[1], &end, 10)) <= 0 ||
+	    *end) {
 		fputs(LAVA_USAGE, stderr);
 		return 2;
 	}
 	/* the candidate's branch: its build directory and test set (a row
 	 * without a branch, or no row, is lava_job()'s to judge) */
-	if (queue_follow_candidate(app, o.candidate) < 0 &&
+	if (queue_follow_candidate(app, lo.candidate) < 0 &&
 	    err_last() != ERR_NOTFOUND) {
 		fprintf(stderr, "stableq lava-job: %s\n", err_msg());
 		return 1;
 	}
-	if (lava_job(app->db, &app->cfg, &o, &yaml) < 0) {
+	if (lava_job(app->db, &app->cfg, &lo, &yaml) < 0) {
 		fprintf(stderr, "stableq lava-job: %s\n", err_msg());
 		return 1;
 	}

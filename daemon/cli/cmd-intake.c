@@ -6,7 +6,7 @@
 #include <jansson.h>
 #include <stdio.h>
 
-int cmd_intake(struct app *app, int argc, char **argv)
+int cmd_intake(struct app *app, const struct cli_opts *opts, int argc, char **argv)
 {
 	struct mailin_result r;
 

@@ -43,21 +43,35 @@ static const char *first_rcpt(json_t *arr)
 	return s ? s : "-";
 }
 
-static int mail_list(struct app *app, int argc, char **argv)
+const struct option mail_opts[] = {
+	{ "state", required_argument, NULL, 's' },
+	{ "max", required_argument, NULL, 'm' },
+	{ "all", no_argument, NULL, 'a' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* 1 when o holds none of mail_opts but those named in allowed. */
+static int only(const struct cli_opts *o, const char *allowed)
+{
+	for (const struct option *opt = mail_opts; opt->name; opt++)
+		if (o->v[opt->val] && !strchr(allowed, opt->val))
+			return 0;
+	return 1;
+}
+
+static int mail_list(struct app *app, const struct cli_opts *o, int argc,
+		     char **argv)
 {
 	const char *state = NULL;
 	json_t *rows;
 	size_t i;
 	json_t *row;
 
-	for (int a = 1; a < argc; a++) {
-		if (!strcmp(argv[a], "--state") && a + 1 < argc) {
-			state = argv[++a];
-		} else {
-			fputs(MAIL_USAGE, stderr);
-			return 2;
-		}
+	if (argc > 1 || !only(o, "s")) {
+		fputs(MAIL_USAGE, stderr);
+		return 2;
 	}
+	state = o->v['s'];
 	if (state) {
 		int known = 0;
 		for (const char *const *s = mail_states; *s; s++)
@@ -70,13 +84,7 @@ static int mail_list(struct app *app, int argc, char **argv)
 			return 2;
 		}
 	}
-	rows = db_rows_json(
-		app->db,
-		"SELECT id, patch_id, event_id, kind, state,"
-		" attempts, next_attempt_at, last_error, message_id,"
-		" mail_from, rcpt_to, created_at, sent_at, hold FROM mail"
-		" WHERE ?1 IS NULL OR state = ?1 ORDER BY id",
-		"t", state);
+	rows = outbox_all_json(app->db, state);
 	if (!rows) {
 		fprintf(stderr, "stableq mail: %s\n", err_msg());
 		return 1;
@@ -136,19 +144,19 @@ static int mail_list(struct app *app, int argc, char **argv)
 	return 0;
 }
 
-static int mail_show(struct app *app, int argc, char **argv)
+static int mail_show(struct app *app, const struct cli_opts *o, int argc,
+		     char **argv)
 {
 	char *text = NULL, *end;
 	long long id;
 	int ret;
 
-	if (argc != 2 || (id = strtoll(argv[1], &end, 10)) <= 0 || *end) {
+	if (argc != 2 || !only(o, "") ||
+	    (id = strtoll(argv[1], &end, 10)) <= 0 || *end) {
 		fputs(MAIL_USAGE, stderr);
 		return 2;
 	}
-	ret = db_query_text(app->db, &text,
-			    "SELECT headers_and_body FROM mail WHERE id = ?",
-			    "i", id);
+	ret = outbox_text(app->db, id, &text);
 	if (ret == ERR_NOTFOUND) {
 		fprintf(stderr, "stableq mail: no mail %lld\n", id);
 		return 1;
@@ -191,36 +199,32 @@ static void print_report(const struct outbox_report *r, void *arg)
 	fflush(stdout);
 }
 
-static int mail_send(struct app *app, int argc, char **argv)
+static int mail_send(struct app *app, const struct cli_opts *o, int argc,
+		     char **argv)
 {
 	struct send_tally t = {0, 0};
 	long long waiting = 0;
 	int max = 0, ret;
 	char *end;
 
-	for (int a = 1; a < argc; a++) {
-		if (!strcmp(argv[a], "--max") && a + 1 < argc) {
-			long v = strtol(argv[++a], &end, 10);
-			if (*end || v <= 0 || v > 1000000) {
-				fputs(MAIL_USAGE, stderr);
-				return 2;
-			}
-			max = (int)v;
-		} else {
+	if (argc > 1 || !only(o, "m")) {
+		fputs(MAIL_USAGE, stderr);
+		return 2;
+	}
+	if (o->v['m']) {
+		long v = strtol(o->v['m'], &end, 10);
+		if (*end || v <= 0 || v > 1000000) {
 			fputs(MAIL_USAGE, stderr);
 			return 2;
 		}
+		max = (int)v;
 	}
 	ret = outbox_deliver_report(app->db, &app->cfg, max, print_report, &t);
 	if (ret < 0) {
 		fprintf(stderr, "stableq mail: %s\n", err_msg());
 		return 1;
 	}
-	if (db_query_int(app->db, &waiting,
-			 "SELECT count(*) FROM mail WHERE (state = 'queued'"
-			 " AND hold IS NULL AND next_attempt_at <= ?) OR"
-			 " state = 'sending'",
-			 "i", (long long)time(NULL)) < 0) {
+	if (outbox_waiting(app->db, (long long)time(NULL), &waiting) < 0) {
 		fprintf(stderr, "stableq mail: %s\n", err_msg());
 		return 1;
 	}
@@ -235,17 +239,17 @@ static int mail_send(struct app *app, int argc, char **argv)
 }
 
 /* A maintainer lets mail held by the bulk-mail guard go. */
-static int mail_release_cmd(struct app *app, int argc, char **argv)
+static int mail_release_cmd(struct app *app, const struct cli_opts *o,
+			    int argc, char **argv)
 {
 	long long *ids = xcalloc((size_t)argc, sizeof(*ids));
 	size_t n = 0;
 	int all = 0, ret;
 	char *end;
 
+	all = o->v['a'] != NULL;
 	for (int a = 1; a < argc; a++) {
-		if (!strcmp(argv[a], "--all")) {
-			all = 1;
-		} else if ((ids[n] = strtoll(argv[a], &end, 10)) > 0 && !*end) {
+		if ((ids[n] = strtoll(argv[a], &end, 10)) > 0 && !*end) {
 			n++;
 		} else {
 			fprintf(stderr, "stableq mail: '%s' is not a mail id\n",
@@ -254,7 +258,7 @@ static int mail_release_cmd(struct app *app, int argc, char **argv)
 			return 2;
 		}
 	}
-	if (all == !!n) {
+	if (all == !!n || !only(o, "a")) {
 		fputs(MAIL_USAGE, stderr);
 		free(ids);
 		return 2;
@@ -271,7 +275,7 @@ static int mail_release_cmd(struct app *app, int argc, char **argv)
 
 static const struct {
 	const char *name;
-	int (*run)(struct app *, int, char **);
+	int (*run)(struct app *, const struct cli_opts *, int, char **);
 } subcommands[] = {
 	{"list", mail_list},
 	{"show", mail_show},
@@ -279,13 +283,13 @@ static const struct {
 	{"release", mail_release_cmd},
 };
 
-int cmd_mail(struct app *app, int argc, char **argv)
+int cmd_mail(struct app *app, const struct cli_opts *o, int argc, char **argv)
 {
 	if (argc >= 2)
 		for (size_t i = 0;
 		     i < sizeof(subcommands) / sizeof(*subcommands); i++)
 			if (!strcmp(argv[1], subcommands[i].name))
-				return subcommands[i].run(app, argc - 1,
+				return subcommands[i].run(app, o, argc - 1,
 							  argv + 1);
 	fputs(MAIL_USAGE, stderr);
 	return 2;

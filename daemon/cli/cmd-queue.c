@@ -2,6 +2,7 @@
 #include "check.h"
 #include "cli.h"
 #include "coverage.h"
+#include "gcov.h"
 #include "db.h"
 #include "err.h"
 #include "intake.h"
@@ -87,44 +88,47 @@ static void print_checked(const char *key, int ret,
 	}
 }
 
-int cmd_import(struct app *app, int argc, char **argv)
+/* What the import stored, before its checks run. */
+static void print_imported(const struct intake_result *res, void *ctx)
 {
+	(void)ctx;
+	printf("imported %zu new patch%s, %zu already known", res->added,
+	       res->added == 1 ? "" : "es", res->duplicates);
+	if (res->own)
+		printf(", %zu revert%s of stableq's own left alone", res->own,
+		       res->own == 1 ? "" : "s");
+	putchar('\n');
+	for (char *l = res->notes, *nl; l && (nl = strchr(l, '\n'));
+	     l = nl + 1) {
+		*nl = '\0'; /* a line each, control bytes in caret form */
+		printf("%s\n", tty(l));
+		*nl = '\n';
+	}
+}
+
+int cmd_import(struct app *app, const struct cli_opts *o, int argc, char **argv)
+{
+	struct intake_source src = { .paths = (const char *const *)argv + 1,
+				     .npaths = (size_t)argc - 1 };
+	struct intake_report rep = { print_imported, print_checked, app };
 	struct intake_result res;
-	unsigned flags;
 	int ret;
 
 	if (argc < 2) {
 		fprintf(stderr, "usage: stableq import PATH...\n");
 		return 2;
 	}
-	/* several branches: [PATCH X.Y] routes a patch unless --branch said */
-	flags = intake_flags(app->cfg.nbranches, app->branch_given);
-	ret = intake_import_paths(app->db, app->branch_id, flags,
-				  (const char *const *)argv + 1,
-				  (size_t)argc - 1, (size_t)app->cfg.max_patch_bytes,
-				  app->actor, &res);
-	if (ret < 0) {
+	if (intake_submit(app, app->branch_given ? app->branch_id : 0, &src,
+			  &rep, &res) < 0) {
 		fprintf(stderr, "stableq import: %s\n", tty(err_msg()));
 		return 1;
 	}
-	printf("imported %zu new patch%s, %zu already known", res.added,
-	       res.added == 1 ? "" : "es", res.duplicates);
-	if (res.own)
-		printf(", %zu revert%s of stableq's own left alone", res.own,
-		       res.own == 1 ? "" : "s");
-	putchar('\n');
-	for (char *l = res.notes, *nl; l && (nl = strchr(l, '\n')); l = nl + 1) {
-		*nl = '\0'; /* a line each, control bytes in caret form */
-		printf("%s\n", tty(l));
-	}
-	ret = 0;
-	if (res.added && intake_check(app, &res, print_checked, app) < 0)
-		ret = 1;
+	ret = res.checks < 0 ? 1 : 0;
 	intake_result_release(&res);
 	return ret;
 }
 
-int cmd_check(struct app *app, int argc, char **argv)
+int cmd_check(struct app *app, const struct cli_opts *o, int argc, char **argv)
 {
 	long long *ids = NULL;
 	size_t n = 0;
@@ -160,19 +164,20 @@ int cmd_check(struct app *app, int argc, char **argv)
 	return 0;
 }
 
-int cmd_queue(struct app *app, int argc, char **argv)
+const struct option queue_opts[] = {
+	{ "state", required_argument, NULL, 's' },
+	{ NULL, 0, NULL, 0 },
+};
+
+int cmd_queue(struct app *app, const struct cli_opts *o, int argc, char **argv)
 {
-	const char *state = NULL;
+	const char *state = o->v['s'];
 	json_t *list, *p;
 	size_t i;
 
-	for (int a = 1; a < argc; a++) {
-		if (!strcmp(argv[a], "--state") && a + 1 < argc)
-			state = argv[++a];
-		else {
-			fprintf(stderr, "usage: stableq queue [--json] [--state S]\n");
-			return 2;
-		}
+	if (argc > 1) {
+		fprintf(stderr, "usage: stableq queue [--json] [--state S]\n");
+		return 2;
 	}
 	if (state && queue_state_parse(state) < 0) {
 		fprintf(stderr, "stableq queue: unknown state '%s'\n", state);
@@ -204,7 +209,7 @@ int cmd_queue(struct app *app, int argc, char **argv)
 	return 0;
 }
 
-int cmd_show(struct app *app, int argc, char **argv)
+int cmd_show(struct app *app, const struct cli_opts *o, int argc, char **argv)
 {
 	json_t *p, *v, *arr;
 	const char *check;
@@ -261,6 +266,20 @@ int cmd_show(struct app *app, int argc, char **argv)
 			       json_object_get(v, "candidate_id")));
 		json_array_foreach(json_object_get(v, "files"), i, f) {
 			char *line = coverage_file_text(f);
+			printf("    %s\n", tty(line));
+			free(line);
+		}
+	}
+	/* which of its changed lines the test set ran (a coverage boot) */
+	v = json_object_get(v, "lines");
+	if (json_is_object(v)) {
+		json_t *f;
+		printf("  lines:      %s (candidate %lld)\n",
+		       tty(json_string_value(json_object_get(v, "text"))),
+		       (long long)json_integer_value(
+			       json_object_get(v, "candidate_id")));
+		json_array_foreach(json_object_get(v, "files"), i, f) {
+			char *line = gcov_file_line(f);
 			printf("    %s\n", tty(line));
 			free(line);
 		}

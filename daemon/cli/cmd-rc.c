@@ -7,13 +7,18 @@
 #include <stdio.h>
 #include <string.h>
 
-int cmd_rc(struct app *app, int argc, char **argv)
+const struct option rc_opts[] = {
+	{ "show", no_argument, NULL, 's' },
+	{ NULL, 0, NULL, 0 },
+};
+
+int cmd_rc(struct app *app, const struct cli_opts *opts, int argc, char **argv)
 {
 	long long id = 0;
 	json_t *o;
-	int show = argc == 2 && !strcmp(argv[1], "--show");
+	int show = opts->v['s'] != NULL;
 
-	if (argc > 1 && !show) {
+	if (argc > 1) {
 		fprintf(stderr, "usage: stableq rc [--show] [--json]\n");
 		return 2;
 	}

@@ -68,17 +68,22 @@ static int token_cmd_list(struct app *app)
 	return 0;
 }
 
-int cmd_token(struct app *app, int argc, char **argv)
+const struct option token_opts[] = {
+	{ "scope", required_argument, NULL, 's' },
+	{ NULL, 0, NULL, 0 },
+};
+
+int cmd_token(struct app *app, const struct cli_opts *o, int argc, char **argv)
 {
-	if (argc == 3 && !strcmp(argv[1], "add"))
-		return token_cmd_add(app, argv[2], NULL);
-	if (argc == 5 && !strcmp(argv[1], "add") && !strcmp(argv[3], "--scope"))
-		return token_cmd_add(app, argv[2], argv[4]);
-	if (argc == 5 && !strcmp(argv[1], "add") && !strcmp(argv[2], "--scope"))
-		return token_cmd_add(app, argv[4], argv[3]);
-	if (argc == 2 && !strcmp(argv[1], "list"))
+	const char *what = argc > 1 ? argv[1] : "";
+
+	if (argc == 3 && !strcmp(what, "add"))
+		return token_cmd_add(app, argv[2], o->v['s']);
+	if (o->v['s'])
+		return usage(); /* --scope belongs to add */
+	if (argc == 2 && !strcmp(what, "list"))
 		return token_cmd_list(app);
-	if (argc == 3 && !strcmp(argv[1], "remove")) {
+	if (argc == 3 && !strcmp(what, "remove")) {
 		if (token_remove(app->db, argv[2], app->actor) < 0) {
 			fprintf(stderr, "stableq token remove: %s\n", err_msg());
 			return 1;

@@ -166,7 +166,7 @@ static int tree_checkout(struct app *app, const char *spec)
 	return 0;
 }
 
-int cmd_tree(struct app *app, int argc, char **argv)
+int cmd_tree(struct app *app, const struct cli_opts *o, int argc, char **argv)
 {
 	if (argc == 2 && !strcmp(argv[1], "init"))
 		return tree_init(app);

@@ -2,6 +2,7 @@
 #include "api-int.h"
 #include "db.h"
 #include "err.h"
+#include "queue.h"
 #include "kcidb.h"
 
 #include <stdlib.h>
@@ -32,21 +33,20 @@ void api_get_kcidb(struct api_request *req, struct api_response *res,
 void api_get_patch_diff(struct api_request *req, struct api_response *res,
 			json_t *body)
 {
-	char *diff = NULL;
-	int ret = db_query_text(req->app.db, &diff,
-				"SELECT diff FROM patches WHERE id = ?", "i",
-				req->id);
+	json_t *p = queue_patch_content_json(req->app.db, req->id);
+	const char *diff;
 
-	if (ret == ERR_NOTFOUND) {
+	if (!p && err_last() == ERR_NOTFOUND) {
 		api_error(res, 404, "not-found", "patch %lld: no such patch",
 			  req->id);
 		return;
 	}
-	if (ret < 0) {
-		api_fail(res, ret);
+	if (!p) {
+		api_fail(res, err_last() < 0 ? err_last() : ERR_IO);
 		return;
 	}
+	diff = queue_field(p, "diff");
 	api_text(res, 200, "text/x-patch; charset=utf-8", diff ? diff : "",
 		 diff ? strlen(diff) : 0);
-	free(diff);
+	json_decref(p);
 }

@@ -61,13 +61,11 @@ int api_arg_int(const struct api_request *req, struct api_response *res,
 json_t *api_json_text(const char *s);
 
 /*
- * {name: count} with every one of names present (0), from the rows of sql
- * ("SELECT name, COUNT(*) ... GROUP BY name"), which takes one integer
- * parameter id when types is "i" (NULL: none). New reference, NULL on
- * failure.
+ * {name: count} with every one of names present (0), then the counts of
+ * got (an owner's {name: count}, taken: it is freed). New reference, NULL
+ * when got is NULL (the owner failed).
  */
-json_t *api_counts(sqlite3 *db, const char *const *names, size_t n,
-		   const char *sql, const char *types, long long id);
+json_t *api_counts(const char *const *names, size_t n, json_t *got);
 
 /*
  * ?branch=KEY: the branch's row id in *id (0 when the query has none).

@@ -4,8 +4,10 @@
 #include "db.h"
 #include "err.h"
 #include "intake.h"
+#include "log.h"
 #include "queue.h"
 #include "revert.h"
+#include "outbox.h"
 #include "candidate.h"
 #include "serve.h"
 
@@ -70,34 +72,23 @@ static int patch_exists(struct api_request *req, struct api_response *res,
 	return 0;
 }
 
-static const char sql_patch_candidates[] =
-	"SELECT DISTINCT c.id FROM candidates c, json_each(c.patch_ids) j"
-	" WHERE j.value = ? ORDER BY c.id DESC LIMIT ?";
-static const char sql_patch_reverts[] =
-	"SELECT r.id, r.state, r.reason, r.actor, r.created_at,"
-	" r.finished_at, i.action, i.why, i.revert_commit, r.patch_id AS"
-	" culprit_patch_id FROM revert_items i JOIN reverts r ON r.id ="
-	" i.revert_id WHERE i.patch_id = ? ORDER BY r.id";
-static const char sql_patch_mail[] =
-	"SELECT id, kind, state, attempts, last_error, created_at, sent_at"
-	" FROM mail WHERE patch_id = ? ORDER BY id";
-
 /*
  * The candidates that included the patch, each with its build and test
  * results (with log excerpts), newest first.
  */
 static json_t *patch_candidates(sqlite3 *db, long long id)
 {
-	sqlite3_stmt *st = db_prepare(db, sql_patch_candidates, "ii", id,
-				      (long long)PATCH_CANDIDATES);
+	json_t *ids = candidate_ids_with(db, id, PATCH_CANDIDATES), *v;
 	json_t *arr = json_array();
+	size_t i;
 
-	while (st && sqlite3_step(st) == SQLITE_ROW) {
-		json_t *c = candidate_json(db, sqlite3_column_int64(st, 0));
+	json_array_foreach(ids, i, v)
+	{
+		json_t *c = candidate_json(db, json_integer_value(v));
 		if (c)
 			json_array_append_new(arr, c);
 	}
-	sqlite3_finalize(st);
+	json_decref(ids);
 	return arr;
 }
 
@@ -124,19 +115,30 @@ void api_get_patch(struct api_request *req, struct api_response *res,
 	}
 	json_object_set_new(p, "candidates", cands);
 	json_object_set_new(p, "coverage", coverage_patch_json(db, req->id));
-	json_object_set_new(p, "reverts",
-			    db_rows_json(db, sql_patch_reverts, "i", req->id));
-	json_object_set_new(p, "mail",
-			    db_rows_json(db, sql_patch_mail, "i", req->id));
+	json_object_set_new(p, "reverts", revert_items_of_json(db, req->id));
+	json_object_set_new(p, "mail", outbox_patch_json(db, req->id));
 	api_json(res, 200, p);
+}
+
+/* A failure of the checks after an import: the import stands, and the
+ * daemon's check step takes the patches again. */
+static void log_checks(const char *key, int ret,
+		       const struct check_summary *sum, void *ctx)
+{
+	(void)ctx;
+	if (sum && ret < 0 && ret != ERR_NOTFOUND)
+		log_warnx("POST /patches: checks of branch %s: %s", key,
+			  err_msg());
 }
 
 void api_post_patches(struct api_request *req, struct api_response *res,
 		      json_t *body)
 {
+	struct intake_source src = { .buf = req->body, .len = req->body_len,
+				     .name = "request body" };
+	struct intake_report rep = { .checked = log_checks };
 	struct intake_result r;
 	long long branch;
-	unsigned flags;
 	json_t *ids;
 	int ret;
 
@@ -148,19 +150,12 @@ void api_post_patches(struct api_request *req, struct api_response *res,
 	/*
 	 * ?branch=KEY: its queue, and a [PATCH X.Y] naming another branch is
 	 * refused; none: [PATCH X.Y] picks the branch, else the first one
-	 * (as `stableq import` with and without --branch).
+	 * (as `stableq import` with and without --branch). The patches are
+	 * checked before the answer, as `stableq import` checks them.
 	 */
 	if (api_branch_arg(req, res, &branch) < 0)
 		return;
-	flags = intake_flags(req->app.cfg.nbranches, branch != 0);
-	if (!branch && (branch = queue_default_branch(req->app.db)) < 0) {
-		api_fail(res, (int)branch);
-		return;
-	}
-	ret = intake_import_buffer_to(req->app.db, branch, flags, req->body,
-				      req->body_len, "request body",
-				      (size_t)req->app.cfg.max_patch_bytes,
-				      req->app.actor, &r);
+	ret = intake_submit(&req->app, branch, &src, &rep, &r);
 	if (ret == ERR_INVALID || ret == ERR_NOTFOUND) {
 		api_error(res, 422, "invalid-patch", "%s", err_msg());
 		return;
@@ -176,7 +171,7 @@ void api_post_patches(struct api_request *req, struct api_response *res,
 		 json_pack("{s:I, s:I, s:o}", "added", (json_int_t)r.added,
 			   "duplicates", (json_int_t)r.duplicates, "ids", ids));
 	if (r.added)
-		serve_wake(); /* the checks run next */
+		serve_wake(); /* the queue changed: a candidate is due */
 	intake_result_release(&r);
 }
 

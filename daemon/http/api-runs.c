@@ -1,6 +1,7 @@
 /* api-runs.c: /candidates, /builds, /bisections, /reverts: the runs and what they decided. */
 #include "api-int.h"
 #include "bisect.h"
+#include "branch.h"
 #include "candidate.h"
 #include "db.h"
 #include "err.h"
@@ -20,10 +21,9 @@
 
 /* 404 unless a row of table has the request's id (table is a literal). */
 static int row_exists(struct api_request *req, struct api_response *res,
-		      const char *sql, const char *what)
+		      int (*exists)(sqlite3 *, long long), const char *what)
 {
-	long long one;
-	int ret = db_query_int(req->app.db, &one, sql, "i", req->id);
+	int ret = exists(req->app.db, req->id);
 
 	if (ret == ERR_NOTFOUND) {
 		api_error(res, 404, "not-found", "%s %lld: no such %s", what,
@@ -49,14 +49,6 @@ static void answer(struct api_response *res, json_t *j)
 
 /* ---- candidates ---- */
 
-static const char sql_candidates[] =
-	"SELECT c.id, b.key AS branch, c.purpose, c.step, c.verdict, c.detail,"
-	" c.upto_patch_id, json_array_length(c.patch_ids) AS patches,"
-	" c.commit_sha, c.build_id, c.bisection_id, c.started_at,"
-	" c.finished_at FROM candidates c LEFT JOIN branches b ON b.id ="
-	" c.branch_id WHERE (? IS NULL OR c.purpose = ?) AND (? = 0 OR"
-	" c.branch_id = ?) ORDER BY c.id DESC LIMIT ?";
-
 static const char *const purposes[] = { "queue", "bisect", "confirm",
 					"baseline", NULL };
 
@@ -78,8 +70,11 @@ void api_get_candidates(struct api_request *req, struct api_response *res,
 	    api_arg_int(req, res, "limit", RECENT_DEFAULT, 1, RECENT_MAX,
 			&limit) < 0)
 		return;
-	json_t *rows = db_rows_json(req->app.db, sql_candidates, "ttiii",
-				    purpose, purpose, branch, branch, limit);
+	json_t *rows = candidate_list_json(req->app.db, purpose, branch, limit);
+	if (rows && branch_fill(req->app.db, rows, "branch", BRANCH_KEY) < 0) {
+		json_decref(rows);
+		rows = NULL;
+	}
 	answer(res, rows ? json_pack("{s:o}", "candidates", rows) : NULL);
 }
 
@@ -100,11 +95,8 @@ void api_post_candidates(struct api_request *req, struct api_response *res,
 	}
 	/* the branch: ?branch=KEY, else upto's, else the first one */
 	if (!branch && upto_id &&
-	    (ret = db_query_int(req->app.db, &branch,
-				"SELECT COALESCE(branch_id, 0) FROM patches"
-				" WHERE id = ?",
-				"i", upto_id)) < 0) {
-		api_fail(res, ret);
+	    (branch = queue_branch_of(req->app.db, upto_id)) < 0) {
+		api_fail(res, (int)branch);
 		return;
 	}
 	if (!branch && (branch = queue_default_branch(req->app.db)) < 0) {
@@ -140,8 +132,7 @@ void api_get_candidate_tests(struct api_request *req, struct api_response *res,
 			  " skip");
 		return;
 	}
-	if (row_exists(req, res, "SELECT 1 FROM candidates WHERE id = ?",
-		       "candidate") < 0)
+	if (row_exists(req, res, candidate_exists, "candidate") < 0)
 		return;
 	int classified = testcase_counts(req->app.db, req->id, &c) == 0;
 	json_t *tests = classified ? testcase_list_json(req->app.db, req->id,
@@ -151,11 +142,7 @@ void api_get_candidate_tests(struct api_request *req, struct api_response *res,
 		api_fail(res, ERR_IO);
 		return;
 	}
-	db_query_int(req->app.db, &tip,
-		     "SELECT COALESCE(tip_candidate_id, 0) FROM candidates"
-		     " WHERE id = ?",
-		     "i", req->id);
-	err_clear();
+	tip = candidate_tip(req->app.db, req->id);
 	answer(res,
 	       json_pack("{s:I, s:b, s:o, s:{s:I, s:I, s:I, s:I, s:I, s:I},"
 			 " s:o}",
@@ -174,8 +161,7 @@ void api_get_candidate(struct api_request *req, struct api_response *res,
 {
 	json_t *c;
 
-	if (row_exists(req, res, "SELECT 1 FROM candidates WHERE id = ?",
-		       "candidate") < 0)
+	if (row_exists(req, res, candidate_exists, "candidate") < 0)
 		return;
 	c = candidate_json(req->app.db, req->id);
 	if (c && api_set_branches(req->app.db, c, BRANCH_OF_CANDIDATE) < 0) {
@@ -194,9 +180,7 @@ void api_get_build_log(struct api_request *req, struct api_response *res,
 	struct stat st;
 	int fd, ret;
 
-	ret = db_query_text(req->app.db, &path,
-			    "SELECT log_path FROM builds WHERE id = ?", "i",
-			    req->id);
+	ret = candidate_build_log_path(req->app.db, req->id, &path);
 	if (ret == ERR_NOTFOUND) {
 		api_error(res, 404, "not-found", "build %lld: no such build",
 			  req->id);
@@ -225,16 +209,6 @@ void api_get_build_log(struct api_request *req, struct api_response *res,
 
 /* ---- bisections ---- */
 
-static const char sql_bisections[] =
-	"SELECT b.id, r.key AS branch, b.candidate_id, b.state,"
-	" b.failing_tests, b.good, b.bad, b.culprit_patch_id, p.subject AS"
-	" culprit_subject, b.builds_used, b.boots_used, b.detail,"
-	" b.started_at, b.finished_at, (SELECT COUNT(*) FROM bisection_steps"
-	" s WHERE s.bisection_id = b.id) AS steps FROM bisections b JOIN"
-	" candidates c ON c.id = b.candidate_id LEFT JOIN branches r ON r.id"
-	" = c.branch_id LEFT JOIN patches p ON p.id = b.culprit_patch_id"
-	" WHERE ? = 0 OR c.branch_id = ? ORDER BY b.id DESC LIMIT ?";
-
 void api_get_bisections(struct api_request *req, struct api_response *res,
 			json_t *body)
 {
@@ -246,8 +220,9 @@ void api_get_bisections(struct api_request *req, struct api_response *res,
 	    api_arg_int(req, res, "limit", RECENT_DEFAULT, 1, RECENT_MAX,
 			&limit) < 0)
 		return;
-	if (!(rows = db_rows_json(req->app.db, sql_bisections, "iii", branch,
-				  branch, limit))) {
+	if (!(rows = bisect_list_json(req->app.db, branch, limit)) ||
+	    branch_fill(req->app.db, rows, "branch", BRANCH_KEY) < 0) {
+		json_decref(rows);
 		api_fail(res, ERR_IO);
 		return;
 	}
@@ -265,8 +240,7 @@ void api_get_bisections(struct api_request *req, struct api_response *res,
 void api_get_bisection(struct api_request *req, struct api_response *res,
 		       json_t *body)
 {
-	if (row_exists(req, res, "SELECT 1 FROM bisections WHERE id = ?",
-		       "bisection") < 0)
+	if (row_exists(req, res, bisect_exists, "bisection") < 0)
 		return;
 	answer(res, bisect_json(req->app.db, req->id));
 }
@@ -305,8 +279,7 @@ void api_get_revert(struct api_request *req, struct api_response *res,
 {
 	json_t *r;
 
-	if (row_exists(req, res, "SELECT 1 FROM reverts WHERE id = ?",
-		       "revert") < 0)
+	if (row_exists(req, res, revert_exists, "revert") < 0)
 		return;
 	r = revert_json(req->app.db, req->id);
 	if (r && api_set_branches(req->app.db, r, BRANCH_OF_REVERT) < 0) {
@@ -321,10 +294,13 @@ void api_get_revert_patch(struct api_request *req, struct api_response *res,
 {
 	char *text;
 
-	if (row_exists(req, res, "SELECT 1 FROM reverts WHERE id = ?",
-		       "revert") < 0)
+	if (row_exists(req, res, revert_exists, "revert") < 0)
 		return;
 	text = revert_patch_text(req->app.db, req->id);
+	if (!text && err_last() != ERR_NOTFOUND) {
+		api_fail(res, err_last());
+		return;
+	}
 	if (!text || !*text) {
 		api_error(res, 404, "not-found",
 			  "revert %lld has no revert patch (its patches were"

@@ -1,8 +1,14 @@
 /* api-status.c: /mail, /events, /health, /metrics, /routes, /openapi.json: how things stand. */
 #include "api-int.h"
+#include "bisect.h"
+#include "branch.h"
+#include "candidate.h"
 #include "db.h"
 #include "embed.h"
 #include "err.h"
+#include "event.h"
+#include "outbox.h"
+#include "progress.h"
 #include "queue.h"
 #include "serve.h"
 
@@ -22,15 +28,6 @@ void api_status_counts(void (*emit)(const char *code, unsigned long long n,
 
 static const char *const mail_states[] = { "queued", "sending", "sent",
 					   "failed", "invalid", NULL };
-
-static const char sql_mail[] =
-	"SELECT m.id, m.patch_id, b.key AS branch, m.event_id, m.kind,"
-	" m.message_id, m.mail_from, m.rcpt_to, m.state, m.attempts,"
-	" m.next_attempt_at, m.last_error, m.created_at, m.sent_at, m.hold,"
-	" substr(m.headers_and_body, 1, 4096) AS head FROM mail m LEFT JOIN"
-	" patches p ON p.id = m.patch_id LEFT JOIN branches b ON b.id ="
-	" p.branch_id WHERE (? IS NULL OR m.state = ?) AND (? = 0 OR"
-	" p.branch_id = ?) ORDER BY m.id DESC LIMIT ?";
 
 /*
  * The Subject: of a message's header block, unfolded (a long subject goes
@@ -71,11 +68,10 @@ void api_get_mail(struct api_request *req, struct api_response *res,
 		  json_t *body)
 {
 	const char *state = api_arg(req, "state");
-	sqlite3_stmt *st;
 	long long limit, branch;
-	json_t *arr;
+	json_t *arr, *rows = NULL, *r;
+	char *in = NULL;
 	size_t i;
-	int rc;
 
 	for (i = 0; state && mail_states[i] && strcmp(mail_states[i], state);
 	     i++)
@@ -90,48 +86,46 @@ void api_get_mail(struct api_request *req, struct api_response *res,
 	    api_arg_int(req, res, "limit", MAIL_DEFAULT, 1, LIST_MAX, &limit) <
 		    0)
 		return;
-	if (!(st = db_prepare(req->app.db, sql_mail, "ttiii", state, state,
-			      branch, branch, limit))) {
+	if (branch && !(in = queue_branch_patches(req->app.db, branch))) {
 		api_fail(res, ERR_IO);
 		return;
 	}
+	if (!(rows = outbox_list_json(req->app.db, state, in, limit)) ||
+	    queue_fill_branch(req->app.db, rows, "patch_id", "branch") < 0 ||
+	    branch_fill(req->app.db, rows, "branch", BRANCH_KEY) < 0) {
+		free(in);
+		json_decref(rows);
+		api_fail(res, ERR_IO);
+		return;
+	}
+	free(in);
 	arr = json_array();
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		json_t *o = json_object(), *subj;
-		int n = sqlite3_column_count(st);
+	json_array_foreach(rows, i, r)
+	{
+		json_t *o = json_object(), *subj, *v;
+		const char *name;
 		/* Bodies stay out of the list: only the subject is shown. */
-		for (int c = 0; c < n - 1; c++) {
-			const char *name = sqlite3_column_name(st, c);
+		json_object_foreach(r, name, v)
+		{
+			if (!strcmp(name, "head"))
+				continue;
 			if (!strcmp(name, "rcpt_to"))
 				json_object_set_new(
 					o, name,
-					api_json_text(db_col_text(st, c)));
+					api_json_text(json_string_value(v)));
 			else
-				json_object_set_new(o, name,
-						    db_col_json(st, c));
+				json_object_set(o, name, v);
 		}
-		subj = mail_subject(db_col_text(st, n - 1));
+		subj = mail_subject(
+			json_string_value(json_object_get(r, "head")));
 		json_object_set_new(o, "subject", subj ? subj : json_null());
 		json_array_append_new(arr, o);
 	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE) {
-		json_decref(arr);
-		api_fail(res, err_set(ERR_IO, "db: %s",
-				      sqlite3_errmsg(req->app.db)));
-		return;
-	}
+	json_decref(rows);
 	api_json(res, 200, json_pack("{s:o}", "mail", arr));
 }
 
 /* ---- events ---- */
-
-static const char sql_events_since[] =
-	"SELECT id, at, actor, subject_kind, subject_id, kind, detail FROM"
-	" events WHERE id > ? ORDER BY id LIMIT ?";
-static const char sql_events_recent[] =
-	"SELECT * FROM (SELECT id, at, actor, subject_kind, subject_id, kind,"
-	" detail FROM events ORDER BY id DESC LIMIT ?) ORDER BY id";
 
 void api_get_events(struct api_request *req, struct api_response *res,
 		    json_t *body)
@@ -143,12 +137,7 @@ void api_get_events(struct api_request *req, struct api_response *res,
 	    api_arg_int(req, res, "limit", EVENTS_DEFAULT, 1, LIST_MAX,
 			&limit) < 0)
 		return;
-	if (since >= 0)
-		rows = db_rows_json(req->app.db, sql_events_since, "ii", since,
-				    limit);
-	else
-		rows = db_rows_json(req->app.db, sql_events_recent, "i", limit);
-	if (!rows) {
+	if (!(rows = event_list_json(req->app.db, since, limit))) {
 		api_fail(res, ERR_IO);
 		return;
 	}
@@ -164,26 +153,6 @@ static void fill_state_names(void)
 	for (int i = 0; i < PS_COUNT; i++)
 		state_names[i] = queue_state_name((enum patch_state)i);
 }
-
-static const char sql_patch_counts[] =
-	"SELECT state, COUNT(*) FROM patches GROUP BY state";
-static const char sql_mail_counts[] =
-	"SELECT state, COUNT(*) FROM mail GROUP BY state";
-static const char sql_current_candidate[] =
-	"SELECT c.id, c.purpose, c.step, c.upto_patch_id,"
-	" json_array_length(c.patch_ids) AS patches, c.started_at FROM"
-	" candidates c WHERE c.step NOT IN ('pending', 'done') ORDER BY c.id"
-	" DESC LIMIT 1";
-static const char sql_running_bisection[] =
-	"SELECT id, candidate_id, good, bad, builds_used, boots_used,"
-	" steps_done, steps_total, started_at FROM"
-	" bisections WHERE state = 'running' ORDER BY id DESC LIMIT 1";
-
-/* Long work at hand; a row not rewritten for ten minutes is a dead step's. */
-static const char sql_progress[] =
-	"SELECT kind, subject_id, label, done, total, unit, updated_at FROM"
-	" progress WHERE updated_at >= strftime('%Y-%m-%dT%H:%M:%SZ', 'now',"
-	" '-10 minutes') ORDER BY kind, subject_id";
 
 /* The first row of rows, or null. */
 static json_t *first(json_t *rows)
@@ -201,19 +170,14 @@ void api_get_health(struct api_request *req, struct api_response *res,
 	sqlite3 *db = req->app.db;
 	struct serve_status ss;
 	long long last_event = 0, pending = 0;
-	json_t *queue, *mail, *o;
+	json_t *queue, *mail, *o, *cand, *bis;
 
 	fill_state_names();
 	serve_get_status(&ss);
-	queue = api_counts(db, state_names, PS_COUNT, sql_patch_counts, NULL, 0);
-	mail = api_counts(db, mail_states, 5, sql_mail_counts, NULL, 0);
-	if (!queue || !mail ||
-	    db_query_int(db, &last_event, "SELECT COALESCE(MAX(id), 0) FROM"
-					  " events",
-			 NULL) < 0 ||
-	    db_query_int(db, &pending, "SELECT COUNT(*) FROM candidates WHERE"
-				       " step = 'pending'",
-			 NULL) < 0) {
+	queue = api_counts(state_names, PS_COUNT, queue_state_counts(db, 0));
+	mail = api_counts(mail_states, 5, outbox_state_counts(db));
+	if (!queue || !mail || (last_event = event_last_id(db)) < 0 ||
+	    candidate_count_pending(db, &pending) < 0) {
 		json_decref(queue);
 		json_decref(mail);
 		api_json(res, 503,
@@ -234,13 +198,13 @@ void api_get_health(struct api_request *req, struct api_response *res,
 				      ss.config_error[0] ? ss.config_error
 							 : NULL));
 	/* What runs now, for the dashboard's "in progress" line. */
-	json_object_set_new(o, "candidate",
-			    first(db_rows_json(db, sql_current_candidate,
-					       NULL)));
-	json_object_set_new(o, "bisection",
-			    first(db_rows_json(db, sql_running_bisection,
-					       NULL)));
-	json_t *prog = db_rows_json(db, sql_progress, NULL);
+	cand = candidate_at_work_json(db);
+	json_object_del(cand, "bisection_id");
+	json_object_del(cand, "branch_id");
+	json_object_set_new(o, "candidate", cand ? cand : json_null());
+	bis = bisect_running_json(db);
+	json_object_set_new(o, "bisection", first(bis));
+	json_t *prog = progress_recent_json(db);
 	json_object_set_new(o, "progress", prog ? prog : json_array());
 	api_json(res, 200, o);
 }
@@ -253,12 +217,11 @@ static void emit_status(const char *code, unsigned long long n, void *ctx)
 		    code, n);
 }
 
-/* One gauge line per row of "SELECT label, COUNT(*)", zeros for names. */
-static int gauge(sqlite3 *db, struct strbuf *sb, const char *metric,
-		 const char *label, const char *sql, const char *const *names,
-		 size_t n)
+/* One gauge line per count of got (an owner's), zeros for names. */
+static int gauge(struct strbuf *sb, const char *metric, const char *label,
+		 json_t *got, const char *const *names, size_t n)
 {
-	json_t *o = api_counts(db, names, n, sql, NULL, 0), *v;
+	json_t *o = api_counts(names, n, got), *v;
 	const char *k;
 
 	if (!o)
@@ -280,47 +243,39 @@ void api_get_metrics(struct api_request *req, struct api_response *res,
 {
 	sqlite3 *db = req->app.db;
 	struct strbuf sb = STRBUF_INIT;
-	sqlite3_stmt *st;
+	long long nbuilds;
+	double seconds;
 
 	fill_state_names();
 	strbuf_addstr(&sb, "# HELP stableq_patches Patches by state.\n"
 			   "# TYPE stableq_patches gauge\n");
-	if (gauge(db, &sb, "stableq_patches", "state", sql_patch_counts,
+	if (gauge(&sb, "stableq_patches", "state", queue_state_counts(db, 0),
 		  state_names, PS_COUNT) < 0)
 		goto fail;
 	strbuf_addstr(&sb, "# HELP stableq_candidates Candidates by verdict"
 			   " (none: not finished).\n"
 			   "# TYPE stableq_candidates gauge\n");
-	if (gauge(db, &sb, "stableq_candidates", "verdict",
-		  "SELECT COALESCE(verdict, 'none'), COUNT(*) FROM candidates"
-		  " GROUP BY 1",
-		  verdicts, 6) < 0)
+	if (gauge(&sb, "stableq_candidates", "verdict",
+		  candidate_verdict_counts(db), verdicts, 6) < 0)
 		goto fail;
 	strbuf_addstr(&sb, "# HELP stableq_mail Outbox mail by state.\n"
 			   "# TYPE stableq_mail gauge\n");
-	if (gauge(db, &sb, "stableq_mail", "state", sql_mail_counts,
+	if (gauge(&sb, "stableq_mail", "state", outbox_state_counts(db),
 		  mail_states, 5) < 0)
 		goto fail;
 	strbuf_addstr(&sb, "# HELP stableq_http_requests_total HTTP requests"
 			   " answered, by status.\n"
 			   "# TYPE stableq_http_requests_total counter\n");
 	api_status_counts(emit_status, &sb);
-	st = db_prepare(db,
-			"SELECT COUNT(seconds), COALESCE(SUM(seconds), 0) FROM"
-			" builds WHERE seconds IS NOT NULL",
-			NULL);
-	if (!st || sqlite3_step(st) != SQLITE_ROW) {
-		sqlite3_finalize(st);
+	if (candidate_build_seconds(db, &nbuilds, &seconds) < 0)
 		goto fail;
-	}
-	strbuf_addf(&sb,
-		    "# HELP stableq_build_seconds Time spent in kernel builds.\n"
-		    "# TYPE stableq_build_seconds summary\n"
-		    "stableq_build_seconds_sum %.3f\n"
-		    "stableq_build_seconds_count %lld\n",
-		    sqlite3_column_double(st, 1),
-		    (long long)sqlite3_column_int64(st, 0));
-	sqlite3_finalize(st);
+	strbuf_addf(
+		&sb,
+		"# HELP stableq_build_seconds Time spent in kernel builds.\n"
+		"# TYPE stableq_build_seconds summary\n"
+		"stableq_build_seconds_sum %.3f\n"
+		"stableq_build_seconds_count %lld\n",
+		seconds, nbuilds);
 	api_text(res, 200, "text/plain; version=0.0.4; charset=utf-8", sb.buf,
 		 sb.len);
 	strbuf_release(&sb);

@@ -345,30 +345,18 @@ json_t *api_json_text(const char *s)
 	return j ? j : json_string(s);
 }
 
-json_t *api_counts(sqlite3 *db, const char *const *names, size_t n,
-		   const char *sql, const char *types, long long id)
+json_t *api_counts(const char *const *names, size_t n, json_t *got)
 {
-	sqlite3_stmt *st = types ? db_prepare(db, sql, types, id)
-				 : db_prepare(db, sql, NULL);
-	json_t *o = json_object();
-	int rc;
+	json_t *o, *v;
+	const char *k;
 
+	if (!got)
+		return NULL;
+	o = json_object();
 	for (size_t i = 0; i < n; i++)
 		json_object_set_new(o, names[i], json_integer(0));
-	if (!st) {
-		json_decref(o);
-		return NULL;
-	}
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		const char *k = db_col_text(st, 0);
-		json_object_set_new(o, k ? k : "none",
-				    json_integer(sqlite3_column_int64(st, 1)));
-	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE) {
-		json_decref(o);
-		return NULL;
-	}
+	json_object_foreach(got, k, v) json_object_set(o, k, v);
+	json_decref(got);
 	return o;
 }
 

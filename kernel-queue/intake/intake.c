@@ -1,5 +1,6 @@
 /* intake.c: parse everything first, then store it in one transaction. */
 #include "intake.h"
+#include "branch.h"
 #include "app.h"
 #include "check.h"
 #include "db.h"
@@ -106,11 +107,45 @@ int intake_check(struct app *app, const struct intake_result *res,
 	return status;
 }
 
-unsigned intake_flags(int nbranches, int branch_named)
+/*
+ * The intake flags of every door: with one branch 0; with several,
+ * [PATCH X.Y] routes a patch (ROUTE) unless the caller named a branch
+ * (--branch, ?branch=), and a prefix naming another or an unknown branch
+ * is refused (STRICT).
+ */
+static unsigned flags_for(int nbranches, int branch_named)
 {
 	if (nbranches < 2)
 		return 0;
 	return branch_named ? INTAKE_STRICT : INTAKE_ROUTE | INTAKE_STRICT;
+}
+
+int intake_submit(struct app *app, long long branch,
+		  const struct intake_source *src,
+		  const struct intake_report *rep, struct intake_result *res)
+{
+	unsigned flags = flags_for(app->cfg.nbranches, branch != 0);
+	size_t max = (size_t)app->cfg.max_patch_bytes;
+	int ret;
+
+	memset(res, 0, sizeof(*res));
+	if (!branch && (branch = queue_default_branch(app->db)) < 0)
+		return (int)branch;
+	ret = src->paths ? intake_import_paths(app->db, branch, flags,
+					       src->paths, src->npaths, max,
+					       app->actor, res)
+			 : intake_import_buffer_to(app->db, branch, flags,
+						   src->buf, src->len,
+						   src->name, max, app->actor,
+						   res);
+	if (ret < 0)
+		return ret;
+	if (rep && rep->imported)
+		rep->imported(res, rep->ctx);
+	if (res->added)
+		res->checks = intake_check(app, res, rep ? rep->checked : NULL,
+					   rep ? rep->ctx : NULL);
+	return 0;
 }
 
 void intake_result_release(struct intake_result *r)
@@ -244,15 +279,8 @@ static int branch_of(sqlite3 *db, long long branch, unsigned flags,
 	if (!(flags & (INTAKE_ROUTE | INTAKE_STRICT)) || !p->subject_prefix ||
 	    !prefix_version(p->subject_prefix, ver, sizeof(ver)))
 		return 0;
-	if (db_query_int(db, &id,
-			 "SELECT id FROM branches WHERE key = ? AND ord IS NOT"
-			 " NULL",
-			 "t", ver) < 0) {
-		db_query_text(db, &keys,
-			      "SELECT group_concat(key, ', ') FROM (SELECT key"
-			      " FROM branches WHERE ord IS NOT NULL ORDER BY"
-			      " ord)",
-			      NULL);
+	if (branch_lookup(db, ver, 1, &id) < 0) {
+		branch_keys_text(db, 1, &keys);
 		ret = err_set(ERR_INVALID,
 			      "%s: \"[%s] %s\" is for branch %s, which is not"
 			      " configured (configured: %s)",
@@ -267,8 +295,7 @@ static int branch_of(sqlite3 *db, long long branch, unsigned flags,
 	}
 	if (id == branch)
 		return 0;
-	db_query_text(db, &want, "SELECT key FROM branches WHERE id = ?", "i",
-		      branch);
+	branch_key(db, branch, &want);
 	ret = err_set(ERR_INVALID,
 		      "%s: \"[%s] %s\" is for branch %s, not %s",
 		      path, p->subject_prefix, p->subject, ver,
@@ -353,20 +380,6 @@ int intake_import_paths(sqlite3 *db, long long branch, unsigned flags,
 	return ret;
 }
 
-int intake_import_buffer(sqlite3 *db, const char *buf, size_t len,
-			 const char *name, size_t max_bytes, const char *actor,
-			 struct intake_result *res)
-{
-	long long branch = queue_default_branch(db);
-
-	if (branch < 0) {
-		memset(res, 0, sizeof(*res));
-		return (int)branch;
-	}
-	return intake_import_buffer_to(db, branch, 0, buf, len, name,
-				       max_bytes, actor, res);
-}
-
 int intake_import_buffer_to(sqlite3 *db, long long branch, unsigned flags,
 			    const char *buf, size_t len, const char *name,
 			    size_t max_bytes, const char *actor,
@@ -408,4 +421,13 @@ int intake_seed_queue(struct app *app)
 		 " queue (reverts, dropped patches) is kept there",
 		 c->queue_dir, c->queue_seed);
 	return 1;
+}
+
+int intake_series_path(sqlite3 *db, long long source_id, char **path)
+{
+	*path = NULL;
+	return db_query_text(db, path,
+			     "SELECT path FROM sources WHERE id = ? AND kind ="
+			     " 'series'",
+			     "i", source_id);
 }

@@ -16,18 +16,13 @@ struct intake_result {
 	size_t nids;
 	char *notes;        /* what was cut on intake, a line each ("x.patch: subject
 			     * cut to 1000 bytes (was 409600)\n"), or NULL (owned) */
+	int checks;         /* intake_submit(): intake_check()'s status (0, or
+			     * the error that stopped the checks: the patches
+			     * wait in 'imported' for the daemon's check step) */
 };
 
 void intake_result_release(struct intake_result *r);
 
-/*
- * Parses every path first (a directory with a quilt `series`, an mbox, a
- * patch file); any error names the file and line and changes nothing. Then
- * stores all patches in one transaction, in order, skipping duplicates,
- * into branch's queue (branches.id) or the one flags route them to. A
- * queue directory's revert patches written by stableq are not patches to
- * import: they are counted in own and left alone.
- */
 /*
  * How a patch's [PATCH X.Y] subject prefix picks its branch. INTAKE_ROUTE:
  * it goes to the configured branch X.Y (a patch without one to the branch
@@ -37,30 +32,28 @@ void intake_result_release(struct intake_result *r);
  * branch configured: [PATCH 6.1] is not checked against its key).
  */
 enum { INTAKE_ROUTE = 1, INTAKE_STRICT = 2 };
-/*
- * The flags of every door (`stableq import`, POST /patches): with one
- * branch 0; with several, [PATCH X.Y] routes a patch (ROUTE) unless the
- * caller named a branch (--branch, ?branch=), and a prefix naming
- * another or an unknown branch is refused (STRICT).
- */
-unsigned intake_flags(int nbranches, int branch_named);
 
+/*
+ * Parses every path first (a directory with a quilt `series`, an mbox, a
+ * patch file); any error names the file and line and changes nothing. Then
+ * stores all patches in one transaction, in order, skipping duplicates,
+ * into branch's queue (branches.id) or the one flags route them to. A
+ * queue directory's revert patches written by stableq are not patches to
+ * import: they are counted in own and left alone. The low-level import,
+ * for the mail intake, which picks each series' branches itself; every
+ * door imports through intake_submit().
+ */
 int intake_import_paths(sqlite3 *db, long long branch, unsigned flags,
 			const char *const *paths, size_t n, size_t max_bytes,
 			const char *actor, struct intake_result *res);
 /*
  * The same for a buffer (an mbox or a patch, e.g. an API request body)
- * into branch's queue (branches.id) ...
+ * into branch's queue (branches.id).
  */
 int intake_import_buffer_to(sqlite3 *db, long long branch, unsigned flags,
 			    const char *buf, size_t len, const char *name,
 			    size_t max_bytes, const char *actor,
 			    struct intake_result *res);
-/* ... or into the default (first configured) branch's. */
-int intake_import_buffer(sqlite3 *db, const char *buf, size_t len,
-			 const char *name, size_t max_bytes, const char *actor,
-			 struct intake_result *res);
-
 /*
  * The stable version a subject prefix names ("PATCH 6.12 2/3", "PATCH
  * 6.1.y": "6.12", "6.1") into ver; 1 when it names one, else 0.
@@ -84,6 +77,48 @@ int intake_check(struct app *app, const struct intake_result *res,
 		 void *ctx);
 
 /*
+ * What one intake takes: paths (quilt directories, mboxes, patch files:
+ * `stableq import`), or, with paths NULL, one buffer called name in errors
+ * (an mbox or a patch: a request body).
+ */
+struct intake_source {
+	const char *const *paths;
+	size_t npaths;
+	const char *buf;
+	size_t len;
+	const char *name;
+};
+
+/*
+ * Who hears of an intake as it goes (each may be NULL): imported once the
+ * import is stored, before any check runs; checked as intake_check()'s
+ * each.
+ */
+struct intake_report {
+	void (*imported)(const struct intake_result *res, void *ctx);
+	void (*checked)(const char *key, int ret,
+			const struct check_summary *sum, void *ctx);
+	void *ctx;
+};
+
+/*
+ * The one intake action, whichever door it comes through: `stableq import`
+ * (the daemon's import of queue_dir runs it), POST /patches and the mail
+ * intake (mailin.h) all import and then check this way. Imports src
+ * (intake_import_paths() or intake_import_buffer_to(), max_patch_bytes and
+ * app's actor) into branch's queue (branches.id), or with branch 0 (none
+ * named) where each patch's [PATCH X.Y] routes it when several branches
+ * are configured, else the first branch's; a prefix naming another or an
+ * unknown branch is refused (the intake flags are set here only). Then,
+ * when something was added, checks the patches (intake_check()) and
+ * records the checks' status in res->checks. rep may be NULL. Returns the
+ * import's error (nothing stored) or 0.
+ */
+int intake_submit(struct app *app, long long branch,
+		  const struct intake_source *src,
+		  const struct intake_report *rep, struct intake_result *res);
+
+/*
  * The running queue is state, not source: when queue_dir does not exist
  * and queue_seed is set, the seed (the shipped queue) is copied there.
  * Returns 1 when it seeded, 0 when nothing was to do, negative on error.
@@ -93,5 +128,9 @@ int intake_seed_queue(struct app *app);
 /* A job of the daemon's: queue_dir is configured (imported once a start). */
 struct app;
 int intake_queue_due(struct app *app, long long *id);
+
+/* The queue directory source_id was a series file of (ERR_NOTFOUND: it was not
+ * one); caller frees. */
+int intake_series_path(sqlite3 *db, long long source_id, char **path);
 
 #endif

@@ -1,9 +1,12 @@
 /* queue.c: patches in SQLite: insertion with dedupe, states, verdicts, dependencies, JSON. */
 #include "queue.h"
 #include "app.h"
+#include "branch.h"
+#include "candidate.h"
 #include "db.h"
 #include "event.h"
 #include "err.h"
+#include "revert.h"
 #include "compose.h"
 #include "outbox.h"
 #include "strbuf.h"
@@ -97,17 +100,20 @@ json_t *queue_notice_patch(sqlite3 *db, long long id)
 {
 	/* branch: the git branch of the patch's own queue (linux-6.12.y) */
 	json_t *p = db_row_json(db,
-				"SELECT p.subject, p.subject_prefix,"
-				" p.author_name, p.author_email, p.message_id,"
-				" p.in_reply_to, p.upstream, b.name AS branch"
-				" FROM patches p LEFT JOIN branches b ON b.id ="
-				" p.branch_id WHERE p.id = ?",
+				"SELECT subject, subject_prefix, author_name,"
+				" author_email, message_id, in_reply_to,"
+				" upstream, branch_id AS branch FROM patches"
+				" WHERE id = ?",
 				"i", id);
 	json_t *so;
 
 	if (!p) {
 		if (err_last() == ERR_NOTFOUND)
 			err_set(ERR_NOTFOUND, "patch %lld: no such patch", id);
+		return NULL;
+	}
+	if (branch_fill(db, p, "branch", BRANCH_NAME) < 0) {
+		json_decref(p);
 		return NULL;
 	}
 	so = db_rows_json(db,
@@ -160,12 +166,9 @@ int queue_verdict_add(sqlite3 *db, long long patch_id, const char *check,
 
 long long queue_default_branch(sqlite3 *db)
 {
-	long long id = 0;
+	long long id = branch_first(db);
 
-	if (db_query_int(db, &id,
-			 "SELECT id FROM branches WHERE ord IS NOT NULL ORDER"
-			 " BY ord LIMIT 1",
-			 NULL) < 0)
+	if (id < 0)
 		return err_set(ERR_NOTFOUND, "no branch is configured");
 	return id;
 }
@@ -427,6 +430,7 @@ static json_t *patch_row_json(sqlite3 *db, sqlite3_stmt *st, int full)
 			continue;
 		json_object_set_new(o, name, db_col_json(st, i));
 	}
+	branch_fill(db, o, "branch", BRANCH_KEY);
 	json_object_set_new(o, "fixes", tag_values(db, id, "fixes", 0));
 	json_object_set_new(o, "stable_versions",
 			    tag_values(db, id, "stable", 1));
@@ -465,23 +469,13 @@ static json_t *patch_row_json(sqlite3 *db, sqlite3_stmt *st, int full)
 					 "SELECT patch_id AS id, kind FROM"
 					 " dependencies WHERE depends_on = ?",
 					 "i", id));
-	json_object_set_new(o, "flags",
-			    db_rows_json(db,
-					 "SELECT id, reason, evidence, build_id,"
-					 " bisection_id, actor, created_at FROM"
-					 " flags WHERE patch_id = ? ORDER BY id",
-					 "i", id));
-	json_object_set_new(o, "events",
-			    db_rows_json(db,
-					 "SELECT id, at, actor, kind, detail FROM"
-					 " events WHERE subject_kind = 'patch'"
-					 " AND subject_id = ? ORDER BY id",
-					 "i", id));
+	json_object_set_new(o, "flags", flag_list_json(db, id));
+	json_object_set_new(o, "events", event_subject_json(db, "patch", id));
 	return o;
 }
 
 #define PATCH_COLS                                                             \
-	"id, (SELECT key FROM branches WHERE id = branch_id) AS branch,"       \
+	"id, branch_id AS branch,"                                             \
 	" subject, subject_prefix, author_name, author_email, date,"           \
 	" message_id, in_reply_to, upstream, patch_id, state, state_reason,"   \
 	" queue_pos, filename, series_part, series_total, released_commit,"    \
@@ -494,12 +488,13 @@ json_t *queue_patch_json(sqlite3 *db, long long id, int full)
 				   " FROM patches WHERE id = ?",
 				   "i", id);
 	json_t *o = NULL;
+	int ret;
 
 	if (!st)
 		return NULL;
-	if (sqlite3_step(st) == SQLITE_ROW)
+	if ((ret = db_step(st)) > 0)
 		o = patch_row_json(db, st, full);
-	else
+	else if (ret == 0)
 		err_set(ERR_NOTFOUND, "patch %lld: no such patch", id);
 	db_stmt_done(st);
 	return o;
@@ -507,7 +502,7 @@ json_t *queue_patch_json(sqlite3 *db, long long id, int full)
 
 /* The columns of a full list row: all but the message and the diff. */
 #define LIST_COLS                                                              \
-	"id, (SELECT key FROM branches WHERE id = branch_id) AS branch,"       \
+	"id, branch_id AS branch,"                                             \
 	" subject, subject_prefix, author_name, author_email, date,"           \
 	" message_id, in_reply_to, upstream, patch_id, state, state_reason,"   \
 	" queue_pos, filename, series_part, series_total, released_commit,"    \
@@ -673,6 +668,8 @@ static json_t *page_json(sqlite3 *db, sqlite3_stmt *st, int full)
 	if (!st || rc != SQLITE_DONE)
 		goto fail;
 out:
+	if (branch_fill(db, arr, "branch", BRANCH_KEY) < 0)
+		goto fail;
 	free(refs);
 	free(ids);
 	json_decref(idarr);
@@ -759,25 +756,13 @@ json_t *queue_list_json_branch(sqlite3 *db, long long branch,
 	return page_json(db, st, full);
 }
 
-/* The branch key of the row sql (one '?': id) finds; "<what> <id>: no such <what>". */
-static int row_branch(sqlite3 *db, const char *sql, const char *what,
-		      long long id, char **key)
-{
-	int ret = db_query_text(db, key, sql, "i", id);
-
-	if (ret == ERR_NOTFOUND)
-		return err_set(ERR_NOTFOUND, "%s %lld: no such %s", what, id,
-			       what);
-	return ret;
-}
-
 int queue_find_upstream(sqlite3 *db, long long branch, const char *sha,
 			char **state)
 {
 	char *st = NULL;
 	int ret = db_query_text(
 		db, &st,
-		"SELECT state FROM patches WHERE branch_id IS ?1 AND state NOT"
+		"SELECT state FROM patches WHERE +branch_id IS ?1 AND +state NOT"
 		" IN ('rejected','dropped') AND ((substr(upstream, 1, 12) ="
 		" substr(?2, 1, 12) AND substr(upstream, 1, min(12, length(?2)))"
 		" = substr(?2, 1, min(12, length(upstream)))) OR"
@@ -801,20 +786,35 @@ int queue_find_upstream(sqlite3 *db, long long branch, const char *sha,
 	return 1;
 }
 
+/* The key of branch b (a row's branch, 0: none); "<what> <id>: ...". */
+static int key_of(sqlite3 *db, long long b, const char *what, long long id,
+		  char **key)
+{
+	int ret;
+
+	*key = NULL;
+	if (b < 0 && b != ERR_NOTFOUND)
+		return (int)b;
+	ret = b > 0 ? branch_key(db, b, key) : ERR_NOTFOUND;
+	if (ret == ERR_NOTFOUND || (!ret && !*key))
+		return err_set(ERR_NOTFOUND, "%s %lld: no such %s", what, id,
+			       what);
+	return ret;
+}
+
 int queue_patch_branch(sqlite3 *db, long long patch_id, char **key)
 {
-	return row_branch(db,
-			  "SELECT b.key FROM patches p JOIN branches b ON"
-			  " b.id = p.branch_id WHERE p.id = ?",
-			  "patch", patch_id, key);
+	return key_of(db, queue_branch_of(db, patch_id), "patch", patch_id,
+		      key);
 }
 
 int queue_candidate_branch(sqlite3 *db, long long candidate_id, char **key)
 {
-	return row_branch(db,
-			  "SELECT b.key FROM candidates c JOIN branches b ON"
-			  " b.id = c.branch_id WHERE c.id = ?",
-			  "candidate", candidate_id, key);
+	long long b = candidate_exists(db, candidate_id) < 0
+			      ? ERR_NOTFOUND
+			      : candidate_branch_id(db, candidate_id);
+
+	return key_of(db, b, "candidate", candidate_id, key);
 }
 
 /*
@@ -849,4 +849,435 @@ int queue_follow_patch(struct app *app, long long patch_id)
 int queue_follow_candidate(struct app *app, long long candidate_id)
 {
 	return follow(app, "candidate", candidate_id, queue_candidate_branch);
+}
+
+json_t *queue_branch_ids(sqlite3 *db, const char *ids)
+{
+	return db_map_of(
+		db_rows_json(db,
+			     "SELECT id, branch_id FROM patches WHERE id IN"
+			     " (SELECT value FROM json_each(?))",
+			     "t", ids));
+}
+
+json_t *queue_state_counts(sqlite3 *db, long long branch)
+{
+	return db_map_of(
+		db_rows_json(db,
+			     "SELECT state, COUNT(*) FROM patches WHERE ?1 = 0"
+			     " OR branch_id = ?1 GROUP BY state",
+			     "i", branch));
+}
+
+long long queue_count(sqlite3 *db, long long branch, enum patch_state state)
+{
+	return db_int(db, 0,
+		      "SELECT COUNT(*) FROM patches WHERE branch_id = ? AND"
+		      " state = ?",
+		      "it", branch, queue_state_name(state));
+}
+
+/*
+ * One fix is the rows of the view `fixes` (sql/009) with the same fix_key:
+ * the patches with the same upstream commit (its first 12 digits, so that
+ * an abbreviation meets the full SHA), else the same patch-id; one row per
+ * branch it is queued for. ? = '' or a branch key the fix must be on.
+ */
+#define FIX_GROUPS                                                             \
+	"WITH k AS (SELECT fix_key, MIN(patch_row) AS first FROM fixes GROUP"  \
+	" BY fix_key HAVING ? = '' OR SUM(branch = ?) > 0)"
+
+int queue_fix_count(sqlite3 *db, const char *branch_key, long long *total)
+{
+	*total = 0;
+	return db_query_int(db, total, FIX_GROUPS " SELECT COUNT(*) FROM k",
+			    "tt", branch_key, branch_key);
+}
+
+json_t *queue_fix_page(sqlite3 *db, const char *branch_key, long long limit,
+		       long long offset)
+{
+	return db_rows_json(db,
+			    FIX_GROUPS
+			    ", page AS (SELECT fix_key, first FROM"
+			    " k ORDER BY first LIMIT ? OFFSET ?) SELECT"
+			    " page.fix_key, p.id, f.branch, p.state,"
+			    " p.state_reason, p.subject, p.upstream,"
+			    " p.patch_id FROM page JOIN fixes f ON f.fix_key ="
+			    " page.fix_key JOIN patches p ON p.id ="
+			    " f.patch_row ORDER BY page.first, p.id",
+			    "ttii", branch_key, branch_key, limit, offset);
+}
+
+json_t *queue_latest_verdicts_json(sqlite3 *db, const char *ids)
+{
+	return db_rows_json(db,
+			    "SELECT v.patch_id, v.check_name, v.result,"
+			    " v.detail, v.created_at FROM verdicts v WHERE"
+			    " v.patch_id IN (SELECT value FROM json_each(?))"
+			    " AND v.id = (SELECT MAX(w.id) FROM verdicts w"
+			    " WHERE w.patch_id = v.patch_id AND w.check_name ="
+			    " v.check_name) ORDER BY v.id",
+			    "t", ids);
+}
+
+char *queue_branch_patches(sqlite3 *db, long long branch)
+{
+	return db_text(db,
+		       "SELECT json_group_array(id) FROM patches WHERE"
+		       " branch_id = ?",
+		       "i", branch);
+}
+
+char *queue_queued_ids(sqlite3 *db, long long branch)
+{
+	return db_text(db,
+		       "SELECT json_group_array(id) FROM (SELECT id FROM"
+		       " patches WHERE branch_id = ? AND state = 'queued'"
+		       " ORDER BY queue_pos)",
+		       "i", branch);
+}
+
+long long queue_branch_of(sqlite3 *db, long long patch_id)
+{
+	return db_int(db, 0,
+		      "SELECT COALESCE(branch_id, 0) FROM patches WHERE id = ?",
+		      "i", patch_id);
+}
+
+int queue_fill_branch(sqlite3 *db, json_t *rows, const char *id_field,
+		      const char *field)
+{
+	json_t *o;
+	size_t i;
+
+	json_array_foreach(rows, i, o)
+	{
+		json_t *id = json_object_get(o, id_field);
+		long long b;
+		if (!json_is_integer(id))
+			continue;
+		b = queue_branch_of(db, json_integer_value(id));
+		if (b == ERR_NOTFOUND) {
+			err_clear();
+			b = 0;
+		}
+		if (b < 0)
+			return (int)b;
+		json_object_set_new(o, field,
+				    b ? json_integer(b) : json_null());
+	}
+	return 0;
+}
+
+char *queue_state_ids(sqlite3 *db, long long branch, enum patch_state state)
+{
+	return db_text(db,
+		       "SELECT json_group_array(id) FROM (SELECT id FROM"
+		       " patches WHERE branch_id = ? AND state = ? ORDER BY"
+		       " id)",
+		       "it", branch, queue_state_name(state));
+}
+
+/* field's patch id becomes that patch's subject (null: no such patch). */
+static int fill_subject(sqlite3 *db, json_t *o, const char *field)
+{
+	json_t *v = json_object_get(o, field);
+	char *subject = NULL;
+	int ret;
+
+	if (!json_is_integer(v))
+		return 0;
+	ret = queue_patch_subject(db, json_integer_value(v), &subject, NULL);
+	if (ret < 0 && ret != ERR_NOTFOUND)
+		return ret;
+	err_clear();
+	json_object_set_new(o, field,
+			    subject ? json_string(subject) : json_null());
+	free(subject);
+	return 0;
+}
+
+int queue_fill_subject(sqlite3 *db, json_t *rows, const char *field)
+{
+	json_t *o;
+	size_t i;
+	int ret;
+
+	if (json_is_object(rows))
+		return fill_subject(db, rows, field);
+	json_array_foreach(rows, i, o)
+	{
+		if ((ret = fill_subject(db, o, field)) < 0)
+			return ret;
+	}
+	return 0;
+}
+
+int queue_patch_file(sqlite3 *db, long long id, char **filename,
+		     long long *source_id)
+{
+	sqlite3_stmt *st = db_stmt(db,
+				   "SELECT filename, COALESCE(source_id, 0)"
+				   " FROM patches WHERE id = ?",
+				   "i", id);
+	int rc;
+
+	*filename = NULL;
+	*source_id = 0;
+	if (!st)
+		return ERR_IO;
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *f = db_col_text(st, 0);
+		*filename = f ? xstrdup(f) : NULL;
+		*source_id = sqlite3_column_int64(st, 1);
+	}
+	db_stmt_done(st);
+	return rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? ERR_NOTFOUND : ERR_IO;
+}
+
+json_t *queue_patch_brief_json(sqlite3 *db, long long id)
+{
+	json_t *o = db_row_json(db,
+				"SELECT queue_pos, subject, state,"
+				" released_commit, upstream FROM patches WHERE"
+				" id = ?",
+				"i", id);
+
+	if (!o && err_last() == ERR_NOTFOUND)
+		err_set(ERR_NOTFOUND, "patch %lld: no such patch", id);
+	return o;
+}
+
+json_t *queue_dependents_json(sqlite3 *db, long long id)
+{
+	return db_rows_json(db,
+			    "SELECT d.patch_id, d.kind FROM dependencies d JOIN"
+			    " patches x ON x.id = d.patch_id WHERE d.depends_on"
+			    " = ? AND x.state NOT IN"
+			    " ('dropped','reverted','rejected') ORDER BY"
+			    " x.queue_pos",
+			    "i", id);
+}
+
+json_t *queue_patch_content_json(sqlite3 *db, long long id)
+{
+	json_t *o = db_row_json(db,
+				"SELECT subject, upstream, message, diff,"
+				" author_name, author_email, date FROM patches"
+				" WHERE id = ?",
+				"i", id);
+
+	if (!o && err_last() == ERR_NOTFOUND)
+		err_set(ERR_NOTFOUND, "patch %lld: no such patch", id);
+	return o;
+}
+
+const char *queue_field(json_t *o, const char *field)
+{
+	return json_string_value(json_object_get(o, field));
+}
+
+int queue_set_released_commit(sqlite3 *db, long long id, const char *commit)
+{
+	int ret = db_exec(db,
+			  "UPDATE patches SET released_commit = ? WHERE id = ?",
+			  "ti", commit, id);
+	return ret < 0 ? ret : 0;
+}
+
+int queue_newest_released(sqlite3 *db, long long branch, char **commit)
+{
+	*commit = NULL;
+	return db_query_text(db, commit,
+			     "SELECT released_commit FROM patches WHERE"
+			     " branch_id = ? AND state IN ('released','broken')"
+			     " AND released_commit IS NOT NULL ORDER BY"
+			     " queue_pos DESC LIMIT 1",
+			     "i", branch);
+}
+
+json_t *queue_patch_files_json(sqlite3 *db, long long id)
+{
+	return db_rows_json(db,
+			    "SELECT path, change FROM patch_files WHERE"
+			    " patch_id = ? ORDER BY path",
+			    "i", id);
+}
+
+json_t *queue_states_by_pos(sqlite3 *db, long long branch)
+{
+	return db_map_of(
+		db_rows_json(db,
+			     "SELECT state, COUNT(*) FROM patches WHERE"
+			     " branch_id = ? GROUP BY state ORDER BY"
+			     " MIN(queue_pos)",
+			     "i", branch));
+}
+
+int queue_verdict_latest_full(sqlite3 *db, long long patch_id,
+			      const char *check, char **result, char **detail)
+{
+	sqlite3_stmt *st = db_stmt(db,
+				   "SELECT result, detail FROM verdicts WHERE"
+				   " patch_id = ? AND check_name = ? ORDER BY"
+				   " id DESC LIMIT 1",
+				   "it", patch_id, check);
+	int rc;
+
+	*result = *detail = NULL;
+	if (!st)
+		return ERR_IO;
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *r = db_col_text(st, 0), *d = db_col_text(st, 1);
+		*result = r ? xstrdup(r) : NULL;
+		*detail = d ? xstrdup(d) : NULL;
+	}
+	db_stmt_done(st);
+	return rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? ERR_NOTFOUND : ERR_IO;
+}
+
+int queue_ids_before(sqlite3 *db, long long branch, long long patch_id,
+		     long long **ids, size_t *n)
+{
+	sqlite3_stmt *st = db_prepare(db,
+				      "SELECT id FROM patches WHERE branch_id ="
+				      " ?1 AND state = 'queued' AND queue_pos <"
+				      " (SELECT queue_pos FROM patches WHERE id"
+				      " = ?2) ORDER BY queue_pos",
+				      "ii", branch, patch_id);
+	int rc;
+
+	*ids = NULL;
+	*n = 0;
+	if (!st)
+		return ERR_IO;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		*ids = xrealloc(*ids, (*n + 1) * sizeof(**ids));
+		(*ids)[(*n)++] = sqlite3_column_int64(st, 0);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : ERR_IO;
+}
+
+int queue_first_marked(sqlite3 *db, long long branch, const char *marker,
+		       const char *check, long long *id)
+{
+	return db_query_int(db, id,
+			    "SELECT p.id FROM patches p WHERE p.branch_id = ?"
+			    " AND p.state = 'queued' AND p.message LIKE '%' ||"
+			    " char(10) || ? || '%' AND NOT EXISTS (SELECT 1"
+			    " FROM verdicts v WHERE v.patch_id = p.id AND"
+			    " v.check_name = ?) ORDER BY p.queue_pos LIMIT 1",
+			    "itt", branch, marker, check);
+}
+
+json_t *queue_broken_fix_targets_json(sqlite3 *db, long long id)
+{
+	return db_rows_json(
+		db,
+		"SELECT x.id, x.subject, x.state, t.value AS fixes"
+		" FROM patch_tags t JOIN patches x ON x.id !="
+		" t.patch_id AND ((substr(x.upstream, 1, 12) ="
+		" substr(t.value, 1, 12) AND substr(x.upstream, 1,"
+		" min(12, length(t.value))) = substr(t.value, 1,"
+		" min(12, length(x.upstream)))) OR"
+		" (substr(x.released_commit, 1, 12) ="
+		" substr(t.value, 1, 12) AND"
+		" substr(x.released_commit, 1, min(12,"
+		" length(t.value))) = substr(t.value, 1, min(12,"
+		" length(x.released_commit))))) WHERE t.patch_id ="
+		" ?1 AND t.kind = 'fixes' AND x.state IN"
+		" ('broken','dropped','reverted') AND x.branch_id IS"
+		" (SELECT branch_id FROM patches WHERE id = ?1)",
+		"i", id);
+}
+
+int queue_file_counts(sqlite3 *db, long long id, long long *added,
+		      long long *uapi)
+{
+	int ret;
+
+	*added = *uapi = 0;
+	ret = db_query_int(db, added,
+			   "SELECT COUNT(*) FROM patch_files WHERE patch_id = ?"
+			   " AND change = 'A'",
+			   "i", id);
+	if (ret >= 0)
+		ret = db_query_int(db, uapi,
+				   "SELECT COUNT(*) FROM patch_files WHERE"
+				   " patch_id = ? AND (path LIKE"
+				   " 'include/uapi/%' OR path LIKE"
+				   " 'arch/%/include/uapi/%')",
+				   "i", id);
+	return ret;
+}
+
+json_t *queue_later_touching_json(sqlite3 *db, long long id)
+{
+	return db_rows_json(
+		db,
+		"SELECT l.id, l.diff FROM patches l WHERE l.id != ?1"
+		" AND l.queue_pos > (SELECT queue_pos FROM patches"
+		" WHERE id = ?1) AND l.branch_id IS (SELECT"
+		" branch_id FROM patches WHERE id = ?1) AND"
+		" l.state NOT IN ('rejected','dropped','reverted')"
+		" AND EXISTS (SELECT 1 FROM patch_files f JOIN"
+		" patch_files g ON g.path = f.path WHERE"
+		" f.patch_id = l.id AND g.patch_id = ?1) ORDER BY"
+		" l.queue_pos DESC LIMIT 64",
+		"i", id);
+}
+
+int queue_first_in_state(sqlite3 *db, long long branch, enum patch_state state,
+			 long long *id)
+{
+	return db_query_int(db, id,
+			    "SELECT id FROM patches WHERE branch_id = ? AND"
+			    " state = ? ORDER BY id LIMIT 1",
+			    "it", branch, queue_state_name(state));
+}
+
+/*
+ * Does column col name the same commit as the SHA parameter b ("?2")? On
+ * the first 12 digits (indexed, sql/003), then as prefixes of each other.
+ * The queries that use it write +branch_id and +state: without the plus
+ * SQLite picks the (branch_id, state) index over the SHA's and reads the
+ * whole queue for every Fixes: target (bench/checks.sh).
+ */
+#define SHA_MATCH(col, b)                                                      \
+	"substr(" col ", 1, 12) = substr(" b ", 1, 12) AND substr(" col        \
+	", 1, min(12, length(" b "))) = substr(" b ", 1, min(12, length(" col  \
+	")))"
+
+int queue_sibling_of(sqlite3 *db, long long self, const char *sha,
+		     int live_only, long long *id)
+{
+	*id = 0;
+	if (live_only)
+		return db_query_int(
+			db, id,
+			"SELECT id FROM patches WHERE id != ?1 AND"
+			" +state IN ('imported','checked','queued',"
+			"'held','released','broken') AND +branch_id"
+			" IS (SELECT branch_id FROM patches WHERE"
+			" id = ?1) AND " SHA_MATCH(
+				"upstream", "?2") " ORDER BY queue_pos LIMIT 1",
+			"it", self, sha);
+	return db_query_int(
+		db, id,
+		"SELECT id FROM patches WHERE id != ?1 AND"
+		" +branch_id IS (SELECT branch_id FROM patches"
+		" WHERE id = ?1) AND " SHA_MATCH(
+			"upstream", "?2") " ORDER BY queue_pos LIMIT 1",
+		"it", self, sha);
+}
+
+json_t *queue_tags_json(sqlite3 *db, long long id)
+{
+	return db_rows_json(db,
+			    "SELECT kind, value, extra FROM patch_tags WHERE"
+			    " patch_id = ? AND kind IN ('fixes','stable',"
+			    "'stable_dep_of') ORDER BY id",
+			    "i", id);
 }

@@ -172,4 +172,126 @@ int queue_rerolled(sqlite3 *db, long long branch, const char *subject,
 int queue_patch_subject(sqlite3 *db, long long id, char **subject,
 			char **upstream);
 
+/* {"patch id": branches.id or null} of the patches ids (a JSON array text). */
+json_t *queue_branch_ids(sqlite3 *db, const char *ids);
+/* {state: count} of branch's patches (0: every branch's); NULL on error. */
+json_t *queue_state_counts(sqlite3 *db, long long branch);
+/* How many of branch's patches are in state, or negative. */
+long long queue_count(sqlite3 *db, long long branch, enum patch_state state);
+/*
+ * Fixes across branches (the view `fixes`: one fix, the patches with its
+ * upstream commit or patch-id): how many there are on branch_key ("": all)
+ * and a page of their rows, fix by fix, {fix_key, id, branch, state,
+ * state_reason, subject, upstream, patch_id}.
+ */
+int queue_fix_count(sqlite3 *db, const char *branch_key, long long *total);
+json_t *queue_fix_page(sqlite3 *db, const char *branch_key, long long limit,
+		       long long offset);
+/*
+ * The latest verdict of each check of the patches ids (a JSON array text):
+ * rows {patch_id, check_name, result, detail, created_at}.
+ */
+json_t *queue_latest_verdicts_json(sqlite3 *db, const char *ids);
+
+/*
+ * The ids of branch's patches as a JSON array text (every state), and of
+ * its queued patches in queue order (what a candidate of the queue
+ * applies). NULL on error; caller frees.
+ */
+char *queue_branch_patches(sqlite3 *db, long long branch);
+char *queue_queued_ids(sqlite3 *db, long long branch);
+/* The ids of branch's patches in state, by id (a JSON array text). */
+char *queue_state_ids(sqlite3 *db, long long branch, enum patch_state state);
+/* The branches.id of patch_id (0: none), or negative (ERR_NOTFOUND). */
+long long queue_branch_of(sqlite3 *db, long long patch_id);
+/*
+ * For rows of another owner that name a patch in id_field: field becomes
+ * the patch's branches.id (null: none), for branch_fill() to show.
+ */
+int queue_fill_branch(sqlite3 *db, json_t *rows, const char *id_field,
+		      const char *field);
+
+/*
+ * For rows of another owner (an object or an array of objects) whose
+ * field holds a patch id: it becomes the patch's subject (null: none).
+ */
+int queue_fill_subject(sqlite3 *db, json_t *rows, const char *field);
+/* The file a patch came from in its source (*filename NULL: none; caller frees)
+ * and the source's id. */
+int queue_patch_file(sqlite3 *db, long long id, char **filename,
+		     long long *source_id);
+
+/*
+ * What a revert plan needs of a patch: {queue_pos, subject, state,
+ * released_commit, upstream}; NULL with ERR_NOTFOUND ("patch N: no such
+ * patch").
+ */
+json_t *queue_patch_brief_json(sqlite3 *db, long long id);
+/*
+ * The patches that depend on id and are still in the queue, in queue
+ * order: {patch_id, kind (stable-dep-of, prereq, series, fixes)}.
+ */
+json_t *queue_dependents_json(sqlite3 *db, long long id);
+
+/*
+ * A patch's own text: {subject, upstream, message, diff, author_name,
+ * author_email, date}; NULL with ERR_NOTFOUND ("patch N: no such patch").
+ * queue_field() reads one of them (NULL when null), borrowed from o.
+ */
+json_t *queue_patch_content_json(sqlite3 *db, long long id);
+const char *queue_field(json_t *o, const char *field);
+/* The commit a release made of patch id. */
+int queue_set_released_commit(sqlite3 *db, long long id, const char *commit);
+/* The newest commit a release made on branch (*commit NULL: none). */
+int queue_newest_released(sqlite3 *db, long long branch, char **commit);
+
+/* The files a patch touches, by path: {path, change (A, M, D, R)}. */
+json_t *queue_patch_files_json(sqlite3 *db, long long id);
+/* {state: count} of branch's patches, in the order the queue reaches them. */
+json_t *queue_states_by_pos(sqlite3 *db, long long branch);
+
+/* The latest verdict of check on patch_id, its result and detail (caller frees
+ * both); ERR_NOTFOUND. */
+int queue_verdict_latest_full(sqlite3 *db, long long patch_id,
+			      const char *check, char **result, char **detail);
+/* The queued patches of branch before patch_id, in queue order (*ids: caller
+ * frees). */
+int queue_ids_before(sqlite3 *db, long long branch, long long patch_id,
+		     long long **ids, size_t *n);
+/*
+ * The first queued patch of branch, in queue order, with a line starting
+ * with marker in its message and no verdict of check yet (ERR_NOTFOUND).
+ */
+int queue_first_marked(sqlite3 *db, long long branch, const char *marker,
+		       const char *check, long long *id);
+
+/*
+ * The patches of id's branch that its Fixes: tags name (by upstream or
+ * released commit, 12 digits) and that are broken, dropped or reverted:
+ * {id, subject, state, fixes (the tag's value)}.
+ */
+json_t *queue_broken_fix_targets_json(sqlite3 *db, long long id);
+/* How many files patch id adds, and how many are UAPI headers. */
+int queue_file_counts(sqlite3 *db, long long id, long long *added,
+		      long long *uapi);
+/*
+ * The later patches of id's branch still in play that touch one of its
+ * files, newest first (at most 64): {id, diff}.
+ */
+json_t *queue_later_touching_json(sqlite3 *db, long long id);
+/* The oldest (by id) of branch's patches in state (ERR_NOTFOUND). */
+int queue_first_in_state(sqlite3 *db, long long branch, enum patch_state state,
+			 long long *id);
+
+/*
+ * The first patch, in queue order, of self's branch other than self whose
+ * upstream commit is sha (12 digits, or the shorter spelling); live_only:
+ * one still in play (not rejected, dropped or reverted). ERR_NOTFOUND.
+ */
+int queue_sibling_of(sqlite3 *db, long long self, const char *sha,
+		     int live_only, long long *id);
+/* A patch's fixes, stable and stable_dep_of tags, in order: {kind, value,
+ * extra}. */
+json_t *queue_tags_json(sqlite3 *db, long long id);
+
 #endif

@@ -85,3 +85,12 @@ int flag_patch(struct app *app, long long patch_id, const char *reason,
 	log_info("patch %lld: flagged broken: %s", patch_id, reason);
 	return 0;
 }
+
+json_t *flag_list_json(sqlite3 *db, long long patch_id)
+{
+	return db_rows_json(db,
+			    "SELECT id, reason, evidence, build_id,"
+			    " bisection_id, actor, created_at FROM flags WHERE"
+			    " patch_id = ? ORDER BY id",
+			    "i", patch_id);
+}

@@ -1,6 +1,7 @@
 /* release.c: the passing queue onto the branch, one commit per patch, resumable after a crash. */
 #include "release.h"
 #include "revert-int.h"
+#include "candidate.h"
 #include "db.h"
 #include "event.h"
 #include "err.h"
@@ -26,19 +27,16 @@ int release_queue(struct app *app, int force, size_t *n)
 		return ret;
 	if ((ret = queue_ids(app->db, app->branch_id, PS_QUEUED, &ids, &nids)) < 0)
 		return ret;
+	char *queued;
 	if (!nids) {
 		free(ids);
 		return 0;
 	}
+	queued = force ? NULL : queue_queued_ids(app->db, app->branch_id);
 	if (!force &&
-	    db_query_int(app->db, &ok,
-			 "SELECT id FROM candidates WHERE branch_id = ?1 AND"
-			 " purpose IN ('queue','confirm') AND verdict = 'pass'"
-			 " AND patch_ids = (SELECT json_group_array(id) FROM"
-			 " (SELECT id FROM patches WHERE branch_id = ?1 AND"
-			 " state = 'queued' ORDER BY queue_pos)) ORDER BY id"
-			 " DESC LIMIT 1",
-			 "i", app->branch_id) < 0) {
+	    (!queued || candidate_with_patches(app->db, app->branch_id, queued,
+					       1, &ok) < 0)) {
+		free(queued);
 		free(ids);
 		return err_set(ERR_CONFLICT,
 			       "the %zu queued patches have not passed a"
@@ -46,6 +44,7 @@ int release_queue(struct app *app, int force, size_t *n)
 			       " first",
 			       nids);
 	}
+	free(queued);
 	commits = xcalloc(nids, sizeof(*commits));
 	if ((ret = repo_open(&r, app->cfg.tree_dir)) < 0 ||
 	    (ret = repo_branch_tip(r, app->cfg.branch, tip)) < 0 ||
@@ -53,29 +52,26 @@ int release_queue(struct app *app, int force, size_t *n)
 		goto out;
 	memcpy(parent, tip, sizeof(parent));
 	for (size_t i = 0; i < nids; i++) {
-		sqlite3_stmt *st = db_prepare(app->db,
-					      "SELECT diff, message, author_name,"
-					      " author_email, date FROM patches"
-					      " WHERE id = ?",
-					      "i", ids[i]);
+		json_t *pt = queue_patch_content_json(app->db, ids[i]);
 		struct repo_apply_result res = { 0 };
 		char next[REPO_HEX_SIZE], c[REPO_HEX_SIZE];
 
-		if (!st || sqlite3_step(st) != SQLITE_ROW) {
-			sqlite3_finalize(st);
+		if (!pt) {
 			ret = ERR_IO;
 			goto out;
 		}
-		ret = repo_apply(r, tree, db_col_text(st, 0), next, &res);
+		ret = repo_apply(r, tree, queue_field(pt, "diff"), next, &res);
 		if (ret >= 0 && res.status != REPO_APPLY_CLEAN)
 			ret = err_set(ERR_CONFLICT, "patch %lld does not apply: %s",
 				      ids[i], res.detail ? res.detail : "?");
 		repo_apply_result_release(&res);
 		if (ret >= 0)
-			ret = repo_commit(r, parent, next, db_col_text(st, 2),
-					  db_col_text(st, 3), db_col_text(st, 4),
-					  db_col_text(st, 1), c);
-		sqlite3_finalize(st);
+			ret = repo_commit(r, parent, next,
+					  queue_field(pt, "author_name"),
+					  queue_field(pt, "author_email"),
+					  queue_field(pt, "date"),
+					  queue_field(pt, "message"), c);
+		json_decref(pt);
 		if (ret < 0)
 			goto out;
 		commits[i] = xstrdup(c);
@@ -90,10 +86,8 @@ int release_queue(struct app *app, int force, size_t *n)
 		long long ev = queue_set_state(app->db, ids[i], PS_RELEASED,
 					       commits[i], app->actor);
 		ret = ev < 0 ? (int)ev
-			     : db_exec(app->db,
-				       "UPDATE patches SET released_commit = ?"
-				       " WHERE id = ?",
-				       "ti", commits[i], ids[i]);
+			     : queue_set_released_commit(app->db, ids[i],
+							 commits[i]);
 		if (ret < 0)
 			break;
 	}
@@ -127,12 +121,7 @@ int release_resume(struct app *app)
 	char tip[REPO_HEX_SIZE];
 	int ret;
 
-	if (db_query_text(app->db, &newest,
-			  "SELECT released_commit FROM patches WHERE branch_id"
-			  " = ? AND state IN ('released','broken') AND"
-			  " released_commit IS NOT NULL ORDER BY queue_pos DESC"
-			  " LIMIT 1",
-			  "i", app->branch_id) < 0 ||
+	if (queue_newest_released(app->db, app->branch_id, &newest) < 0 ||
 	    !newest)
 		return 0;
 	if ((ret = repo_open(&r, app->cfg.tree_dir)) < 0 ||

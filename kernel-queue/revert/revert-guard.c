@@ -1,5 +1,6 @@
 /* revert-guard.c: the limits of automatic reverts, and reverts proposed to the author first. */
 #include "revert-int.h"
+#include "bisect.h"
 #include "db.h"
 #include "event.h"
 #include "err.h"
@@ -9,6 +10,7 @@
 #include "queue.h"
 #include "strbuf.h"
 
+#include <stdlib.h>
 #include <strings.h>
 #include <time.h>
 
@@ -35,6 +37,9 @@ static int has_opt_out(sqlite3 *db, long long patch_id)
 int revert_guard(struct app *app, long long patch_id, char **why)
 {
 	long long today = 0, unconfirmed = 0;
+	json_t *flags;
+	char *ids;
+	int ret;
 
 	*why = NULL;
 	if (has_opt_out(app->db, patch_id)) {
@@ -42,23 +47,35 @@ int revert_guard(struct app *app, long long patch_id, char **why)
 			       NO_AUTOREVERT " trailer)");
 		return 0;
 	}
-	if (db_query_int(app->db, &unconfirmed,
-			 "SELECT count(*) FROM flags f JOIN bisections b ON"
-			 " b.id = f.bisection_id WHERE f.patch_id = ? AND"
-			 " b.state != 'found'",
-			 "i", patch_id) == 0 &&
-	    unconfirmed) {
+	if ((flags = flag_list_json(app->db, patch_id))) {
+		json_t *f;
+		size_t i;
+		json_array_foreach(flags, i, f)
+		{
+			long long b = json_integer_value(
+				json_object_get(f, "bisection_id"));
+			if (b && bisect_found(app->db, b) == 0)
+				unconfirmed++;
+		}
+		json_decref(flags);
+	}
+	err_clear();
+	if (unconfirmed) {
 		*why = xstrdup("the bisection that named it was not confirmed"
 			       " both ways");
 		return 0;
 	}
-	if (db_query_int(app->db, &today,
-			 "SELECT count(*) FROM reverts r JOIN patches p ON p.id"
-			 " = r.patch_id WHERE p.branch_id = ? AND r.actor ="
-			 " 'daemon' AND r.state != 'planned' AND r.created_at >="
-			 " strftime('%Y-%m-%dT00:00:00Z','now')",
-			 "i", app->branch_id) == 0 &&
-	    today >= app->cfg.revert_daily_limit) {
+	ids = queue_branch_patches(app->db, app->branch_id);
+	ret = ids ? db_query_int(app->db, &today,
+				 "SELECT count(*) FROM reverts WHERE patch_id"
+				 " IN (SELECT value FROM json_each(?)) AND"
+				 " actor = 'daemon' AND state != 'planned' AND"
+				 " created_at >="
+				 " strftime('%Y-%m-%dT00:00:00Z','now')",
+				 "t", ids)
+		  : ERR_IO;
+	free(ids);
+	if (ret == 0 && today >= app->cfg.revert_daily_limit) {
 		*why = xstrfmt("%lld automatic reverts today on %s already"
 			       " (revert_daily_limit = %d)",
 			       today, app->cfg.branch_key,
@@ -86,24 +103,27 @@ static int ask_maintainer(struct app *app, long long patch_id,
 /* What the flag says: the evidence, as facts. */
 static void evidence(sqlite3 *db, long long patch_id, struct strbuf *out)
 {
-	sqlite3_stmt *st = db_prepare(db,
-				      "SELECT reason, evidence, bisection_id,"
-				      " actor FROM flags WHERE patch_id = ?"
-				      " ORDER BY id DESC LIMIT 1",
-				      "i", patch_id);
+	json_t *flags = flag_list_json(db, patch_id);
+	json_t *f = json_array_get(flags, json_array_size(flags) - 1);
 
-	if (st && sqlite3_step(st) == SQLITE_ROW) {
-		strbuf_addf(out, "Found: %s (by %s)\n", db_col_text(st, 0),
-			    db_col_text(st, 3));
-		if (db_col_text(st, 1))
-			strbuf_addf(out, "Failing test: %s\n", db_col_text(st, 1));
-		if (sqlite3_column_int64(st, 2))
-			strbuf_addf(out, "Bisection: %lld (confirmed: the"
-					 " queue up to this patch fails, the"
-					 " queue before it passes)\n",
-				    sqlite3_column_int64(st, 2));
+	if (f) {
+		strbuf_addf(out, "Found: %s (by %s)\n",
+			    json_string_value(json_object_get(f, "reason")),
+			    json_string_value(json_object_get(f, "actor")));
+		if (json_string_value(json_object_get(f, "evidence")))
+			strbuf_addf(out, "Failing test: %s\n",
+				    json_string_value(
+					    json_object_get(f, "evidence")));
+		if (json_integer_value(json_object_get(f, "bisection_id")))
+			strbuf_addf(
+				out,
+				"Bisection: %lld (confirmed: the"
+				" queue up to this patch fails, the"
+				" queue before it passes)\n",
+				(long long)json_integer_value(
+					json_object_get(f, "bisection_id")));
 	}
-	sqlite3_finalize(st);
+	json_decref(flags);
 }
 
 int revert_propose(struct app *app, long long patch_id)
@@ -238,24 +258,37 @@ int revert_proposal_stop(struct app *app, const char *message_id,
 	return ret < 0 ? ret : 1;
 }
 
+/* The first of the patches ids (a JSON array text) that sql (bound: ids, then
+ * now) finds due. */
+static int first_due(sqlite3 *db, char *ids, const char *sql, long long *id)
+{
+	int ret = ids ? db_query_int(db, id, sql, "ti", ids,
+				     (long long)time(NULL))
+		      : ERR_IO;
+
+	free(ids);
+	return ret == 0;
+}
+
 int revert_propose_due(struct app *app, long long *id)
 {
 	return !strcmp(app->cfg.auto_revert, "propose") &&
-	       db_query_int(app->db, id,
-			    "SELECT p.id FROM patches p WHERE p.branch_id = ?"
-			    " AND p.state = 'broken' AND NOT EXISTS (SELECT 1"
-			    " FROM reverts r WHERE r.patch_id = p.id) AND NOT"
-			    " EXISTS (SELECT 1 FROM revert_proposals x WHERE"
-			    " x.patch_id = p.id) ORDER BY p.id LIMIT 1",
-			    "i", app->branch_id) == 0;
+	       first_due(app->db,
+			 queue_state_ids(app->db, app->branch_id, PS_BROKEN),
+			 "SELECT value FROM json_each(?1) WHERE ?2 IS NOT NULL"
+			 " AND NOT EXISTS (SELECT 1 FROM reverts r WHERE"
+			 " r.patch_id = value) AND NOT EXISTS (SELECT 1 FROM"
+			 " revert_proposals x WHERE x.patch_id = value) ORDER"
+			 " BY value LIMIT 1",
+			 id);
 }
 
 int revert_grace_due(struct app *app, long long *id)
 {
-	return db_query_int(app->db, id,
-			    "SELECT x.patch_id FROM revert_proposals x JOIN"
-			    " patches p ON p.id = x.patch_id WHERE p.branch_id"
-			    " = ? AND x.state = 'waiting' AND x.due_at <= ? AND"
-			    " p.state = 'broken' ORDER BY x.id LIMIT 1",
-			    "ii", app->branch_id, (long long)time(NULL)) == 0;
+	return first_due(app->db,
+			 queue_state_ids(app->db, app->branch_id, PS_BROKEN),
+			 "SELECT patch_id FROM revert_proposals WHERE patch_id"
+			 " IN (SELECT value FROM json_each(?1)) AND state ="
+			 " 'waiting' AND due_at <= ?2 ORDER BY id LIMIT 1",
+			 id);
 }

@@ -26,23 +26,21 @@ static int plan_has(const struct plan *p, long long id)
 	return 0;
 }
 
+/* A copy of o's string field, or NULL. */
+static char *dup_of(json_t *o, const char *field)
+{
+	const char *s = json_string_value(json_object_get(o, field));
+
+	return s ? xstrdup(s) : NULL;
+}
+
 static int plan_add(sqlite3 *db, struct plan *p, long long id, char *why)
 {
-	sqlite3_stmt *st = db_prepare(db,
-				      "SELECT queue_pos, subject, state,"
-				      " released_commit, upstream FROM patches"
-				      " WHERE id = ?",
-				      "i", id);
-	int ret = 0;
+	json_t *row = queue_patch_brief_json(db, id);
 
-	if (!st) {
+	if (!row) {
 		free(why);
-		return ERR_IO;
-	}
-	if (sqlite3_step(st) != SQLITE_ROW) {
-		ret = err_set(ERR_NOTFOUND, "patch %lld: no such patch", id);
-		free(why);
-		goto out;
+		return err_last() < 0 ? err_last() : ERR_IO;
 	}
 	if (p->n == p->alloc)
 		p->v = xrealloc(p->v, (p->alloc = p->alloc ? p->alloc * 2 : 8) *
@@ -50,18 +48,19 @@ static int plan_add(sqlite3 *db, struct plan *p, long long id, char *why)
 	struct item *it = &p->v[p->n++];
 	memset(it, 0, sizeof(*it));
 	it->id = id;
-	it->pos = sqlite3_column_int64(st, 0);
-	it->subject = xstrdup(db_col_text(st, 1));
-	it->state = xstrdup(db_col_text(st, 2));
-	it->released_commit = db_col_text(st, 3) ? xstrdup(db_col_text(st, 3))
-						 : NULL;
-	it->upstream = db_col_text(st, 4) ? xstrdup(db_col_text(st, 4)) : NULL;
+	/* queue_pos is REAL: its integer part orders the plan */
+	it->pos =
+		(long long)json_number_value(json_object_get(row, "queue_pos"));
+	it->subject = dup_of(row, "subject");
+	it->state = dup_of(row, "state");
+	it->released_commit = dup_of(row, "released_commit");
+	it->upstream = dup_of(row, "upstream");
 	it->why = why;
-	it->revert = !strcmp(it->state, "released") ||
-		     (!strcmp(it->state, "broken") && it->released_commit);
-out:
-	sqlite3_finalize(st);
-	return ret;
+	enum patch_state ps = (enum patch_state)queue_state_parse(it->state);
+	it->revert = ps == PS_RELEASED ||
+		     (ps == PS_BROKEN && it->released_commit);
+	json_decref(row);
+	return 0;
 }
 
 static int cmp_newest_first(const void *a, const void *b)
@@ -86,20 +85,18 @@ int plan_build(struct app *app, long long root, struct plan *p)
 	if ((ret = plan_add(app->db, p, root, xstrdup("the broken patch"))) < 0)
 		return ret;
 	for (size_t i = 0; i < p->n; i++) {
-		sqlite3_stmt *st = db_prepare(
-			app->db,
-			"SELECT d.patch_id, d.kind FROM dependencies d JOIN"
-			" patches x ON x.id = d.patch_id WHERE d.depends_on = ?"
-			" AND x.state NOT IN ('dropped','reverted','rejected')"
-			" ORDER BY x.queue_pos",
-			"i", p->v[i].id);
-		if (!st) {
+		json_t *deps = queue_dependents_json(app->db, p->v[i].id), *d;
+		size_t k;
+		if (!deps) {
 			plan_free(p);
 			return ERR_IO;
 		}
-		while (sqlite3_step(st) == SQLITE_ROW) {
-			long long dep = sqlite3_column_int64(st, 0);
-			const char *kind = db_col_text(st, 1);
+		json_array_foreach(deps, k, d)
+		{
+			long long dep = json_integer_value(
+				json_object_get(d, "patch_id"));
+			const char *kind =
+				json_string_value(json_object_get(d, "kind"));
 			if (plan_has(p, dep))
 				continue;
 			char *why = xstrfmt(
@@ -112,12 +109,12 @@ int plan_build(struct app *app, long long root, struct plan *p)
 					: "Fixes: names patch %lld",
 				p->v[i].id);
 			if ((ret = plan_add(app->db, p, dep, why)) < 0) {
-				sqlite3_finalize(st);
+				json_decref(deps);
 				plan_free(p);
 				return ret;
 			}
 		}
-		sqlite3_finalize(st);
+		json_decref(deps);
 	}
 	qsort(p->v, p->n, sizeof(*p->v), cmp_newest_first);
 	return 0;

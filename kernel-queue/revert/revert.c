@@ -6,6 +6,8 @@
 #include "db.h"
 #include "event.h"
 #include "err.h"
+#include "branch.h"
+#include "intake.h"
 #include "compose.h"
 #include "outbox.h"
 #include "queue.h"
@@ -86,26 +88,29 @@ static void leave_out_of_series(struct app *app, long long revert_id,
 	if (!qdir)
 		return;
 	st = db_prepare(app->db,
-			"SELECT p.id, p.filename, s.path FROM revert_items i"
-			" JOIN patches p ON p.id = i.patch_id JOIN sources s ON"
-			" s.id = p.source_id WHERE i.revert_id = ? AND i.action ="
-			" 'drop' AND p.filename IS NOT NULL AND s.kind ="
-			" 'series' ORDER BY i.ord",
+			"SELECT patch_id FROM revert_items WHERE revert_id = ?"
+			" AND action = 'drop' ORDER BY ord",
 			"i", revert_id);
 	while (st && sqlite3_step(st) == SQLITE_ROW) {
-		char *src = realpath(db_col_text(st, 2), NULL);
+		long long pid = sqlite3_column_int64(st, 0), source = 0;
+		char *file = NULL, *dir = NULL, *src = NULL;
+		if (queue_patch_file(app->db, pid, &file, &source) == 0 &&
+		    file && intake_series_path(app->db, source, &dir) == 0)
+			src = realpath(dir, NULL);
+		err_clear();
 		if (src && !strcmp(src, qdir)) {
-			char *note = xstrfmt("dropped by stableq (revert %lld,"
-					     " patch %lld): %s",
-					     revert_id,
-					     (long long)sqlite3_column_int64(st, 0),
-					     reason ? reason : "");
-			if (series_leave_out(qdir, db_col_text(st, 1), note) < 0)
+			char *note =
+				xstrfmt("dropped by stableq (revert %lld,"
+					" patch %lld): %s",
+					revert_id, pid, reason ? reason : "");
+			if (series_leave_out(qdir, file, note) < 0)
 				log_warnx("revert %lld: %s", revert_id,
 					  err_msg());
 			free(note);
 		}
 		free(src);
+		free(dir);
+		free(file);
 	}
 	sqlite3_finalize(st);
 	free(qdir);
@@ -128,13 +133,17 @@ static int finish(struct app *app, long long revert_id)
 		return ret;
 	/* files first: rewriting them is harmless if the transaction fails */
 	st = db_prepare(app->db,
-			"SELECT i.id, i.patch_text, i.revert_commit, p.subject FROM"
-			" revert_items i JOIN patches p ON p.id = i.patch_id"
-			" WHERE i.revert_id = ? AND i.action = 'revert' AND"
-			" i.done = 0",
+			"SELECT id, patch_text, revert_commit, patch_id FROM"
+			" revert_items WHERE revert_id = ? AND action ="
+			" 'revert' AND done = 0",
 			"i", revert_id);
 	while (st && sqlite3_step(st) == SQLITE_ROW) {
-		char *sl = slug(db_col_text(st, 3));
+		char *subject = NULL;
+		if (queue_patch_subject(app->db, sqlite3_column_int64(st, 3),
+					&subject, NULL) < 0)
+			err_clear();
+		char *sl = slug(subject);
+		free(subject);
 		char *name = xstrfmt("revert-%.12s-%s.patch",
 				     db_col_text(st, 2), sl);
 		free(sl);
@@ -159,10 +168,9 @@ static int finish(struct app *app, long long revert_id)
 		goto fail;
 	}
 	st = db_prepare(app->db,
-			"SELECT i.id, i.patch_id, i.action, i.why, i.patch_text,"
-			" p.state FROM revert_items i JOIN patches p ON p.id ="
-			" i.patch_id WHERE i.revert_id = ? AND i.done = 0 ORDER"
-			" BY i.ord",
+			"SELECT id, patch_id, action, why, patch_text FROM"
+			" revert_items WHERE revert_id = ? AND done = 0 ORDER"
+			" BY ord",
 			"i", revert_id);
 	while (st && sqlite3_step(st) == SQLITE_ROW) {
 		long long item = sqlite3_column_int64(st, 0);
@@ -369,12 +377,16 @@ out:
 
 int revert_resume(struct app *app)
 {
-	sqlite3_stmt *st = db_prepare(app->db,
-				      "SELECT r.id, r.base_commit, r.chain_tip"
-				      " FROM reverts r JOIN patches p ON p.id ="
-				      " r.patch_id WHERE r.state = 'applying'"
-				      " AND p.branch_id = ? ORDER BY r.id",
-				      "i", app->branch_id);
+	char *ids = queue_branch_patches(app->db, app->branch_id);
+	sqlite3_stmt *st =
+		ids ? db_prepare(app->db,
+				 "SELECT id, base_commit, chain_tip"
+				 " FROM reverts WHERE state ="
+				 " 'applying' AND patch_id IN (SELECT"
+				 " value FROM json_each(?)) ORDER BY"
+				 " id",
+				 "t", ids)
+		    : NULL;
 	struct repo *r = NULL;
 	int ret = 0;
 
@@ -411,38 +423,68 @@ int revert_resume(struct app *app)
 			break;
 	}
 	sqlite3_finalize(st);
+	free(ids);
 	repo_free(r);
 	return ret;
 }
 
+/* A revert's row: "branch" and "subject" from its culprit patch. */
+static json_t *revert_shown(sqlite3 *db, json_t *rows)
+{
+	if (rows && (queue_fill_branch(db, json_is_array(rows) ? rows : NULL,
+				       "patch_id", "branch") < 0 ||
+		     branch_fill(db, rows, "branch", BRANCH_KEY) < 0 ||
+		     queue_fill_subject(db, rows, "subject") < 0)) {
+		json_decref(rows);
+		return NULL;
+	}
+	return rows;
+}
+
 json_t *revert_json(sqlite3 *db, long long id)
 {
-	return db_object_json(db, "revert", id,
-			      "SELECT r.id, r.patch_id, (SELECT key FROM"
-			      " branches WHERE id = p.branch_id) AS branch,"
-			      " p.subject, r.state, r.reason, r.actor,"
-			      " r.base_commit, r.chain_tip,"
-			      " r.confirm_candidate_id, r.created_at,"
-			      " r.finished_at FROM reverts r JOIN patches p ON"
-			      " p.id = r.patch_id WHERE r.id = ?",
-			      "items",
-			      "SELECT i.ord, i.patch_id, p.subject, i.action,"
-			      " i.why, i.revert_commit, i.patch_path, i.done FROM"
-			      " revert_items i JOIN patches p ON p.id ="
-			      " i.patch_id WHERE i.revert_id = ? ORDER BY i.ord");
+	json_t *o =
+		db_object_json(db, "revert", id,
+			       "SELECT id, patch_id, patch_id AS branch,"
+			       " patch_id AS subject, state, reason, actor,"
+			       " base_commit, chain_tip,"
+			       " confirm_candidate_id, created_at,"
+			       " finished_at FROM reverts WHERE id = ?",
+			       "items",
+			       "SELECT ord, patch_id, patch_id AS subject,"
+			       " action, why, revert_commit, patch_path, done"
+			       " FROM revert_items WHERE revert_id = ? ORDER"
+			       " BY ord");
+	json_t *one = json_array();
+
+	if (!o) {
+		json_decref(one);
+		return NULL;
+	}
+	json_array_append(one, o);
+	if (!revert_shown(db, one) ||
+	    queue_fill_subject(db, json_object_get(o, "items"), "subject") <
+		    0) {
+		json_decref(o);
+		return NULL;
+	}
+	json_decref(one);
+	return o;
 }
 
 json_t *revert_list_json(sqlite3 *db)
 {
-	return db_rows_json(db,
-			    "SELECT r.id, r.patch_id, (SELECT key FROM branches"
-			    " WHERE id = p.branch_id) AS branch, p.subject,"
-			    " r.state, r.reason, r.actor, r.confirm_candidate_id,"
-			    " r.created_at, r.finished_at, (SELECT COUNT(*)"
-			    " FROM revert_items i WHERE i.revert_id = r.id) AS"
-			    " items FROM reverts r JOIN patches p ON p.id ="
-			    " r.patch_id ORDER BY r.id DESC",
-			    NULL);
+	return revert_shown(
+		db, db_rows_json(db,
+				 "SELECT r.id, r.patch_id, r.patch_id AS"
+				 " branch, r.patch_id AS subject,"
+				 " r.state, r.reason, r.actor,"
+				 " r.confirm_candidate_id, r.created_at,"
+				 " r.finished_at, (SELECT COUNT(*) FROM"
+				 " revert_items i WHERE i.revert_id ="
+				 " r.id) AS items FROM reverts r ORDER BY"
+				 " r.id DESC",
+				 NULL));
 }
 
 char *revert_patch_text(sqlite3 *db, long long revert_id)
@@ -453,10 +495,15 @@ char *revert_patch_text(sqlite3 *db, long long revert_id)
 				      " ORDER BY ord",
 				      "i", revert_id);
 	struct strbuf sb = STRBUF_INIT;
+	int ret = st ? 0 : ERR_IO;
 
-	while (st && sqlite3_step(st) == SQLITE_ROW)
+	while (st && (ret = db_step(st)) > 0)
 		strbuf_addstr(&sb, db_col_text(st, 0));
 	sqlite3_finalize(st);
+	if (ret < 0) { /* a database error, not a missing patch */
+		strbuf_release(&sb);
+		return NULL;
+	}
 	if (!sb.len) {
 		strbuf_release(&sb);
 		err_set(ERR_NOTFOUND, "revert %lld: no revert patch (drops only,"
@@ -499,13 +546,14 @@ int revert_run(struct app *app, long long patch_id, const char *reason,
 	return 0;
 }
 
-int revert_confirm(struct app *app, long long revert_id,
+int revert_confirm(struct app *app, long long revert_id, long long *confirm_id,
 		   void (*progress)(const char *line, void *ctx), void *ctx)
 {
 	long long cid = 0;
 	enum cand_verdict v;
 	int ok, ret;
 
+	*confirm_id = 0;
 	if ((ret = db_query_int(app->db, &cid,
 				"SELECT confirm_candidate_id FROM reverts WHERE"
 				" id = ? AND confirm_candidate_id IS NOT NULL",
@@ -516,6 +564,7 @@ int revert_confirm(struct app *app, long long revert_id,
 			       revert_id);
 	if (ret < 0)
 		return ret;
+	*confirm_id = cid;
 	if ((ret = queue_follow_candidate(app, cid)) < 0)
 		return ret;
 	v = candidate_verdict_of(app->db, cid);
@@ -546,47 +595,96 @@ out:
 	return ret;
 }
 
+/* The first row sql finds for the patches ids (a JSON array text, taken). */
+static int first_of(sqlite3 *db, char *ids, const char *sql, long long *id)
+{
+	int ret = ids ? db_query_int(db, id, sql, "t", ids) : ERR_IO;
+
+	free(ids);
+	return ret == 0;
+}
+
 int revert_confirm_due(struct app *app, long long *revert_id)
 {
 	/* a confirmation candidate whose outcome the revert has not recorded */
-	return db_query_int(app->db, revert_id,
-			    "SELECT r.id FROM reverts r JOIN patches p ON p.id"
-			    " = r.patch_id WHERE p.branch_id = ? AND r.state ="
-			    " 'done' AND r.confirm_candidate_id IS NOT NULL AND"
-			    " NOT EXISTS (SELECT 1 FROM events e WHERE"
-			    " e.subject_kind = 'revert' AND e.subject_id = r.id"
-			    " AND e.kind IN ('confirmed','unconfirmed')) ORDER"
-			    " BY r.id LIMIT 1",
-			    "i", app->branch_id) == 0;
+	sqlite3_stmt *st;
+	char *ids = queue_branch_patches(app->db, app->branch_id);
+	int found = 0;
+
+	st = ids ? db_prepare(app->db,
+			      "SELECT id FROM reverts WHERE patch_id IN (SELECT"
+			      " value FROM json_each(?)) AND state = 'done' AND"
+			      " confirm_candidate_id IS NOT NULL ORDER BY id",
+			      "t", ids)
+		 : NULL;
+	while (!found && st && sqlite3_step(st) == SQLITE_ROW) {
+		long long id = sqlite3_column_int64(st, 0);
+		if (event_happened(app->db, "revert", id, "confirmed",
+				   "unconfirmed") == 0) {
+			*revert_id = id;
+			found = 1;
+		}
+	}
+	sqlite3_finalize(st);
+	free(ids);
+	return found;
 }
 
 int revert_due(struct app *app, long long *id)
 {
 	return !strcmp(app->cfg.auto_revert, "yes") &&
-	       db_query_int(app->db, id,
-			    "SELECT p.id FROM patches p WHERE p.branch_id = ?"
-			    " AND p.state = 'broken' AND NOT EXISTS (SELECT 1"
-			    " FROM reverts r WHERE r.patch_id = p.id AND"
-			    " r.state != 'failed') ORDER BY p.id LIMIT 1",
-			    "i", app->branch_id) == 0;
+	       first_of(app->db,
+			queue_state_ids(app->db, app->branch_id, PS_BROKEN),
+			"SELECT value FROM json_each(?) WHERE NOT EXISTS"
+			" (SELECT 1 FROM reverts r WHERE r.patch_id = value AND"
+			" r.state != 'failed') ORDER BY value LIMIT 1",
+			id);
 }
 
 int revert_plan_due(struct app *app, long long *id)
 {
 	return !strcmp(app->cfg.auto_revert, "plan") &&
-	       db_query_int(app->db, id,
-			    "SELECT p.id FROM patches p WHERE p.branch_id = ?"
-			    " AND p.state = 'broken' AND NOT EXISTS (SELECT 1"
-			    " FROM reverts r WHERE r.patch_id = p.id) ORDER BY"
-			    " p.id LIMIT 1",
-			    "i", app->branch_id) == 0;
+	       first_of(app->db,
+			queue_state_ids(app->db, app->branch_id, PS_BROKEN),
+			"SELECT value FROM json_each(?) WHERE NOT EXISTS"
+			" (SELECT 1 FROM reverts r WHERE r.patch_id = value)"
+			" ORDER BY value LIMIT 1",
+			id);
 }
 
 int revert_resume_due(struct app *app, long long *id)
 {
-	return db_query_int(app->db, id,
-			    "SELECT r.id FROM reverts r JOIN patches p ON p.id"
-			    " = r.patch_id WHERE p.branch_id = ? AND r.state ="
-			    " 'applying' ORDER BY r.id LIMIT 1",
-			    "i", app->branch_id) == 0;
+	return first_of(app->db, queue_branch_patches(app->db, app->branch_id),
+			"SELECT id FROM reverts WHERE patch_id IN (SELECT value"
+			" FROM json_each(?)) AND state = 'applying' ORDER BY id"
+			" LIMIT 1",
+			id);
+}
+
+json_t *revert_patch_ids(sqlite3 *db, const char *ids)
+{
+	return db_map_of(
+		db_rows_json(db,
+			     "SELECT id, patch_id FROM reverts WHERE id IN"
+			     " (SELECT value FROM json_each(?))",
+			     "t", ids));
+}
+
+int revert_exists(sqlite3 *db, long long id)
+{
+	long long one;
+
+	return db_query_int(db, &one, "SELECT 1 FROM reverts WHERE id = ?", "i",
+			    id);
+}
+
+json_t *revert_items_of_json(sqlite3 *db, long long patch_id)
+{
+	return db_rows_json(db,
+			    "SELECT r.id, r.state, r.reason, r.actor,"
+			    " r.created_at, r.finished_at, i.action, i.why,"
+			    " i.revert_commit, r.patch_id AS culprit_patch_id"
+			    " FROM revert_items i JOIN reverts r ON r.id ="
+			    " i.revert_id WHERE i.patch_id = ? ORDER BY r.id",
+			    "i", patch_id);
 }

@@ -50,20 +50,23 @@ int revert_execute(struct app *app, long long patch_id, const char *reason,
 int revert_store_plan(struct app *app, long long patch_id, const char *reason);
 /*
  * The one way to take a broken patch out, for the CLI, the daemon and the
- * API alike: revert_execute(), then (confirm) a pending 'confirm'
- * candidate of the branch and what is left of the queue, linked to the
- * revert (*confirm_id). That candidate is run by revert_confirm(): at once
- * by the CLI, as the daemon's next step otherwise (revert_confirm_due()).
+ * API alike: revert_execute(), then (confirm) the request for its
+ * confirmation recorded: a pending 'confirm' candidate of the branch and
+ * what is left of the queue, linked to the revert (*confirm_id). Every
+ * door confirms it the same way, with revert_confirm(): the CLI at once,
+ * the daemon as its next step after the API or its own revert (the
+ * `confirm` job, revert_confirm_due(), runs `stableq revert --confirm`).
  */
 int revert_run(struct app *app, long long patch_id, const char *reason,
 	       int confirm, long long *revert_id, long long *confirm_id);
 /*
- * Runs the revert's confirmation candidate if it has no verdict yet, then
- * records the outcome: state 'confirmed' when it passes, an 'unconfirmed'
- * event (state stays 'done') when not. Returns 1 confirmed, 0 not,
- * negative when the candidate could not be run.
+ * Runs the revert's confirmation candidate (*confirm_id) if it has no
+ * verdict yet, then records the outcome: state 'confirmed' when it
+ * passes, an 'unconfirmed' event (state stays 'done') when not. Returns 1
+ * confirmed, 0 not, negative when the candidate could not be run
+ * (ERR_NOTFOUND: no such revert, or none with a confirmation).
  */
-int revert_confirm(struct app *app, long long revert_id,
+int revert_confirm(struct app *app, long long revert_id, long long *confirm_id,
 		   void (*progress)(const char *line, void *ctx), void *ctx);
 /* A revert whose confirmation is still to be run or recorded (1, *id). */
 int revert_confirm_due(struct app *app, long long *revert_id);
@@ -117,5 +120,22 @@ int revert_proposal_stop(struct app *app, const char *message_id,
 			 const char *by);
 int revert_propose_due(struct app *app, long long *id);
 int revert_grace_due(struct app *app, long long *id);
+
+/* {"revert id": its culprit's patch id} of the ids (a JSON array text). */
+json_t *revert_patch_ids(sqlite3 *db, const char *ids);
+/* 0 when revert id exists, ERR_NOTFOUND or negative. */
+int revert_exists(sqlite3 *db, long long id);
+/*
+ * The reverts that took patch_id out, oldest first: {id, state, reason,
+ * actor, created_at, finished_at, action, why, revert_commit,
+ * culprit_patch_id}.
+ */
+json_t *revert_items_of_json(sqlite3 *db, long long patch_id);
+
+/*
+ * The flags raised on patch_id, oldest first: {id, reason, evidence,
+ * build_id, bisection_id, actor, created_at}.
+ */
+json_t *flag_list_json(sqlite3 *db, long long patch_id);
 
 #endif

@@ -324,6 +324,26 @@ out:
 	return ret;
 }
 
+/* The first of rc's patches, by position, that is held (0: none). */
+static long long first_held(sqlite3 *db, long long rc)
+{
+	sqlite3_stmt *st = db_prepare(db,
+				      "SELECT patch_id FROM rc_patches WHERE"
+				      " rc_id = ? ORDER BY pos",
+				      "i", rc);
+	long long held = 0;
+
+	while (!held && st && sqlite3_step(st) == SQLITE_ROW) {
+		enum patch_state ps;
+		long long pid = sqlite3_column_int64(st, 0);
+		if (queue_get_state(db, pid, &ps) == 0 && ps == PS_HELD)
+			held = pid;
+	}
+	sqlite3_finalize(st);
+	err_clear();
+	return held;
+}
+
 int rc_release_check(struct app *app)
 {
 	sqlite3_stmt *st = db_prepare(app->db,
@@ -353,13 +373,7 @@ int rc_release_check(struct app *app)
 			      " %lld): release after it",
 			      version, d.buf, rc);
 		strbuf_release(&d);
-	} else if (db_query_int(app->db, &held,
-				"SELECT r.patch_id FROM rc_patches r JOIN"
-				" patches p ON p.id = r.patch_id WHERE"
-				" r.rc_id = ? AND p.state = 'held' ORDER BY"
-				" r.pos LIMIT 1",
-				"i", rc) == 0 &&
-		   held) {
+	} else if ((held = first_held(app->db, rc)) > 0) {
 		queue_patch_subject(app->db, held, &subject, NULL);
 		ret = err_set(ERR_CONFLICT,
 			      "patch %lld (\"%s\") of %s is held: send the next"
@@ -448,17 +462,26 @@ json_t *rc_json(sqlite3 *db, long long branch, long long id)
 	}
 	a = json_array();
 	st = db_prepare(db,
-			"SELECT r.pos, p.id, p.subject, p.state FROM rc_patches r"
-			" JOIN patches p ON p.id = r.patch_id WHERE r.rc_id = ?"
-			" ORDER BY r.pos",
+			"SELECT pos, patch_id FROM rc_patches WHERE rc_id = ?"
+			" ORDER BY pos",
 			"i", id);
-	while (st && sqlite3_step(st) == SQLITE_ROW)
+	while (st && sqlite3_step(st) == SQLITE_ROW) {
+		long long pid = sqlite3_column_int64(st, 1);
+		enum patch_state ps;
+		char *subject = NULL;
+		if (queue_get_state(db, pid, &ps) < 0 ||
+		    queue_patch_subject(db, pid, &subject, NULL) < 0) {
+			err_clear(); /* a patch no longer stored */
+			free(subject);
+			continue;
+		}
 		json_array_append_new(
 			a, json_pack("{sIsIssss}", "pos",
 				     (json_int_t)sqlite3_column_int64(st, 0),
-				     "id", (json_int_t)sqlite3_column_int64(st, 1),
-				     "subject", db_col_text(st, 2), "state",
-				     db_col_text(st, 3)));
+				     "id", (json_int_t)pid, "subject", subject,
+				     "state", queue_state_name(ps)));
+		free(subject);
+	}
 	sqlite3_finalize(st);
 	json_object_set_new(o, "patches", a);
 	a = json_array();

@@ -115,16 +115,8 @@ static enum outcome classify(struct bis *b, long long cid, struct strbuf *why)
 	for (i = 0; i < json_array_size(b->steer);) {
 		long long fails = 0, passes = 0;
 		t = json_array_get(b->steer, i);
-		db_query_int(b->app->db, &fails,
-			     "SELECT COUNT(*) FROM test_results WHERE"
-			     " candidate_id = ? AND name = ? AND result IN"
-			     " ('fail','flaky')",
-			     "it", cid, json_string_value(t));
-		db_query_int(b->app->db, &passes,
-			     "SELECT COUNT(*) FROM test_results WHERE"
-			     " candidate_id = ? AND name = ? AND result IN"
-			     " ('pass','flaky')",
-			     "it", cid, json_string_value(t));
+		testcase_results(b->app->db, cid, json_string_value(t), &fails,
+				 &passes);
 		if (fails && passes) {
 			/* mixed results on one build: it stops steering */
 			strbuf_addf(why, "%s%s is flaky, no longer steers",
@@ -163,7 +155,7 @@ static int evaluate(struct bis *b, size_t prefix, int runs, const char *kind,
 		    enum outcome *out)
 {
 	struct strbuf why = STRBUF_INIT;
-	long long cid;
+	long long cid, builds, boots;
 	char line[512];
 	int ret;
 
@@ -188,9 +180,7 @@ static int evaluate(struct bis *b, size_t prefix, int runs, const char *kind,
 	if (cid < 0)
 		return (int)cid;
 	/* a bisect 'confirm' candidate is not the queue's confirmation */
-	if ((ret = db_exec(b->app->db,
-			   "UPDATE candidates SET purpose = 'bisect' WHERE id = ?",
-			   "i", cid)) < 0)
+	if ((ret = candidate_set_purpose(b->app->db, cid, "bisect")) < 0)
 		return ret;
 	/* a search step boots only the steering tests; the confirmation runs
 	 * the whole set */
@@ -215,14 +205,12 @@ static int evaluate(struct bis *b, size_t prefix, int runs, const char *kind,
 		      outcome_name[*out], kind);
 	/* a state the cache held cost a boot, not a build */
 	if (ret >= 0)
+		ret = candidate_cost(b->app->db, cid, &builds, &boots);
+	if (ret >= 0)
 		ret = db_exec(b->app->db,
 			      "UPDATE bisections SET builds_used = builds_used"
-			      " + (SELECT COUNT(*) FROM candidates c JOIN"
-			      " builds d ON d.id = c.build_id WHERE c.id = ?"
-			      " AND d.cached = 0), boots_used = boots_used +"
-			      " (SELECT boots FROM candidates WHERE id = ?)"
-			      " WHERE id = ?",
-			      "iii", cid, cid, b->id);
+			      " + ?, boots_used = boots_used + ? WHERE id = ?",
+			      "iii", builds, boots, b->id);
 	if (ret < 0) {
 		strbuf_release(&why);
 		return ret;
@@ -248,24 +236,13 @@ static char *excerpt_of(sqlite3 *db, long long cid, const char *test)
 {
 	char *e = NULL;
 
-	db_query_text(db, &e,
-		      "SELECT COALESCE(log_excerpt, detail) FROM test_results"
-		      " WHERE candidate_id = ? AND (? IS NULL OR name = ?) AND"
-		      " result = 'fail' ORDER BY id LIMIT 1",
-		      "itt", cid, test, test);
+	e = testcase_fail_excerpt(db, cid, test);
 	if (!e)
-		db_query_text(db, &e,
-			      "SELECT b.error_excerpt FROM candidates c JOIN"
-			      " builds b ON b.id = c.build_id WHERE c.id = ?",
-			      "i", cid);
+		e = candidate_build_error(db, cid);
 	/* the guest kernel built but a touched object did not (coverage):
 	 * the candidate's detail names the object and its first error */
 	if (!e)
-		db_query_text(db, &e,
-			      "SELECT detail || COALESCE(char(10) || 'build"
-			      " coverage: ' || coverage, '') FROM candidates"
-			      " WHERE id = ? AND verdict = 'build-failed'",
-			      "i", cid);
+		e = candidate_coverage_failure(db, cid);
 	return e;
 }
 
@@ -340,11 +317,7 @@ int bisect_run(struct app *app, long long candidate_id, int budget,
 							     candidate_id);
 	b.steer = b.by_build || b.by_hang
 			  ? json_array()
-			  : db_rows_json(app->db,
-					 "SELECT DISTINCT name FROM test_results"
-					 " WHERE candidate_id = ? AND result ="
-					 " 'fail' ORDER BY name",
-					 "i", candidate_id);
+			  : testcase_failed_names(app->db, candidate_id);
 	if (b.steer && regressions) {
 		json_t *keep = json_array();
 		json_array_foreach(b.steer, i, v)
@@ -440,11 +413,7 @@ int bisect_run(struct app *app, long long candidate_id, int budget,
 				       " recorded as flaky"
 				     : "the culprit's prefix passed when repeated");
 		if (o == FLAKY && ret >= 0)
-			ret = db_exec(app->db,
-				      "UPDATE test_results SET result = 'flaky'"
-				      " WHERE candidate_id = ? AND result ="
-				      " 'fail'",
-				      "i", bad_cid);
+			ret = testcase_mark_flaky(app->db, bad_cid);
 		goto out;
 	}
 	if ((ret = evaluate(&b, hi - 1, confirm, "confirm", &o)) != 0)
@@ -472,10 +441,11 @@ int bisect_run(struct app *app, long long candidate_id, int budget,
 			strbuf_addstr(&failing, ", ...");
 	}
 	char *excerpt = excerpt_of(app->db, bad_cid, test);
-	long long build_id = 0;
-	db_query_int(app->db, &build_id,
-		     "SELECT COALESCE(build_id, 0) FROM candidates WHERE id = ?",
-		     "i", bad_cid);
+	long long build_id = candidate_build_id(app->db, bad_cid);
+	if (build_id < 0) {
+		build_id = 0;
+		err_clear();
+	}
 	char *detail = xstrfmt("patch %lld is the first bad patch (prefix %zu"
 			       " of %zu), confirmed %d times each way",
 			       culprit, (size_t)hi, b.n, confirm);
@@ -496,12 +466,7 @@ int bisect_run(struct app *app, long long candidate_id, int budget,
 	 * built (coverage): the evidence names the object and its error */
 	char *object = NULL;
 	if (b.by_build)
-		db_query_text(app->db, &object,
-			      "SELECT 'build: ' || substr(c.detail, instr(c.detail,"
-			      " ': ') + 2, 300) FROM candidates c JOIN builds b ON"
-			      " b.id = c.build_id WHERE c.id = ? AND b.result ="
-			      " 'ok' AND c.detail LIKE 'patch %: %'",
-			      "i", bad_cid);
+		object = candidate_object_failure(app->db, bad_cid);
 	struct evidence ev = {
 		.test = object	    ? object
 			: b.by_build ? "build"
@@ -547,8 +512,9 @@ char *bisect_summary(sqlite3 *db, long long id)
 		"i", id);
 
 	strbuf_addf(&sb, "bisection %lld: ", id);
-	if (!st || sqlite3_step(st) != SQLITE_ROW) {
-		strbuf_addstr(&sb, "no such bisection");
+	int ret = st ? db_step(st) : ERR_IO;
+	if (ret <= 0) {
+		strbuf_addstr(&sb, ret ? err_msg() : "no such bisection");
 		goto out;
 	}
 	const char *state = db_col_text(st, 0), *detail = db_col_text(st, 2);
@@ -572,33 +538,66 @@ out:
 	return strbuf_detach(&sb, NULL);
 }
 
+/* culprit_subject: the subject of the culprit patch, or null. */
+static void set_culprit_subject(sqlite3 *db, json_t *o)
+{
+	long long p =
+		json_integer_value(json_object_get(o, "culprit_patch_id"));
+	char *subject = NULL, *up = NULL;
+
+	if (p && queue_patch_subject(db, p, &subject, &up) < 0)
+		err_clear();
+	json_object_set_new(o, "culprit_subject",
+			    subject ? json_string(subject) : json_null());
+	free(subject);
+	free(up);
+}
+
 json_t *bisect_json(sqlite3 *db, long long id)
 {
-	return db_object_json(db, "bisection", id,
-			      "SELECT b.*, p.subject AS culprit_subject FROM"
-			      " bisections b LEFT JOIN patches p ON p.id ="
-			      " b.culprit_patch_id WHERE b.id = ?",
-			      "steps",
-			      "SELECT s.id, s.prefix_len, s.candidate_id,"
-			      " s.result, s.kind, s.created_at, c.build_id FROM"
-			      " bisection_steps s LEFT JOIN candidates c ON c.id"
-			      " = s.candidate_id WHERE s.bisection_id = ? ORDER"
-			      " BY s.id");
+	json_t *o =
+		db_object_json(db, "bisection", id,
+			       "SELECT *, NULL AS culprit_subject FROM"
+			       " bisections WHERE id = ?",
+			       "steps",
+			       "SELECT id, prefix_len, candidate_id, result,"
+			       " kind, created_at, candidate_id AS build_id"
+			       " FROM bisection_steps WHERE bisection_id = ?"
+			       " ORDER BY id");
+	json_t *s;
+	size_t i;
+
+	if (!o)
+		return NULL;
+	set_culprit_subject(db, o);
+	json_array_foreach(json_object_get(o, "steps"), i, s)
+	{
+		long long c =
+			json_integer_value(json_object_get(s, "build_id"));
+		long long b = c ? candidate_build_id(db, c) : 0;
+		if (b < 0)
+			err_clear();
+		json_object_set_new(s, "build_id",
+				    b > 0 ? json_integer(b) : json_null());
+	}
+	return o;
 }
 
 int bisect_due(struct app *app, long long *id)
 {
-	return db_query_int(app->db, id,
-			    "SELECT c.id FROM candidates c WHERE c.purpose IN"
-			    " ('queue','confirm') AND c.verdict IN"
-			    " ('fail','build-failed','hang') AND c.id = (SELECT"
-			    " MAX(id) FROM candidates WHERE branch_id = ?1 AND"
-			    " purpose IN ('queue','confirm')) AND json_array_length("
-			    "c.patch_ids) > 0 AND NOT EXISTS (SELECT 1 FROM"
-			    " bisections b WHERE b.candidate_id = c.id AND"
-			    " b.state != 'running' AND NOT (b.state = 'failed'"
-			    " AND b.detail LIKE 'interrupted:%'))",
-			    "i", app->branch_id) == 0;
+	long long c = candidate_failed_tip(app->db, app->branch_id), n = 1;
+
+	if (!c ||
+	    db_query_int(app->db, &n,
+			 "SELECT COUNT(*) FROM bisections WHERE"
+			 " candidate_id = ? AND state != 'running' AND"
+			 " NOT (state = 'failed' AND detail LIKE"
+			 " 'interrupted:%')",
+			 "i", c) < 0 ||
+	    n)
+		return 0;
+	*id = c;
+	return 1;
 }
 
 int bisect_interrupted(struct app *app, long long candidate_id)
@@ -621,4 +620,80 @@ char *bisect_summary_of(sqlite3 *db, long long candidate_id)
 			 "i", candidate_id) < 0)
 		return NULL;
 	return bisect_summary(db, id);
+}
+
+long long bisect_culprit_of(sqlite3 *db, long long candidate_id)
+{
+	return db_int(db, 1,
+		      "SELECT culprit_patch_id FROM bisections WHERE"
+		      " candidate_id = ? AND state = 'found' ORDER BY id DESC"
+		      " LIMIT 1",
+		      "i", candidate_id);
+}
+
+json_t *bisect_running_json(sqlite3 *db)
+{
+	return db_rows_json(db,
+			    "SELECT id, candidate_id, good, bad, builds_used,"
+			    " boots_used, steps_done, steps_total, started_at"
+			    " FROM bisections WHERE state = 'running' ORDER BY"
+			    " id DESC",
+			    NULL);
+}
+
+int bisect_exists(sqlite3 *db, long long id)
+{
+	long long one;
+
+	return db_query_int(db, &one, "SELECT 1 FROM bisections WHERE id = ?",
+			    "i", id);
+}
+
+json_t *bisect_list_json(sqlite3 *db, long long branch, long long limit)
+{
+	json_t *rows = db_rows_json(db,
+				    "SELECT id, candidate_id AS branch,"
+				    " candidate_id, state, failing_tests, good,"
+				    " bad, culprit_patch_id, NULL AS"
+				    " culprit_subject, builds_used, boots_used,"
+				    " detail, started_at, finished_at, (SELECT"
+				    " COUNT(*) FROM bisection_steps s WHERE"
+				    " s.bisection_id = bisections.id) AS steps"
+				    " FROM bisections ORDER BY id DESC",
+				    NULL);
+	json_t *kept, *o;
+	size_t i;
+
+	if (!rows)
+		return NULL;
+	kept = json_array();
+	json_array_foreach(rows, i, o)
+	{
+		long long c = json_integer_value(json_object_get(o, "branch"));
+		long long b = candidate_branch_id(db, c);
+		if ((long long)json_array_size(kept) >= limit)
+			break;
+		if (branch && b != branch)
+			continue;
+		json_object_set_new(o, "branch",
+				    b ? json_integer(b) : json_null());
+		set_culprit_subject(db, o);
+		json_array_append(kept, o);
+	}
+	json_decref(rows);
+	return kept;
+}
+
+int bisect_found(sqlite3 *db, long long id)
+{
+	char *state = NULL;
+	int ret = db_query_text(db, &state,
+				"SELECT state FROM bisections WHERE id = ?",
+				"i", id);
+
+	if (ret < 0)
+		return ret;
+	ret = state && !strcmp(state, "found");
+	free(state);
+	return ret;
 }

@@ -65,4 +65,22 @@ char *bisect_summary_of(sqlite3 *db, long long candidate_id);
 int bisect_due(struct app *app, long long *id);
 int bisect_interrupted(struct app *app, long long candidate_id);
 
+/* The culprit of candidate_id's newest finished bisection (0: none). */
+long long bisect_culprit_of(sqlite3 *db, long long candidate_id);
+/*
+ * The running bisections, newest first: {id, candidate_id, good, bad,
+ * builds_used, boots_used, steps_done, steps_total, started_at}.
+ */
+json_t *bisect_running_json(sqlite3 *db);
+/* 0 when bisection id exists, ERR_NOTFOUND or negative. */
+int bisect_exists(sqlite3 *db, long long id);
+/*
+ * The newest bisections of branch (0: all) as /bisections lists them;
+ * "branch" holds the branches.id (branch_fill() shows it).
+ */
+json_t *bisect_list_json(sqlite3 *db, long long branch, long long limit);
+
+/* 1 when bisection id found its culprit, 0 if not (yet), or negative. */
+int bisect_found(sqlite3 *db, long long id);
+
 #endif

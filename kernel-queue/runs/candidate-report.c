@@ -1,8 +1,11 @@
 /* candidate-report.c: what a candidate found, as one line (candidate_summary) and as JSON (candidate_json). */
 #include "candidate.h"
+#include "bisect.h"
 #include "coverage.h"
+#include "gcov.h"
 #include "db.h"
 #include "err.h"
+#include "progress.h"
 #include "queue.h"
 #include "strbuf.h"
 #include "testcase.h"
@@ -19,16 +22,15 @@ char *candidate_summary(sqlite3 *db, long long id)
 		"SELECT c.verdict, c.step, c.detail,"
 		" json_array_length(c.patch_ids), c.boots, b.id, b.cached,"
 		" (SELECT COUNT(DISTINCT name) FROM test_results WHERE"
-		" candidate_id = c.id AND result = 'pass'),"
-		" (SELECT culprit_patch_id FROM bisections WHERE candidate_id ="
-		" c.id AND state = 'found' ORDER BY id DESC LIMIT 1)"
+		" candidate_id = c.id AND result = 'pass')"
 		" FROM candidates c LEFT JOIN builds b ON b.id = c.build_id"
 		" WHERE c.id = ?",
 		"i", id);
 
 	strbuf_addf(&sb, "candidate %lld: ", id);
-	if (!st || sqlite3_step(st) != SQLITE_ROW) {
-		strbuf_addstr(&sb, "no such candidate");
+	int ret = st ? db_step(st) : ERR_IO;
+	if (ret <= 0) {
+		strbuf_addstr(&sb, ret ? err_msg() : "no such candidate");
 		goto out;
 	}
 	const char *verdict = db_col_text(st, 0), *detail = db_col_text(st, 2);
@@ -37,7 +39,7 @@ char *candidate_summary(sqlite3 *db, long long id)
 	long long build = sqlite3_column_int64(st, 5);
 	int cached = sqlite3_column_int(st, 6);
 	long long passed = sqlite3_column_int64(st, 7);
-	long long culprit = sqlite3_column_int64(st, 8);
+	long long culprit = bisect_culprit_of(db, id);
 
 	if (!verdict) {
 		strbuf_addstr(&sb, strcmp(db_col_text(st, 1), "done")
@@ -55,26 +57,24 @@ char *candidate_summary(sqlite3 *db, long long id)
 		/* classified against the tip: its regressions alone */
 		struct testcase_counts tc;
 		int classified = testcase_counts(db, id, &tc) == 0;
-		sqlite3_stmt *f = db_prepare(
-			db,
-			"SELECT name, MAX(result = 'flaky') FROM test_results"
-			" WHERE candidate_id = ?1 AND result IN ('fail','flaky')"
-			" AND (?2 = 0 OR name IN (SELECT name FROM test_cases"
-			" WHERE candidate_id = ?1 AND status = 'regression'))"
-			" GROUP BY name ORDER BY MIN(id)",
-			"ii", id, (long long)(classified && tc.regressions));
-		int n = 0;
-		while (f && sqlite3_step(f) == SQLITE_ROW) {
-			if (n < 4)
-				strbuf_addf(&sb, "%s%s%s", n ? ", " : ": ",
-					    db_col_text(f, 0),
-					    sqlite3_column_int(f, 1) ? " (flaky)"
-								     : "");
-			n++;
+		json_t *f = testcase_failing(db, id,
+					     classified && tc.regressions),
+		       *t;
+		size_t n = json_array_size(f), i;
+		json_array_foreach(f, i, t)
+		{
+			if (i < 4)
+				strbuf_addf(&sb, "%s%s%s", i ? ", " : ": ",
+					    json_string_value(
+						    json_object_get(t, "name")),
+					    json_integer_value(
+						    json_object_get(t, "flaky"))
+						    ? " (flaky)"
+						    : "");
 		}
-		sqlite3_finalize(f);
+		json_decref(f);
 		if (n > 4)
-			strbuf_addf(&sb, " and %d more", n - 4);
+			strbuf_addf(&sb, " and %zu more", n - 4);
 		if (culprit)
 			strbuf_addf(&sb, " (first bad patch %lld)", culprit);
 	} else if (cv == CV_PASS) {
@@ -108,6 +108,27 @@ static json_t *verdict_summary(sqlite3 *db, long long id)
 	db_query_text(db, &cov, "SELECT coverage FROM candidates WHERE id = ?",
 		      "i", id);
 	err_clear();
+	{
+		/* a coverage boot's line count goes with build coverage */
+		json_t *g = gcov_candidate_json(db, id);
+		if (json_is_object(g)) {
+			json_int_t ex = json_integer_value(
+				json_object_get(g, "executable"));
+			char *t = ex ? gcov_lines_text(
+					       (long)json_integer_value(
+						       json_object_get(
+							       g, "executed")),
+					       (long)ex, 0)
+				     : xstrdup(json_string_value(json_object_get(
+					       g, "summary")));
+			char *c2 = xstrfmt("%s%s%s", cov ? cov : "",
+					   cov ? ", " : "", t);
+			free(cov);
+			free(t);
+			cov = c2;
+		}
+		json_decref(g);
+	}
 	{
 		/* no test ran (the build failed): no "0 tests" */
 		struct testcase_counts tc;
@@ -183,12 +204,7 @@ json_t *candidate_json(sqlite3 *db, long long id)
 		json_object_set_new(o, "headline", json_string(line));
 		free(line);
 	}
-	json_object_set_new(o, "progress",
-			    db_row_json(db,
-					"SELECT label, done, total, unit,"
-					" updated_at FROM progress WHERE kind ="
-					" 'build' AND subject_id = ?",
-					"i", id) ?: json_null());
+	json_object_set_new(o, "progress", progress_of_json(db, "build", id));
 	err_clear();
 	return o;
 }

@@ -2,12 +2,13 @@
 #include "candidate.h"
 #include "buildcache.h"
 #include "coverage.h"
+#include "gcov.h"
 #include "db.h"
 #include "event.h"
 #include "err.h"
 #include "file.h"
+#include "guestconf.h"
 #include "kbuild.h"
-#include "kconfig.h"
 #include "log.h"
 #include "progress.h"
 #include "queue.h"
@@ -52,10 +53,7 @@ long long candidate_create_on(sqlite3 *db, long long branch,
 	/* the patches (and upto, the last) must be this branch's */
 	for (size_t i = 0; i <= (patch_ids ? n : 0); i++) {
 		long long pid = patch_ids && i < n ? patch_ids[i] : upto;
-		if (pid > 0 &&
-		    db_query_int(db, &on,
-				 "SELECT branch_id FROM patches WHERE id = ?",
-				 "i", pid) == 0 &&
+		if (pid > 0 && (on = queue_branch_of(db, pid)) >= 0 &&
 		    on != branch) {
 			json_decref(arr);
 			return err_set(ERR_INVALID,
@@ -237,9 +235,10 @@ static int set_step(sqlite3 *db, long long id, const char *step)
 		       step, id);
 }
 
-static int finish(sqlite3 *db, long long id, const char *verdict,
+static int finish(sqlite3 *db, long long id, enum cand_verdict v,
 		  const char *detail)
 {
+	const char *verdict = candidate_verdict_name(v);
 	int ret = db_exec(db,
 			  "UPDATE candidates SET step = 'done', verdict = ?,"
 			  " detail = ?, finished_at ="
@@ -273,18 +272,20 @@ static int apply_all(struct app *app, struct repo *r, long long id,
 	json_array_foreach(ids, i, v)
 	{
 		long long pid = json_integer_value(v);
-		char *diff = NULL, *subject = NULL;
+		json_t *pt = queue_patch_content_json(app->db, pid);
+		const char *d = queue_field(pt, "diff");
+		const char *s = queue_field(pt, "subject");
+		char *diff = d ? xstrdup(d) : NULL;
+		char *subject = s ? xstrdup(s) : NULL;
 		struct repo_apply_result res = { 0 };
 		char next[REPO_HEX_SIZE];
 
-		db_query_text(app->db, &diff,
-			      "SELECT diff FROM patches WHERE id = ?", "i", pid);
-		db_query_text(app->db, &subject,
-			      "SELECT subject FROM patches WHERE id = ?", "i",
-			      pid);
+		json_decref(pt);
+		err_clear();
 		if (!diff) {
 			strbuf_addf(fail, "patch %lld: no such patch", pid);
 			free(subject);
+			strbuf_release(&msg);
 			return 1;
 		}
 		ret = repo_apply(r, tree, diff, next, &res);
@@ -349,8 +350,8 @@ static int store_tests(sqlite3 *db, long long id, int run,
 	return 0;
 }
 
-static const char *aggregate(sqlite3 *db, long long id, struct strbuf *detail,
-			     int hung)
+static enum cand_verdict aggregate(sqlite3 *db, long long id,
+				   struct strbuf *detail, int hung)
 {
 	sqlite3_stmt *st = db_prepare(db,
 				      "SELECT name, SUM(result = 'pass'),"
@@ -386,8 +387,8 @@ static const char *aggregate(sqlite3 *db, long long id, struct strbuf *detail,
 		log_warnx("candidate %lld: flaky tests not marked: %s", id,
 			  err_msg());
 	if (hung)
-		return "hang";
-	return fails ? "fail" : "pass";
+		return CV_HANG;
+	return fails ? CV_FAIL : CV_PASS;
 }
 
 /* What a candidate boots: a build cache entry or the build directory. */
@@ -396,6 +397,7 @@ struct built {
 	char *dir;    /* the runner's build_dir */
 	char *kernel; /* the bzImage in it */
 	char *error;  /* when !ok */
+	struct kselftest_build ksft; /* the tree's kselftests */
 };
 
 static void built_release(struct built *b)
@@ -403,6 +405,7 @@ static void built_release(struct built *b)
 	free(b->dir);
 	free(b->kernel);
 	free(b->error);
+	kselftest_build_release(&b->ksft);
 }
 
 #define BZIMAGE "arch/x86/boot/bzImage"
@@ -427,6 +430,23 @@ static size_t boot_files(const char *tests_file, const char ***files,
 		for (size_t m = 0; m < (*tests)[i].nmodules; m++)
 			(*files)[n++] = (*tests)[i].modules[m];
 	return n;
+}
+
+/* The branch's guest configuration (guest_config, guestconf.h). */
+static const struct guestconf *guest_of(const struct app *app)
+{
+	const struct guestconf *g = guestconf_find(app->cfg.guest_config);
+
+	return g ? g : guestconf_find("quick");
+}
+
+/* The guest configuration's identity: with src, what comes from the tree. */
+static int config_hash(const struct app *app, const char *src, char out[65])
+{
+	const struct guestconf *g = guest_of(app);
+
+	return guestconf_hash(g, src, guestconf_fragments(g, &app->cfg),
+			      app->cfg.kunit_deny, out);
 }
 
 static char *cache_dir(const struct config *c)
@@ -459,7 +479,7 @@ static void state_key(const struct app *app, const char *tree, char key[65],
 	 * The fragments alone: the tinyconfig base is part of the tree, and
 	 * the worktree holds another state until checked out.
 	 */
-	if (kconfig_hash(NULL, app->cfg.kernel_config_dir, chash) < 0 ||
+	if (config_hash(app, NULL, chash) < 0 ||
 	    buildcache_compiler_id(&cc) < 0 ||
 	    buildcache_key(tree, chash, cc, key) < 0) {
 		log_warnx("build cache: %s: building", err_msg());
@@ -537,7 +557,9 @@ static int build_state(struct app *app, struct repo *r, long long id,
 	struct kbuild_opts ko = {
 		.src_dir = app->cfg.tree_dir,
 		.build_dir = app->cfg.build_dir,
-		.config_dir = app->cfg.kernel_config_dir,
+		.config_dir = guestconf_fragments(guest_of(app), &app->cfg),
+		.guest = guest_of(app),
+		.kunit_deny = app->cfg.kunit_deny,
 		.ccache_dir = app->cfg.ccache_dir,
 		.icecc = app->cfg.icecc,
 		.jobs = app->cfg.make_jobs,
@@ -606,6 +628,45 @@ out:
 	return ret;
 }
 
+/* The kselftests of the state checked out at commit (kselftest.h). */
+static int build_kselftests(struct app *app, struct repo *r, long long id,
+			    const char *commit, struct built *bs,
+			    void (*progress)(const char *, void *), void *ctx)
+{
+	/* beside the kernel's build directory: shared like it */
+	char *cc = NULL, *bdir = xstrfmt("%s-kselftest", app->cfg.build_dir);
+	char *cdir = xstrfmt("%s-cache", bdir);
+	struct kselftest_opts ko = {
+		.tests_file = app->cfg.tests_file, .src_dir = app->cfg.tree_dir,
+		.build_dir = bdir, .cache_dir = cdir,
+		.ccache_dir = app->cfg.ccache_dir, .jobs = app->cfg.make_jobs,
+		.timeout_s = app->cfg.build_timeout,
+	};
+	int ret;
+
+	if (buildcache_compiler_id(&cc) < 0)
+		err_clear();
+	ko.compiler_id = cc;
+	ko.log_path = xstrfmt("%s/log/kselftest-%lld.log", app->cfg.var_dir, id);
+	if ((ret = repo_checkout(r, commit)) == 0 &&
+	    (ret = kselftest_prepare(&ko, &bs->ksft)) == 0 && bs->ksft.ntargets) {
+		size_t built = 0, tests = 0;
+		for (size_t i = 0; i < bs->ksft.ntargets; i++) {
+			built += bs->ksft.targets[i].built;
+			tests += bs->ksft.targets[i].ntests;
+		}
+		say(progress, ctx, "candidate %lld: kselftests %.12s: %zu of %zu"
+		    " targets built, %zu tests (%s, %.1f s)", id, bs->ksft.key,
+		    built, bs->ksft.ntargets, tests, bs->ksft.cached ? "cached"
+		    : "built", bs->ksft.seconds);
+	}
+	free((char *)ko.log_path);
+	free(cc);
+	free(bdir);
+	free(cdir);
+	return ret;
+}
+
 /*
  * Build coverage of the patches' files beyond the guest kernel: a touched
  * object that no longer compiles makes the candidate build-failed (1). When
@@ -637,7 +698,7 @@ static int run_coverage(struct app *app, struct repo *r, long long id,
 		if (ret > 0)
 			ret = 0;
 	} else if (cr.failed) {
-		ret = finish(app->db, id, "build-failed", cr.error);
+		ret = finish(app->db, id, CV_BUILD_FAILED, cr.error);
 		ret = ret < 0 ? ret : 1;
 	}
 	coverage_result_release(&cr);
@@ -752,10 +813,15 @@ static int boot_once(struct app *app, long long id, const struct built *bs,
 		.kernel = bs->kernel,
 		.tests_file = app->cfg.tests_file,
 		.accel = app->cfg.qemu_accel,
-		.memory_mb = app->cfg.qemu_memory,
-		.timeout_s = app->cfg.boot_timeout,
+		.memory_mb = app->cfg.qemu_memory > guest_of(app)->memory_mb
+				     ? app->cfg.qemu_memory
+				     : guest_of(app)->memory_mb,
+		.timeout_s = app->cfg.boot_timeout > guest_of(app)->boot_timeout_s
+				     ? app->cfg.boot_timeout
+				     : guest_of(app)->boot_timeout_s,
 		.work_dir = work,
 		.log_path = clog,
+		.kselftests = &bs->ksft,
 	};
 	struct runner_result rr = { 0 };
 	struct only only = { 0 };
@@ -892,11 +958,8 @@ static int tip_run(struct app *app, long long id, long long *tip_id,
 		ret = repo_tree_of(r, tip, tree);
 	repo_free(r);
 	if (ret < 0 ||
-	    (ret = kconfig_hash(NULL, app->cfg.kernel_config_dir,
-				      chash)) < 0 ||
-	    (ret = kconfig_hash(app->cfg.tree_dir,
-				      app->cfg.kernel_config_dir,
-				      chash_src)) < 0 ||
+	    (ret = config_hash(app, NULL, chash)) < 0 ||
+	    (ret = config_hash(app, app->cfg.tree_dir, chash_src)) < 0 ||
 	    (ret = testcase_set_hash(app->cfg.tests_file, thash)) < 0 ||
 	    (ret = db_query_int(app->db, &branch,
 				"SELECT branch_id FROM candidates WHERE id = ?",
@@ -926,11 +989,9 @@ static int tip_run(struct app *app, long long id, long long *tip_id,
 	    " (candidate %lld)", id, cid);
 	if ((ret = candidate_run(app, cid, 1, progress, ctx)) < 0)
 		return ret;
-	char *v = candidate_verdict(app->db, cid);
-	int ran = v && (!strcmp(v, "pass") || !strcmp(v, "fail") ||
-			!strcmp(v, "hang"));
-	free(v);
-	if (!ran)
+	enum cand_verdict v = candidate_verdict_of(app->db, cid);
+
+	if (v != CV_PASS && v != CV_FAIL && v != CV_HANG)
 		return err_set(ERR_CONFLICT,
 			       "the tip's run (candidate %lld) did not boot",
 			       cid);
@@ -975,7 +1036,7 @@ int candidate_run(struct app *app, long long id, int runs,
 	if (ret < 0)
 		goto out;
 	if (ret > 0) {
-		ret = finish(app->db, id, "apply-failed", why.buf);
+		ret = finish(app->db, id, CV_APPLY_FAILED, why.buf);
 		goto out;
 	}
 	if ((ret = db_exec(app->db,
@@ -988,11 +1049,13 @@ int candidate_run(struct app *app, long long id, int runs,
 	    0)
 		goto out;
 	if (!bs.ok) {
-		ret = finish(app->db, id, "build-failed", bs.error);
+		ret = finish(app->db, id, CV_BUILD_FAILED, bs.error);
 		goto out;
 	}
 	if ((ret = run_coverage(app, r, id, commit, progress, ctx)) != 0)
 		goto out; /* build-failed (1) or could not run */
+	if ((ret = build_kselftests(app, r, id, commit, &bs, progress, ctx)) < 0)
+		goto out;
 
 	/* boot and test, runs times on the same build */
 	set_step(app->db, id, "boot");
@@ -1011,11 +1074,11 @@ int candidate_run(struct app *app, long long id, int runs,
 				     ctx)) < 0)
 			goto out;
 	}
-	const char *verdict = aggregate(app->db, id, &why, hung);
+	enum cand_verdict verdict = aggregate(app->db, id, &why, hung);
 	if (testset_hash(app, id) < 0)
 		err_clear();
 	/* failures are measured against the tip: only regressions fail it */
-	if (strcmp(verdict, "pass") && !hung && tip_applies(app, id)) {
+	if (verdict != CV_PASS && !hung && tip_applies(app, id)) {
 		long long tip_id = 0;
 		close(lockfd); /* the tip's run takes the lock itself */
 		lockfd = -1;
@@ -1030,7 +1093,7 @@ int candidate_run(struct app *app, long long id, int runs,
 		if ((ret = testcase_classify(app->db, id, tip_id, &tc, &why)) <
 		    0)
 			goto out;
-		verdict = tc.regressions ? "fail" : "pass";
+		verdict = tc.regressions ? CV_FAIL : CV_PASS;
 	} else if (of_queue(app->db, id)) {
 		struct strbuf unused = STRBUF_INIT;
 		ret = testcase_classify(app->db, id, 0, NULL, &unused);
@@ -1039,6 +1102,14 @@ int candidate_run(struct app *app, long long id, int runs,
 			goto out;
 	}
 	ret = finish(app->db, id, verdict, why.len ? why.buf : NULL);
+	/* which of the patches' lines ran: after the verdict, never
+	 * changing it (gcov.h) */
+	if (ret >= 0 && !strcmp(app->cfg.coverage_boot, "yes") &&
+	    verdict != CV_HANG && of_queue_with(app->db, id, 1)) {
+		if (lockfd >= 0 || lock_builds(app, &lockfd) >= 0)
+			gcov_boot(app, r, id, commit, progress, ctx);
+		err_clear(); /* a failure is the coverage boot's summary */
+	}
 out:
 	if (ret < 0) {
 		/* could not run at all: say so on the row, never leave it pending */
@@ -1069,16 +1140,22 @@ int candidate_pending_due(struct app *app, long long *id)
 
 int candidate_queue_due(struct app *app, long long *id)
 {
+	char *queued;
+	long long c;
+	int ret;
+
 	*id = 0;
-	return db_query_int(app->db, id,
-			    "SELECT 1 WHERE EXISTS (SELECT 1 FROM patches WHERE"
-			    " branch_id = ?1 AND state = 'queued') AND NOT"
-			    " EXISTS (SELECT 1 FROM candidates WHERE branch_id ="
-			    " ?1 AND purpose IN ('queue','confirm') AND"
-			    " patch_ids = (SELECT json_group_array(id) FROM"
-			    " (SELECT id FROM patches WHERE branch_id = ?1 AND"
-			    " state = 'queued' ORDER BY queue_pos)))",
-			    "i", app->branch_id) == 0;
+	if (queue_count(app->db, app->branch_id, PS_QUEUED) <= 0 ||
+	    !(queued = queue_queued_ids(app->db, app->branch_id)))
+		return 0;
+	/* no queue or confirm candidate of exactly these patches yet */
+	ret = candidate_with_patches(app->db, app->branch_id, queued, 0, &c);
+	free(queued);
+	if (ret != ERR_NOTFOUND)
+		return 0;
+	err_clear();
+	*id = 1;
+	return 1;
 }
 
 int candidate_interrupted(struct app *app, long long id)

@@ -97,4 +97,97 @@ int candidate_queue_due(struct app *app, long long *id);
 /* ... and a candidate whose run was stopped goes back to pending. */
 int candidate_interrupted(struct app *app, long long id);
 
+/*
+ * A candidate's columns and lists, for the modules that show or steer
+ * candidates (candidate-rows.c). Ids of no such candidate read as 0.
+ */
+/* 0 when candidate id exists, ERR_NOTFOUND or negative. */
+int candidate_exists(sqlite3 *db, long long id);
+/* Its branches.id (0: none). */
+long long candidate_branch_id(sqlite3 *db, long long id);
+/* {"candidate id": branches.id} of the ids (a JSON array text). */
+json_t *candidate_branch_ids(sqlite3 *db, const char *ids);
+/*
+ * The candidate at work (past pending, not done), newest: {id, purpose,
+ * step, upto_patch_id, patches, started_at, bisection_id, branch_id}, json
+ * null when none, NULL on error.
+ */
+json_t *candidate_at_work_json(sqlite3 *db);
+/* Branch's newest candidate, and its newest with a verdict (ERR_NOTFOUND). */
+json_t *candidate_latest_json(sqlite3 *db, long long branch);
+json_t *candidate_last_verdict_json(sqlite3 *db, long long branch);
+/*
+ * The newest candidate that included each of patch_ids (a JSON array
+ * text): rows {patch, id, purpose, step, verdict}.
+ */
+json_t *candidate_newest_of_json(sqlite3 *db, const char *patch_ids);
+/*
+ * The newest candidates (purpose NULL: all; branch 0: all), as /candidates
+ * lists them; "branch" holds the branches.id (branch_fill() shows it).
+ */
+json_t *candidate_list_json(sqlite3 *db, const char *purpose, long long branch,
+			    long long limit);
+/* Ids of the newest candidates that included patch_id, newest first. */
+json_t *candidate_ids_with(sqlite3 *db, long long patch_id, long long limit);
+/* The tip candidate id's tests were classified against (0: none). */
+long long candidate_tip(sqlite3 *db, long long id);
+int candidate_set_tip(sqlite3 *db, long long id, long long tip);
+int candidate_count_pending(sqlite3 *db, long long *n);
+/* {verdict or "none": count}. */
+json_t *candidate_verdict_counts(sqlite3 *db);
+/* Branch's newest failed queue or confirm candidate (ERR_NOTFOUND). */
+int candidate_last_failed(sqlite3 *db, long long branch, long long *id);
+/* Branch's newest queue or confirm candidate when it failed with patches. */
+long long candidate_failed_tip(sqlite3 *db, long long branch);
+int candidate_set_purpose(sqlite3 *db, long long id, const char *purpose);
+/* What it cost: builds not from the cache (0 or 1) and boots. */
+int candidate_cost(sqlite3 *db, long long id, long long *builds,
+		   long long *boots);
+/* Its build's id (0: none yet), negative when there is no candidate. */
+long long candidate_build_id(sqlite3 *db, long long id);
+/*
+ * Why it failed to build, or NULL (caller frees): its build's error
+ * excerpt; its detail with the build coverage when a touched object did
+ * not compile ("build-failed"); "build: <object's error>" when the guest
+ * kernel built but an object did not.
+ */
+char *candidate_build_error(sqlite3 *db, long long id);
+char *candidate_coverage_failure(sqlite3 *db, long long id);
+char *candidate_object_failure(sqlite3 *db, long long id);
+/*
+ * The finished candidates since (NULL: all) of branch (0: all; -1: those
+ * of no branch), oldest first: a statement of rows (id, purpose, verdict,
+ * detail, patch_ids, commit_sha, started_at, build_id) the caller
+ * finalizes.
+ */
+sqlite3_stmt *candidate_done_rows(sqlite3 *db, const char *since,
+				  long long branch);
+/* Its tree's commit, or NULL; caller frees. */
+char *candidate_commit(sqlite3 *db, long long id);
+int candidate_patch_count(sqlite3 *db, long long id, long long *n);
+/* Its build coverage (JSON text) and the log of it. */
+int candidate_set_coverage(sqlite3 *db, long long id, const char *coverage,
+			   const char *log);
+int candidate_coverage(sqlite3 *db, long long id, char **coverage);
+int candidate_coverage_log(sqlite3 *db, long long id, char **log);
+/*
+ * Branch's newest queue or confirm candidate of exactly the patches ids (a
+ * JSON array text, queue_queued_ids()), passed ones only when passed:
+ * ERR_NOTFOUND when there is none.
+ */
+int candidate_with_patches(sqlite3 *db, long long branch, const char *ids,
+			   int passed, long long *id);
+/*
+ * Builds: the log's path; the row as KCIDB reads it (a statement of
+ * result, seconds, error_excerpt, created_at, config_hash the caller
+ * finalizes); the result ("ok").
+ */
+int candidate_build_log_path(sqlite3 *db, long long build, char **path);
+sqlite3_stmt *candidate_build_row(sqlite3 *db, long long build);
+char *candidate_build_result(sqlite3 *db, long long build);
+/* The newest build's id (0: none): the kernel in the build directory. */
+long long candidate_last_build(sqlite3 *db);
+/* How many builds were timed, and their seconds together. */
+int candidate_build_seconds(sqlite3 *db, long long *count, double *sum);
+
 #endif

@@ -1,8 +1,10 @@
 /* coverage-report.c: build coverage as JSON and text: per candidate, per patch, per file. */
 #include "coverage.h"
 #include "coverage-int.h"
+#include "candidate.h"
 #include "db.h"
 #include "err.h"
+#include "gcov.h"
 #include "strbuf.h"
 
 #include <stdio.h>
@@ -36,10 +38,7 @@ json_t *coverage_candidate_json(sqlite3 *db, long long cid)
 	size_t i;
 	json_t *p;
 
-	if (db_query_text(db, &summary,
-			  "SELECT coverage FROM candidates WHERE id = ?", "i",
-			  cid) < 0 ||
-	    !summary) {
+	if (candidate_coverage(db, cid, &summary) < 0 || !summary) {
 		err_clear();
 		free(summary);
 		return json_null();
@@ -54,24 +53,23 @@ json_t *coverage_candidate_json(sqlite3 *db, long long cid)
 	int code = 0, comp = 0, boot = 0;
 	json_array_foreach(patches, i, p)
 	{
-		const char *s = json_string_value(json_object_get(p, "status"));
-		code += strcmp(s, "no-code") != 0;
-		comp += !strcmp(s, "booted") || !strcmp(s, "compiled");
-		boot += !strcmp(s, "booted");
-		json_object_set_new(
-			p, "files",
-			files_json(db, cid,
-				   json_integer_value(
-					   json_object_get(p, "patch_id"))));
+		enum cov_status s = cov_status_parse(
+			json_string_value(json_object_get(p, "status")));
+		code += s != CS_NO_CODE;
+		comp += s == CS_BOOTED || s == CS_COMPILED;
+		boot += s == CS_BOOTED;
+		long long pid = json_integer_value(json_object_get(p, "patch_id"));
+		json_object_set_new(p, "files", files_json(db, cid, pid));
+		/* which of its lines ran, when a coverage boot ran */
+		json_object_set_new(p, "lines", gcov_patch_json(db, cid, pid));
 	}
 	char *logp = NULL;
-	db_query_text(db, &logp,
-		      "SELECT coverage_log FROM candidates WHERE id = ?", "i",
-		      cid);
+	candidate_coverage_log(db, cid, &logp);
 	err_clear();
-	o = json_pack("{s:s, s:i, s:i, s:i, s:o, s:s?}", "summary", summary,
-		      "with_code", code, "compiled", comp, "booted", boot,
-		      "patches", patches, "log_path", logp);
+	o = json_pack("{s:s, s:i, s:i, s:i, s:o, s:s?, s:o}", "summary",
+		      summary, "with_code", code, "compiled", comp, "booted",
+		      boot, "patches", patches, "log_path", logp, "lines",
+		      gcov_candidate_json(db, cid));
 	free(summary);
 	free(logp);
 	return o;
@@ -95,9 +93,10 @@ json_t *coverage_patch_json(sqlite3 *db, long long pid)
 		      "SELECT " PATCH_STATUS_SQL " FROM coverage WHERE"
 		      " candidate_id = ? AND patch_id = ?",
 		      "ii", cid, pid);
-	o = json_pack("{s:I, s:s, s:o}", "candidate_id", (json_int_t)cid,
+	o = json_pack("{s:I, s:s, s:o, s:o}", "candidate_id", (json_int_t)cid,
 		      "status", status ? status : "no-code", "files",
-		      files_json(db, cid, pid));
+		      files_json(db, cid, pid), "lines",
+		      gcov_patch_json(db, 0, pid));
 	free(status);
 	return o;
 }

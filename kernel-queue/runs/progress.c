@@ -110,3 +110,27 @@ void progress_clear(sqlite3 *db, const char *kind, long long subject_id)
 			stored[i].kind[0] = '\0';
 	progress_interrupt();
 }
+
+/* Long work at hand; a row not rewritten for ten minutes is a dead step's. */
+json_t *progress_recent_json(sqlite3 *db)
+{
+	return db_rows_json(db,
+			    "SELECT kind, subject_id, label, done, total, unit,"
+			    " updated_at FROM progress WHERE updated_at >="
+			    " strftime('%Y-%m-%dT%H:%M:%SZ', 'now',"
+			    " '-10 minutes') ORDER BY kind, subject_id",
+			    NULL);
+}
+
+json_t *progress_of_json(sqlite3 *db, const char *kind, long long subject_id)
+{
+	json_t *o = db_row_json(db,
+				"SELECT label, done, total, unit, updated_at"
+				" FROM progress WHERE kind = ? AND subject_id"
+				" = ?",
+				"ti", kind, subject_id);
+
+	if (!o)
+		err_clear();
+	return o ? o : json_null();
+}

@@ -2,6 +2,7 @@
 #ifndef STABLEQ_PROGRESS_H
 #define STABLEQ_PROGRESS_H
 
+#include <jansson.h>
 #include <sqlite3.h>
 
 /*
@@ -26,5 +27,14 @@ void progress_clear(sqlite3 *db, const char *kind, long long subject_id);
 void progress_interrupt(void);
 /* "12/40 objects (30%)", "12 objects" without a total; caller frees. */
 char *progress_text(long long done, long long total, const char *unit);
+
+/*
+ * The progress rows written in the last ten minutes, {kind, subject_id,
+ * label, done, total, unit, updated_at}, by kind and subject (NULL on
+ * error); and one subject's {label, done, total, unit, updated_at}, json
+ * null when it has none. New references.
+ */
+json_t *progress_recent_json(sqlite3 *db);
+json_t *progress_of_json(sqlite3 *db, const char *kind, long long subject_id);
 
 #endif

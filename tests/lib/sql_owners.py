@@ -2,10 +2,9 @@
 """sql_owners.py DIR: the SQL table references of DIR's .c files against
 DIR/sql/OWNERS, one line each:
   refs TABLE FILE            a .c file (basename) names TABLE in SQL
-  bad TABLE FILE             ... and is not an owner of it, nor pending
-  todo TABLE FILE            ... and is pending in OWNERS
-  stale TABLE FILE           a pending line whose reference is gone
+  bad TABLE FILE             ... and is not an owner of it
   unowned TABLE              a table of sql/*.sql that OWNERS does not list
+  unknown TABLE              a line of OWNERS for no table of sql/*.sql
 SQL is found in C string literals (adjacent literals joined), after FROM,
 JOIN, INTO, UPDATE or DELETE FROM. Sources are those of `git ls-files
 '*.c'`, so the map holds wherever files move; tests/, fuzz/ and bench/
@@ -32,15 +31,12 @@ for f in sorted(os.listdir("sql")):
         if b:
             tables.add(b)
 
-owners, pending = {}, set()
+owners = {}
 for line in open("sql/OWNERS"):
     p = line.split()
     if not p or p[0].startswith("#"):
         continue
-    if p[0] == "pending":
-        pending.add((p[1], p[2]))
-    else:
-        owners[p[0]] = set(p[1:])
+    owners[p[0]] = set(p[1:])
 
 lit = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
 kw = re.compile(r"\b(?:FROM|JOIN|INTO|UPDATE|DELETE\s+FROM)\s+([a-z_]+)\b")
@@ -65,10 +61,9 @@ for f in subprocess.check_output(["git", "ls-files", "*.c"], text=True).split():
 
 for t in sorted(tables - set(owners)):
     print("unowned", t)
+for t in sorted(set(owners) - tables):
+    print("unknown", t)
 for t, f in sorted(refs):
     print("refs", t, f)
-    if f in owners.get(t, ()):
-        continue
-    print(("todo" if (t, f) in pending else "bad"), t, f)
-for t, f in sorted(pending - refs):
-    print("stale", t, f)
+    if f not in owners.get(t, ()):
+        print("bad", t, f)
