@@ -287,8 +287,8 @@ out:
 /* --- building ------------------------------------------------------------- */
 
 /* The kselftest sections' targets and their timeouts, in file order. */
-static int section_targets(const char *tests_file, struct strvec *names,
-			   int **timeouts)
+static int section_targets(const char *tests_file, const char *guest,
+			   struct strvec *names, int **timeouts)
 {
 	struct test_def *tests = NULL;
 	size_t n = 0;
@@ -297,6 +297,7 @@ static int section_targets(const char *tests_file, struct strvec *names,
 	*timeouts = NULL;
 	if (ret < 0)
 		return ret;
+	testset_for_guest(tests, &n, guest);
 	for (size_t i = 0; i < n; i++)
 		for (size_t k = 0; tests[i].kind == TEST_KSELFTEST &&
 				   k < tests[i].ntargets;
@@ -641,7 +642,8 @@ int kselftest_prepare(const struct kselftest_opts *o,
 	if (!o->tests_file || !o->src_dir || !o->build_dir || !o->cache_dir)
 		return err_set(ERR_INVALID, "kselftest: tests_file, src_dir, "
 					    "build_dir and cache_dir are needed");
-	if ((ret = section_targets(o->tests_file, &names, &timeouts)) < 0 ||
+	if ((ret = section_targets(o->tests_file, o->guest_config, &names,
+				    &timeouts)) < 0 ||
 	    !names.nr)
 		goto out;
 	if (stat(o->src_dir, &st) < 0 || !S_ISDIR(st.st_mode)) {

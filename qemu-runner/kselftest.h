@@ -74,6 +74,8 @@ struct kselftest_build {
 
 struct kselftest_opts {
 	const char *tests_file;  /* its kselftest sections say what to build */
+	const char *guest_config; /* only the sections for this guest
+				   * (testset_for_guest); NULL: all */
 	const char *src_dir;     /* the kernel tree, checked out */
 	const char *build_dir;   /* headers and objects; made if missing */
 	const char *cache_dir;   /* entries; made if missing */

@@ -282,6 +282,7 @@ int runner_boot(const struct runner_opts *o, struct runner_result *r)
 					    "and work_dir are needed");
 	if ((ret = testset_load(o->tests_file, &tests, &ntests)) < 0)
 		goto out;
+	testset_for_guest(tests, &ntests, o->guest_config);
 	/* kselftest sections: the targets' own results, a guest test per
 	 * test, and the files they need */
 	nkr = kselftest_results(tests, ntests, o->kselftests, o->only,

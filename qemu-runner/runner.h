@@ -34,6 +34,8 @@ struct runner_opts {
 	const char *build_dir;   /* the kernel build (O=): modules */
 	const char *kernel;      /* NULL: BUILD_DIR/arch/x86/boot/bzImage */
 	const char *tests_file;  /* config/tests.conf */
+	const char *guest_config; /* its sections for this guest only
+				   * (testset_for_guest); NULL: all */
 	const char *guest_dir;   /* NULL: qemu-runner/guest (init, badptr.c) */
 	const char *busybox;     /* NULL: /bin/busybox */
 	const char *work_dir;    /* initramfs.cpio, badptr, kvm-probe; made

@@ -236,6 +236,17 @@ static int set_targets(struct parser *p, struct test_def *t, const char *v)
 	return 0;
 }
 
+static int set_guest_config(struct parser *p, struct test_def *t,
+			    const char *v)
+{
+	if (strcmp(v, "quick") && strcmp(v, "broad"))
+		return perr(p, "test %s: guest_config must be quick or broad, "
+			       "not '%s'",
+			    t->name, v);
+	t->guest_config = xstrdup(v);
+	return 0;
+}
+
 static int set_description(struct parser *p, struct test_def *t, const char *v)
 {
 	t->description = xstrdup(v);
@@ -259,6 +270,7 @@ static const struct key {
 	{"fail_on", set_fail_on, K(TEST_CONSOLE), 0},
 	{"modules", set_modules, K(TEST_GUEST), 1},
 	{"targets", set_targets, K(TEST_KSELFTEST), 1},
+	{"guest_config", set_guest_config, ALL, 1},
 	{"description", set_description, ALL, 0},
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
@@ -488,6 +500,7 @@ static void testset_free_one(struct test_def *t)
 	free_words(t->modules, t->nmodules);
 	free_words(t->targets, t->ntargets);
 	free(t->description);
+	free(t->guest_config);
 }
 
 void testset_free(struct test_def *tests, size_t n)
@@ -543,6 +556,15 @@ struct test_def *testset_add_guest(struct test_def **tests, size_t *n,
 	t->command = xstrdup(command);
 	t->timeout = timeout;
 	return t;
+}
+
+void testset_for_guest(struct test_def *tests, size_t *n, const char *guest)
+{
+	for (size_t i = 0; guest && i < *n;)
+		if (tests[i].guest_config && strcmp(tests[i].guest_config, guest))
+			testset_remove(tests, n, i);
+		else
+			i++;
 }
 
 void testset_remove(struct test_def *tests, size_t *n, size_t i)

@@ -50,6 +50,9 @@ struct test_def {
 			     * status 4 (KSFT_SKIP) is a skip, its TAP
 			     * lines are results of their own */
 	char *description;  /* may be NULL */
+	char *guest_config; /* NULL: every guest; else only a branch whose
+			     * guest_config is this ("broad": the release
+			     * set that only the broad guest can run) */
 	int line;           /* where its [test] header is */
 };
 
@@ -87,6 +90,12 @@ void testset_select(struct test_def *tests, size_t *n,
 struct test_def *testset_add_guest(struct test_def **tests, size_t *n,
 				   const char *name, const char *command,
 				   int timeout);
+/*
+ * Keeps, in place, the tests meant for guest configuration guest (quick,
+ * broad): those without a guest_config key and those whose key names it;
+ * the others are freed. *n is the new count. NULL keeps every test.
+ */
+void testset_for_guest(struct test_def *tests, size_t *n, const char *guest);
 /* Removes tests[i] (freed), keeping the order. */
 void testset_remove(struct test_def *tests, size_t *n, size_t i);
 

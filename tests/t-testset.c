@@ -248,6 +248,36 @@ static void test_select(void)
 	testset_free(t, n);
 }
 
+/* Sections for one guest configuration: the release set of the broad guest. */
+static void test_for_guest(void)
+{
+	static const char conf[] = "[test boot]\nkind = boot\n"
+				   "[test ks]\nkind = kselftest\n"
+				   "targets = futex\nguest_config = broad\n"
+				   "[test q]\nkind = guest\ncommand = true\n"
+				   "guest_config = quick  # only there\n"
+				   "[test k]\nkind = ktap\n";
+	struct test_def *t = NULL;
+	size_t n = 0;
+
+	is_int(testset_parse(conf, sizeof(conf) - 1, "g", &t, &n), 0,
+	       "guest_config parses");
+	is_str(n > 2 ? t[1].guest_config : "", "broad", "... broad kept");
+	is_str(n > 2 ? t[2].guest_config : "", "quick", "... comment cut");
+	testset_for_guest(t, &n, NULL);
+	is_int((long)n, 4, "no guest named: every test");
+	testset_for_guest(t, &n, "quick");
+	is_int((long)n, 3, "quick guest: the broad section left out");
+	is_str(n > 2 ? t[1].name : "", "q", "... the quick section kept");
+	testset_for_guest(t, &n, "broad");
+	is_int((long)n, 2, "then broad: the quick one left out too");
+	testset_free(t, n);
+	bad("[test a]\nkind = boot\nguest_config = huge\n",
+	    "tests.conf:3: test a: guest_config must be quick or broad, not "
+	    "'huge'",
+	    "unknown guest_config");
+}
+
 int main(void)
 {
 	test_shipped_set();
@@ -255,5 +285,6 @@ int main(void)
 	test_errors();
 	test_load_errors();
 	test_select();
+	test_for_guest();
 	return done_testing();
 }

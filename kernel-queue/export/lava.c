@@ -289,6 +289,7 @@ int lava_job(sqlite3 *db, const struct config *cfg, const struct lava_opts *o,
 	}
 	if ((ret = testset_load(cfg->tests_file, &tests, &ntests)) < 0)
 		goto out;
+	testset_for_guest(tests, &ntests, cfg->guest_config);
 	out_dir = o->out_dir && *o->out_dir
 			  ? xstrdup(o->out_dir)
 			  : xstrfmt("%s/lava/candidate-%lld", cfg->var_dir,

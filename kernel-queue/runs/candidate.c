@@ -411,8 +411,9 @@ static void built_release(struct built *b)
 #define BZIMAGE "arch/x86/boot/bzImage"
 
 /* The files a boot takes from a build: the image and the tests' modules. */
-static size_t boot_files(const char *tests_file, const char ***files,
-			 struct test_def **tests, size_t *ntests)
+static size_t boot_files(const char *tests_file, const char *guest,
+			 const char ***files, struct test_def **tests,
+			 size_t *ntests)
 {
 	size_t n = 0;
 
@@ -421,6 +422,7 @@ static size_t boot_files(const char *tests_file, const char ***files,
 		err_clear(); /* the boot says what is wrong with it */
 		return 0;
 	}
+	testset_for_guest(*tests, ntests, guest);
 	for (size_t i = 0; i < *ntests; i++)
 		n += (*tests)[i].nmodules;
 	*files = xcalloc(n + 1, sizeof(**files));
@@ -509,7 +511,8 @@ static int build_state(struct app *app, struct repo *r, long long id,
 	long long build_id;
 	int ret;
 
-	nfiles = boot_files(app->cfg.tests_file, &files, &tests, &ntests);
+	nfiles = boot_files(app->cfg.tests_file, app->cfg.guest_config, &files,
+			    &tests, &ntests);
 	if (app->cfg.build_cache_mb > 0 && nfiles)
 		state_key(app, tree, key, chash);
 	if (key[0] && buildcache_lookup(cdir, key, files, nfiles, &entry)) {
@@ -637,7 +640,9 @@ static int build_kselftests(struct app *app, struct repo *r, long long id,
 	char *cc = NULL, *bdir = xstrfmt("%s-kselftest", app->cfg.build_dir);
 	char *cdir = xstrfmt("%s-cache", bdir);
 	struct kselftest_opts ko = {
-		.tests_file = app->cfg.tests_file, .src_dir = app->cfg.tree_dir,
+		.tests_file = app->cfg.tests_file,
+		.guest_config = app->cfg.guest_config,
+		.src_dir = app->cfg.tree_dir,
 		.build_dir = bdir, .cache_dir = cdir,
 		.ccache_dir = app->cfg.ccache_dir, .jobs = app->cfg.make_jobs,
 		.timeout_s = app->cfg.build_timeout,
@@ -812,6 +817,7 @@ static int boot_once(struct app *app, long long id, const struct built *bs,
 		.build_dir = bs->dir,
 		.kernel = bs->kernel,
 		.tests_file = app->cfg.tests_file,
+		.guest_config = app->cfg.guest_config,
 		.accel = app->cfg.qemu_accel,
 		.memory_mb = app->cfg.qemu_memory > guest_of(app)->memory_mb
 				     ? app->cfg.qemu_memory
