@@ -145,7 +145,7 @@ unit-check: $(UNIT_BINS) $(REPLAY_BINS) $(SAN_BIN)
 # the integration tests that drive the real binary, git, QEMU, SMTP, Chromium.
 check: deps
 	$(MAKE) -j$$(nproc) stableq unit-check
-	prove -e tests/lib/as-test $(UNIT_BINS) $(REPLAY_BINS) $(sort $(wildcard tests/[0-9]*.t))
+	prove --timer -e tests/lib/as-test $(UNIT_BINS) $(REPLAY_BINS) $(sort $(wildcard tests/[0-9]*.t))
 
 # deps first, then a make that sees what deps installed (pkg-config flags)
 run: deps
