@@ -20,7 +20,7 @@ tag=$(git -C "$TREE" describe --tags --abbrev=0 linux-6.1.y)
 git -C "$TREE" branch -f t54 "$tag"
 cat >> "$T/tests.conf" <<'CONF'
 
-[test kselftest]
+[test kselftest-three]
 kind = kselftest
 targets = size kcmp user_events
 timeout = 30
