@@ -691,7 +691,7 @@ out:
 
 int repo_init_due(struct app *app, long long *id)
 {
-	char *head = xstrfmt("%s/.git", app->cfg.tree_dir);
+	char *head = xstrfmt("%s/.git", app->bc.cfg.tree_dir);
 	struct stat st;
 	int missing = stat(head, &st) < 0;
 

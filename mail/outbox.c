@@ -309,8 +309,8 @@ int outbox_deliver(sqlite3 *db, const struct config *cfg, int max)
 
 int outbox_due(struct app *app, long long *id)
 {
-	return *app->cfg.smtp_url &&
-	       db_query_int(app->db, id,
+	return *app->bc.cfg.smtp_url &&
+	       db_query_int(app->bc.db, id,
 			    "SELECT id FROM mail WHERE ((state = 'queued' AND"
 			    " hold IS NULL) OR state = 'sending') AND"
 			    " next_attempt_at <= CAST(strftime('%s','now') AS"

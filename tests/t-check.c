@@ -40,7 +40,7 @@ static const char *verdict(struct app *app, long long id, const char *check)
 
 	free(v);
 	v = NULL;
-	queue_verdict_latest(app->db, id, check, &v);
+	queue_verdict_latest(app->bc.db, id, check, &v);
 	return v ? v : "none";
 }
 
@@ -48,7 +48,8 @@ static const char *state(struct app *app, long long id)
 {
 	enum patch_state s;
 
-	return queue_get_state(app->db, id, &s) == 0 ? queue_state_name(s) : "?";
+	return queue_get_state(app->bc.db, id, &s) == 0 ? queue_state_name(s)
+							: "?";
 }
 
 int main(void)
@@ -77,10 +78,13 @@ int main(void)
 	tq_open(&app, dir, conf);
 	free(conf);
 
-	is_str(version = repo_dir_branch_version(app.cfg.tree_dir, "linux-6.1.y"), "6.1.10",
+	is_str(version = repo_dir_branch_version(app.bc.cfg.tree_dir,
+						 "linux-6.1.y"),
+	       "6.1.10",
 	       "repo_dir_branch_version: 6.1.10 from the v6.1.10 tag");
 	free(version);
-	ok(!repo_dir_branch_version(app.cfg.tree_dir, "linux-9.9.y"), "... NULL for no such branch");
+	ok(!repo_dir_branch_version(app.bc.cfg.tree_dir, "linux-9.9.y"),
+	   "... NULL for no such branch");
 
 	{
 		char *fixes = xstrfmt("Fixes: %.12s (\"lib: spell five\")\n", s1);
@@ -132,7 +136,8 @@ int main(void)
 	ok(check_run(&app, NULL, 0, &sum) == 0, "check_run again");
 	{
 		long long n = 0;
-		db_query_int(app.db, &n, "SELECT COUNT(*) FROM verdicts WHERE patch_id = ?",
+		db_query_int(app.bc.db, &n,
+			     "SELECT COUNT(*) FROM verdicts WHERE patch_id = ?",
 			     "i", present);
 		ok(n >= 3, "... the verdicts stay (%lld for the first patch)", n);
 	}

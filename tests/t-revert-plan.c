@@ -47,16 +47,17 @@ int main(void)
 	f = tq_add(&app, "f", "[PATCH] lib: f", "Fixes: 111111111111 (\"lib: a\")\n",
 		   "lib.c", 11);
 	ok(a > 0 && b > a && e > b && c > e && d > c && f > d, "six patches in queue order");
-	ok(queue_set_state(app.db, a, PS_QUEUED, NULL, "t") > 0 &&
-	   queue_set_state(app.db, b, PS_RELEASED, NULL, "t") > 0 &&
-	   queue_set_state(app.db, c, PS_QUEUED, NULL, "t") > 0 &&
-	   queue_set_state(app.db, d, PS_QUEUED, NULL, "t") > 0 &&
-	   queue_set_state(app.db, e, PS_QUEUED, NULL, "t") > 0 &&
-	   queue_set_state(app.db, f, PS_DROPPED, NULL, "t") > 0,
+	ok(queue_set_state(app.bc.db, a, PS_QUEUED, NULL, "t") > 0 &&
+		   queue_set_state(app.bc.db, b, PS_RELEASED, NULL, "t") > 0 &&
+		   queue_set_state(app.bc.db, c, PS_QUEUED, NULL, "t") > 0 &&
+		   queue_set_state(app.bc.db, d, PS_QUEUED, NULL, "t") > 0 &&
+		   queue_set_state(app.bc.db, e, PS_QUEUED, NULL, "t") > 0 &&
+		   queue_set_state(app.bc.db, f, PS_DROPPED, NULL, "t") > 0,
 	   "their states");
-	db_exec(app.db, "UPDATE patches SET released_commit = ? WHERE id = ?", "ti",
+	db_exec(app.bc.db,
+		"UPDATE patches SET released_commit = ? WHERE id = ?", "ti",
 		"3333333333333333333333333333333333333333", b);
-	ok(queue_link_dependencies(app.db) == 0, "queue_link_dependencies");
+	ok(queue_link_dependencies(app.bc.db) == 0, "queue_link_dependencies");
 
 	plan = revert_plan(&app, a);
 	ok(plan, "the plan of a");

@@ -25,12 +25,14 @@ static inline void tq_open(struct app *app, const char *dir, const char *conf)
 
 	memset(app, 0, sizeof(*app));
 	if (write_file_atomic(path, text, strlen(text)) < 0 ||
-	    config_load(&app->cfg, path) < 0)
+	    config_load(&app->bc.cfg, path) < 0)
 		goto fail;
-	app->actor = "test";
-	if (app_open_db(app) < 0 ||
-	    db_exec(app->db, "INSERT INTO sources (kind, path) VALUES"
-			     " ('patch', 'tqueue.h')", NULL) < 0)
+	app->bc.actor = "test";
+	if (branch_ctx_open_db(&app->bc) < 0 ||
+	    db_exec(app->bc.db,
+		    "INSERT INTO sources (kind, path) VALUES"
+		    " ('patch', 'tqueue.h')",
+		    NULL) < 0)
 		goto fail;
 	free(path);
 	free(text);
@@ -42,8 +44,8 @@ fail:
 
 static inline void tq_close(struct app *app)
 {
-	db_close(app->db);
-	config_free(&app->cfg);
+	db_close(app->bc.db);
+	config_free(&app->bc.cfg);
 }
 
 /*
@@ -66,7 +68,7 @@ static inline long long tq_add_diff(struct app *app, const char *tag,
 		subject, tag, trailers, *trailers ? "\n" : "", diff);
 
 	if (patch_parse(&p, mail, strlen(mail), tag, 1 << 20) < 0 ||
-	    queue_add(app->db, app->branch_id, p, 1, &id) < 0) {
+	    queue_add(app->bc.db, app->bc.branch_id, p, 1, &id) < 0) {
 		printf("Bail out! patch %s: %s\n", tag, err_msg());
 		exit(1);
 	}

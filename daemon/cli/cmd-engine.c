@@ -88,7 +88,7 @@ static void print_coverage(json_t *cov)
 
 static int show_candidate(struct app *app, long long id)
 {
-	json_t *j = candidate_json(app->db, id);
+	json_t *j = candidate_json(app->bc.db, id);
 	size_t i;
 	json_t *t;
 
@@ -163,8 +163,8 @@ int cmd_candidate(struct app *app, const struct cli_opts *o, int argc, char **ar
 	    (upto && queue_follow_patch(app, upto) < 0))
 		return fail("candidate");
 	id = run ? run
-		 : candidate_create_on(app->db, app->branch_id, NULL, 0, upto,
-				       "queue", 0, app->actor);
+		 : candidate_create_on(app->bc.db, app->bc.branch_id, NULL, 0,
+				       upto, "queue", 0, app->bc.actor);
 	if (id < 0)
 		return fail("candidate");
 	if (candidate_run(app, id, 1, progress, app) < 0)
@@ -188,7 +188,8 @@ int cmd_bisect(struct app *app, const struct cli_opts *o, int argc, char **argv)
 				" [--steps N] [--json]\n");
 		return 2;
 	}
-	if (!cid && candidate_last_failed(app->db, app->branch_id, &cid) < 0) {
+	if (!cid &&
+	    candidate_last_failed(app->bc.db, app->bc.branch_id, &cid) < 0) {
 		fprintf(stderr, "stableq bisect: no failing candidate\n");
 		return 1;
 	}
@@ -197,11 +198,11 @@ int cmd_bisect(struct app *app, const struct cli_opts *o, int argc, char **argv)
 	    bisect_run(app, cid, steps > 0 && steps < 1000 ? (int)steps : -1,
 		       &bid, progress, app) < 0)
 		return fail("bisect");
-	j = bisect_json(app->db, bid);
+	j = bisect_json(app->bc.db, bid);
 	if (app->json) {
 		print_json(j);
 	} else {
-		char *line = bisect_summary(app->db, bid);
+		char *line = bisect_summary(app->bc.db, bid);
 		printf("%s\n", line);
 		free(line);
 		if (json_string_value(json_object_get(j, "detail")))
@@ -265,7 +266,7 @@ static int confirm(struct app *app, long long rid)
 
 	if (ok < 0)
 		return fail("revert");
-	v = candidate_verdict(app->db, cid);
+	v = candidate_verdict(app->bc.db, cid);
 	printf("confirmation candidate %lld: %s\n", cid, v ? v : "?");
 	free(v);
 	return ok ? 0 : 3;
@@ -384,7 +385,7 @@ int cmd_release(struct app *app, const struct cli_opts *o, int argc, char **argv
 	if (release_queue(app, o->v['f'] != NULL, &n) < 0)
 		return fail("release");
 	printf("released %zu patch%s onto %s (%s-stable)\n", n,
-	       n == 1 ? "" : "es", app->cfg.branch, app->cfg.branch_key);
+	       n == 1 ? "" : "es", app->bc.cfg.branch, app->bc.cfg.branch_key);
 	return 0;
 }
 
@@ -401,7 +402,7 @@ int cmd_verify(struct app *app, const struct cli_opts *o, int argc, char **argv)
 	on_terminal();
 	if (verify_fix(app, id, progress, app) < 0)
 		return fail("verify");
-	line = verify_summary(app->db, id);
+	line = verify_summary(app->bc.db, id);
 	printf("%s\n", line ? line : "?");
 	free(line);
 	return 0;

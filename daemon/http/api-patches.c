@@ -43,12 +43,11 @@ void api_get_patches(struct api_request *req, struct api_response *res,
 		    0 ||
 	    api_arg_int(req, res, "offset", 0, 0, 1LL << 40, &offset) < 0)
 		return;
-	if (!(list = queue_list_json_branch(req->app.db, branch, state, limit,
-					    offset, &total,
-					    view && !strcmp(view, "full")
-						    ? LIST_FULL
+	if (!(list = queue_list_json_branch(
+		      req->app.bc.db, branch, state, limit, offset, &total,
+		      view && !strcmp(view, "full") ? LIST_FULL
 						    : LIST_SUMMARY)) ||
-	    api_set_branches(req->app.db, list, BRANCH_OF_PATCH) < 0) {
+	    api_set_branches(req->app.bc.db, list, BRANCH_OF_PATCH) < 0) {
 		json_decref(list);
 		api_fail(res, ERR_IO);
 		return;
@@ -63,7 +62,7 @@ void api_get_patches(struct api_request *req, struct api_response *res,
 static int patch_exists(struct api_request *req, struct api_response *res,
 			enum patch_state *state)
 {
-	int ret = queue_get_state(req->app.db, req->id, state);
+	int ret = queue_get_state(req->app.bc.db, req->id, state);
 
 	if (ret < 0) {
 		api_fail(res, ret);
@@ -95,7 +94,7 @@ static json_t *patch_candidates(sqlite3 *db, long long id)
 void api_get_patch(struct api_request *req, struct api_response *res,
 		   json_t *body)
 {
-	sqlite3 *db = req->app.db;
+	sqlite3 *db = req->app.bc.db;
 	enum patch_state state;
 	json_t *p;
 
@@ -179,10 +178,10 @@ void api_post_patches(struct api_request *req, struct api_response *res,
 static void answer_patch(struct api_request *req, struct api_response *res,
 			 int status)
 {
-	json_t *p = queue_patch_json(req->app.db, req->id, 0);
+	json_t *p = queue_patch_json(req->app.bc.db, req->id, 0);
 
 	if (p)
-		api_set_branches(req->app.db, p, BRANCH_OF_PATCH);
+		api_set_branches(req->app.bc.db, p, BRANCH_OF_PATCH);
 	api_json(res, status, json_pack("{s:o*}", "patch", p));
 }
 
@@ -238,7 +237,7 @@ void api_post_revert(struct api_request *req, struct api_response *res,
 		 json_pack("{s:b, s:I, s:I, s:o*}", "dry_run", 0, "revert_id",
 			   (json_int_t)revert_id, "confirm_candidate_id",
 			   (json_int_t)confirm_id, "revert",
-			   revert_json(req->app.db, revert_id)));
+			   revert_json(req->app.bc.db, revert_id)));
 	serve_wake(); /* the daemon runs the confirmation (revert_confirm_due) */
 }
 

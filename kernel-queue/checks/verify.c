@@ -45,12 +45,14 @@ static long long baseline(struct app *app, long long patch_id)
 {
 	long long *ids = NULL, cid;
 	size_t n = 0;
-	int ret = queue_ids_before(app->db, app->branch_id, patch_id, &ids, &n);
+	int ret = queue_ids_before(app->bc.db, app->bc.branch_id, patch_id,
+				   &ids, &n);
 
 	if (ret < 0)
 		return ret;
-	cid = candidate_create_on(app->db, app->branch_id, ids ? ids : &cid,
-				  n, 0, "baseline", 0, app->actor);
+	cid = candidate_create_on(app->bc.db, app->bc.branch_id,
+				  ids ? ids : &cid, n, 0, "baseline", 0,
+				  app->bc.actor);
 	free(ids);
 	return cid;
 }
@@ -68,12 +70,12 @@ int verify_fix(struct app *app, long long patch_id,
 	int ret;
 
 	if ((ret = queue_follow_patch(app, patch_id)) < 0 ||
-	    (ret = queue_get_state(app->db, patch_id, &s)) < 0)
+	    (ret = queue_get_state(app->bc.db, patch_id, &s)) < 0)
 		return ret;
 	if (s != PS_QUEUED)
 		return err_set(ERR_CONFLICT, "patch %lld is %s, not queued",
 			       patch_id, queue_state_name(s));
-	json_t *pt = queue_patch_content_json(app->db, patch_id);
+	json_t *pt = queue_patch_content_json(app->bc.db, patch_id);
 	message = queue_field(pt, "message");
 	test = message ? verify_test_of(message) : NULL;
 	json_decref(pt);
@@ -90,12 +92,13 @@ int verify_fix(struct app *app, long long patch_id,
 		 patch_id, test, cid);
 	if ((ret = candidate_run(app, cid, 1, progress, ctx)) < 0)
 		goto out;
-	verdict = candidate_verdict(app->db, cid);
-	result = testcase_result(app->db, cid, test);
-	candidate_patch_count(app->db, cid, &n);
-	version = repo_dir_branch_version(app->cfg.tree_dir, app->cfg.branch);
+	verdict = candidate_verdict(app->bc.db, cid);
+	result = testcase_result(app->bc.db, cid, test);
+	candidate_patch_count(app->bc.db, cid, &n);
+	version = repo_dir_branch_version(app->bc.cfg.tree_dir,
+					  app->bc.cfg.branch);
 	strbuf_addf(&prefix, "candidate %lld (%s%s%s + %lld patch%s before it)",
-		    cid, app->cfg.branch, version && *version ? " " : "",
+		    cid, app->bc.cfg.branch, version && *version ? " " : "",
 		    version ? version : "", n, n == 1 ? "" : "es");
 	if (result && !strcmp(result, "pass")) {
 		res = "not-present";
@@ -116,21 +119,21 @@ int verify_fix(struct app *app, long long patch_id,
 			    " not decide",
 			    test, prefix.buf, verdict ? verdict : "none");
 	}
-	det = app->cfg.nbranches > 1
-		      ? xstrfmt("%s: %s", app->cfg.branch_key, why.buf)
+	det = app->bc.cfg.nbranches > 1
+		      ? xstrfmt("%s: %s", app->bc.cfg.branch_key, why.buf)
 		      : xstrdup(why.buf);
-	if ((ret = db_begin(app->db)) < 0)
+	if ((ret = db_begin(app->bc.db)) < 0)
 		goto out;
-	ret = queue_verdict_add(app->db, patch_id, "test", res, det);
+	ret = queue_verdict_add(app->bc.db, patch_id, "test", res, det);
 	if (ret >= 0 && !strcmp(res, "not-present")) {
 		char *reason = xstrfmt("not-present: %s", det);
-		ev = queue_set_state(app->db, patch_id, PS_REJECTED, reason,
-				     app->actor);
+		ev = queue_set_state(app->bc.db, patch_id, PS_REJECTED, reason,
+				     app->bc.actor);
 		free(reason);
 		if (ev < 0)
 			ret = (int)ev;
 	}
-	if ((ret = db_end(app->db, ret)) >= 0)
+	if ((ret = db_end(app->bc.db, ret)) >= 0)
 		log_info("patch %lld: test %s: %s", patch_id, res, det);
 out:
 	free(test);
@@ -147,8 +150,8 @@ int verify_due(struct app *app, long long *id)
 {
 	/* the step validates the name; a patch whose name is bad gets no
 	 * verdict and its step fails: the daemon backs off from it */
-	return queue_first_marked(app->db, app->branch_id, TRAILER, "test",
-				  id) == 0;
+	return queue_first_marked(app->bc.db, app->bc.branch_id, TRAILER,
+				  "test", id) == 0;
 }
 
 char *verify_summary(sqlite3 *db, long long id)

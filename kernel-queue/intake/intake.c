@@ -72,20 +72,21 @@ int intake_check(struct app *app, const struct intake_result *res,
 			      const struct check_summary *sum, void *ctx),
 		 void *ctx)
 {
-	const char *was = app->cfg.branch_key;
+	const char *was = app->bc.cfg.branch_key;
 	long long *ids = xcalloc(res->nids + 1, sizeof(*ids));
 	int status = 0, ret;
 
-	for (int b = 0; b < app->cfg.nbranches && status >= 0; b++) {
-		const char *key = app->cfg.branches[b].key;
+	for (int b = 0; b < app->bc.cfg.nbranches && status >= 0; b++) {
+		const char *key = app->bc.cfg.branches[b].key;
 		struct check_summary sum = { 0 };
 		size_t n = 0;
 
-		if (app_select_branch(app, key) < 0)
+		if (branch_ctx_select(&app->bc, key) < 0)
 			continue; /* not in the store: nothing went there */
 		for (size_t i = 0; i < res->nids; i++) {
 			char *on = NULL;
-			if (queue_patch_branch(app->db, res->ids[i], &on) == 0 &&
+			if (queue_patch_branch(app->bc.db, res->ids[i], &on) ==
+				    0 &&
 			    !strcmp(on, key))
 				ids[n++] = res->ids[i];
 			free(on);
@@ -102,7 +103,7 @@ int intake_check(struct app *app, const struct intake_result *res,
 			status = ret;
 	}
 	free(ids);
-	if ((ret = app_select_branch(app, was)) < 0 && status >= 0)
+	if ((ret = branch_ctx_select(&app->bc, was)) < 0 && status >= 0)
 		status = ret;
 	return status;
 }
@@ -124,20 +125,20 @@ int intake_submit(struct app *app, long long branch,
 		  const struct intake_source *src,
 		  const struct intake_report *rep, struct intake_result *res)
 {
-	unsigned flags = flags_for(app->cfg.nbranches, branch != 0);
-	size_t max = (size_t)app->cfg.max_patch_bytes;
+	unsigned flags = flags_for(app->bc.cfg.nbranches, branch != 0);
+	size_t max = (size_t)app->bc.cfg.max_patch_bytes;
 	int ret;
 
 	memset(res, 0, sizeof(*res));
-	if (!branch && (branch = queue_default_branch(app->db)) < 0)
+	if (!branch && (branch = queue_default_branch(app->bc.db)) < 0)
 		return (int)branch;
-	ret = src->paths ? intake_import_paths(app->db, branch, flags,
-					       src->paths, src->npaths, max,
-					       app->actor, res)
-			 : intake_import_buffer_to(app->db, branch, flags,
-						   src->buf, src->len,
-						   src->name, max, app->actor,
-						   res);
+	ret = src->paths
+		      ? intake_import_paths(app->bc.db, branch, flags,
+					    src->paths, src->npaths, max,
+					    app->bc.actor, res)
+		      : intake_import_buffer_to(app->bc.db, branch, flags,
+						src->buf, src->len, src->name,
+						max, app->bc.actor, res);
 	if (ret < 0)
 		return ret;
 	if (rep && rep->imported)
@@ -403,12 +404,12 @@ int intake_import_buffer_to(sqlite3 *db, long long branch, unsigned flags,
 int intake_queue_due(struct app *app, long long *id)
 {
 	*id = 0;
-	return app->cfg.queue_dir && *app->cfg.queue_dir;
+	return app->bc.cfg.queue_dir && *app->bc.cfg.queue_dir;
 }
 
 int intake_seed_queue(struct app *app)
 {
-	const struct config *c = &app->cfg;
+	const struct config *c = &app->bc.cfg;
 	struct stat st;
 	int ret;
 

@@ -825,17 +825,17 @@ static int follow(struct app *app, const char *what, long long id,
 		  int (*get)(sqlite3 *, long long, char **))
 {
 	char *key = NULL;
-	int ret = get(app->db, id, &key);
+	int ret = get(app->bc.db, id, &key);
 
-	if (ret < 0 || !strcmp(key, app->cfg.branch_key))
+	if (ret < 0 || !strcmp(key, app->bc.cfg.branch_key))
 		goto out;
-	if (app->branch_given)
+	if (app->bc.branch_given)
 		ret = err_set(ERR_INVALID,
 			      "%s %lld is in branch %s's queue, not %s's"
 			      " (--branch %s)",
-			      what, id, key, app->cfg.branch_key, key);
+			      what, id, key, app->bc.cfg.branch_key, key);
 	else
-		ret = app_select_branch(app, key);
+		ret = branch_ctx_select(&app->bc, key);
 out:
 	free(key);
 	return ret;

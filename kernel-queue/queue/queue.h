@@ -141,7 +141,7 @@ int queue_find_upstream(sqlite3 *db, long long branch, const char *sha,
 
 /*
  * What acts on a patch (or a candidate) acts on its branch: selects that
- * branch in app (its tree, queue directory, ...) unless app->branch_given
+ * branch in app (its tree, queue directory, ...) unless app->bc.branch_given
  * named another (then an error naming both). Negative for an unknown id.
  */
 struct app;

@@ -42,19 +42,19 @@ int revert_guard(struct app *app, long long patch_id, char **why)
 	int ret;
 
 	*why = NULL;
-	if (has_opt_out(app->db, patch_id)) {
+	if (has_opt_out(app->bc.db, patch_id)) {
 		*why = xstrdup("its author refused automatic reverts ("
 			       NO_AUTOREVERT " trailer)");
 		return 0;
 	}
-	if ((flags = flag_list_json(app->db, patch_id))) {
+	if ((flags = flag_list_json(app->bc.db, patch_id))) {
 		json_t *f;
 		size_t i;
 		json_array_foreach(flags, i, f)
 		{
 			long long b = json_integer_value(
 				json_object_get(f, "bisection_id"));
-			if (b && bisect_found(app->db, b) == 0)
+			if (b && bisect_found(app->bc.db, b) == 0)
 				unconfirmed++;
 		}
 		json_decref(flags);
@@ -65,8 +65,8 @@ int revert_guard(struct app *app, long long patch_id, char **why)
 			       " both ways");
 		return 0;
 	}
-	ids = queue_branch_patches(app->db, app->branch_id);
-	ret = ids ? db_query_int(app->db, &today,
+	ids = queue_branch_patches(app->bc.db, app->bc.branch_id);
+	ret = ids ? db_query_int(app->bc.db, &today,
 				 "SELECT count(*) FROM reverts WHERE patch_id"
 				 " IN (SELECT value FROM json_each(?)) AND"
 				 " actor = 'daemon' AND state != 'planned' AND"
@@ -75,11 +75,11 @@ int revert_guard(struct app *app, long long patch_id, char **why)
 				 "t", ids)
 		  : ERR_IO;
 	free(ids);
-	if (ret == 0 && today >= app->cfg.revert_daily_limit) {
+	if (ret == 0 && today >= app->bc.cfg.revert_daily_limit) {
 		*why = xstrfmt("%lld automatic reverts today on %s already"
 			       " (revert_daily_limit = %d)",
-			       today, app->cfg.branch_key,
-			       app->cfg.revert_daily_limit);
+			       today, app->bc.cfg.branch_key,
+			       app->bc.cfg.revert_daily_limit);
 		return 0;
 	}
 	return 1;
@@ -131,7 +131,7 @@ int revert_propose(struct app *app, long long patch_id)
 	struct strbuf why = STRBUF_INIT, when = STRBUF_INIT;
 	struct plan p;
 	char *reason = NULL, *what = NULL, *msgid = NULL;
-	time_t due = time(NULL) + app->cfg.revert_grace;
+	time_t due = time(NULL) + app->bc.cfg.revert_grace;
 	long long mail, ev;
 	int ret;
 
@@ -144,7 +144,7 @@ int revert_propose(struct app *app, long long patch_id)
 	}
 	if ((ret = plan_build(app, patch_id, &p)) < 0)
 		return ret;
-	evidence(app->db, patch_id, &why);
+	evidence(app->bc.db, patch_id, &why);
 	strbuf_addstr(&why, "\nThe plan, newest first:\n");
 	for (size_t i = 0; i < p.n; i++)
 		strbuf_addf(&why, "  %s patch %lld \"%s\" (%s): %s\n",
@@ -157,32 +157,33 @@ int revert_propose(struct app *app, long long patch_id)
 		    " and leaves the decision to the maintainer. A patch whose"
 		    " message carries the trailer \"" NO_AUTOREVERT " <why>\""
 		    " is never reverted automatically.",
-		    when.buf, app->cfg.revert_grace);
+		    when.buf, app->bc.cfg.revert_grace);
 	what = xstrfmt("An automatic revert of your patch is proposed in the"
 		       " %s-stable queue",
-		       app->cfg.branch_key);
-	if ((ret = db_begin(app->db)) < 0)
+		       app->bc.cfg.branch_key);
+	if ((ret = db_begin(app->bc.db)) < 0)
 		goto out;
-	ev = event_add(app->db, app->actor, "patch", patch_id, "proposed",
+	ev = event_add(app->bc.db, app->bc.actor, "patch", patch_id, "proposed",
 		       "revert proposed to the author, due at %lld",
 		       (long long)due);
 	mail = ev < 0 ? ev
-		      : queue_notify(app->db, &app->cfg,
-				   &(struct notice){ .patch_id = patch_id,
-						     .event_id = ev,
-						     .kind = "proposed",
-						     .what = what,
-						     .why = why.buf });
+		      : queue_notify(app->bc.db, &app->bc.cfg,
+				     &(struct notice){.patch_id = patch_id,
+						      .event_id = ev,
+						      .kind = "proposed",
+						      .what = what,
+						      .why = why.buf});
 	if (mail < 0) {
 		ret = (int)mail;
 		goto fail;
 	}
-	msgid = compose_message_id(app->db, mail);
-	if ((ret = db_exec(app->db,
+	msgid = compose_message_id(app->bc.db, mail);
+	if ((ret = db_exec(app->bc.db,
 			   "INSERT INTO revert_proposals (patch_id, mail_id,"
 			   " message_id, due_at) VALUES (?, ?, ?, ?)",
-			   "iiti", patch_id, mail, msgid, (long long)due)) < 0 ||
-	    (ret = db_commit(app->db)) < 0)
+			   "iiti", patch_id, mail, msgid, (long long)due)) <
+		    0 ||
+	    (ret = db_commit(app->bc.db)) < 0)
 		goto fail;
 	log_info("patch %lld: revert proposed to the author (mail %lld),"
 		 " due at %s",
@@ -190,7 +191,7 @@ int revert_propose(struct app *app, long long patch_id)
 	ret = 0;
 	goto out;
 fail:
-	db_rollback(app->db);
+	db_rollback(app->bc.db);
 out:
 	plan_free(&p);
 	strbuf_release(&why);
@@ -215,7 +216,7 @@ int revert_auto(struct app *app, long long patch_id, long long *revert_id,
 		free(why);
 		return ret < 0 ? ret : 0;
 	}
-	db_query_int(app->db, &waiting,
+	db_query_int(app->bc.db, &waiting,
 		     "SELECT id FROM revert_proposals WHERE patch_id = ? AND"
 		     " state = 'waiting'",
 		     "i", patch_id);
@@ -225,7 +226,7 @@ int revert_auto(struct app *app, long long patch_id, long long *revert_id,
 				 : "found broken; revert first",
 			 1, revert_id, confirm_id);
 	if (ret >= 0 && waiting)
-		ret = db_exec(app->db,
+		ret = db_exec(app->bc.db,
 			      "UPDATE revert_proposals SET state = 'done' WHERE"
 			      " id = ?",
 			      "i", waiting);
@@ -239,15 +240,15 @@ int revert_proposal_stop(struct app *app, const char *message_id,
 	int ret;
 
 	if (!message_id ||
-	    db_query_int(app->db, &id,
+	    db_query_int(app->bc.db, &id,
 			 "SELECT id FROM revert_proposals WHERE message_id = ?"
 			 " AND state = 'waiting'",
 			 "t", message_id) < 0 ||
-	    db_query_int(app->db, &patch,
+	    db_query_int(app->bc.db, &patch,
 			 "SELECT patch_id FROM revert_proposals WHERE id = ?",
 			 "i", id) < 0)
 		return 0;
-	if ((ret = db_exec(app->db,
+	if ((ret = db_exec(app->bc.db,
 			   "UPDATE revert_proposals SET state = 'stopped',"
 			   " stopped_by = ? WHERE id = ? AND state = 'waiting'",
 			   "ti", by, id)) <= 0)
@@ -272,9 +273,10 @@ static int first_due(sqlite3 *db, char *ids, const char *sql, long long *id)
 
 int revert_propose_due(struct app *app, long long *id)
 {
-	return !strcmp(app->cfg.auto_revert, "propose") &&
-	       first_due(app->db,
-			 queue_state_ids(app->db, app->branch_id, PS_BROKEN),
+	return !strcmp(app->bc.cfg.auto_revert, "propose") &&
+	       first_due(app->bc.db,
+			 queue_state_ids(app->bc.db, app->bc.branch_id,
+					 PS_BROKEN),
 			 "SELECT value FROM json_each(?1) WHERE ?2 IS NOT NULL"
 			 " AND NOT EXISTS (SELECT 1 FROM reverts r WHERE"
 			 " r.patch_id = value) AND NOT EXISTS (SELECT 1 FROM"
@@ -285,10 +287,11 @@ int revert_propose_due(struct app *app, long long *id)
 
 int revert_grace_due(struct app *app, long long *id)
 {
-	return first_due(app->db,
-			 queue_state_ids(app->db, app->branch_id, PS_BROKEN),
-			 "SELECT patch_id FROM revert_proposals WHERE patch_id"
-			 " IN (SELECT value FROM json_each(?1)) AND state ="
-			 " 'waiting' AND due_at <= ?2 ORDER BY id LIMIT 1",
-			 id);
+	return first_due(
+		app->bc.db,
+		queue_state_ids(app->bc.db, app->bc.branch_id, PS_BROKEN),
+		"SELECT patch_id FROM revert_proposals WHERE patch_id"
+		" IN (SELECT value FROM json_each(?1)) AND state ="
+		" 'waiting' AND due_at <= ?2 ORDER BY id LIMIT 1",
+		id);
 }

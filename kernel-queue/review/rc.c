@@ -34,23 +34,26 @@ static char *next_version(const char *v)
 /* The version the next release will have, and its rc number. */
 static int rc_version(struct app *app, char **out)
 {
-	char *tree = repo_dir_branch_version(app->cfg.tree_dir, app->cfg.branch);
+	char *tree = repo_dir_branch_version(app->bc.cfg.tree_dir,
+					     app->bc.cfg.branch);
 	char *next = next_version(tree), *released = NULL;
 	long long n = 0;
 
 	free(tree);
 	if (!next)
-		return err_set(ERR_NOTFOUND,
-			       "branch %s: no X.Y.Z version for %s in %s (stableq"
-			       " tree init)",
-			       app->cfg.branch_key, app->cfg.branch,
-			       app->cfg.tree_dir);
+		return err_set(
+			ERR_NOTFOUND,
+			"branch %s: no X.Y.Z version for %s in %s (stableq"
+			" tree init)",
+			app->bc.cfg.branch_key, app->bc.cfg.branch,
+			app->bc.cfg.tree_dir);
 	/* released already: the one after it */
-	db_query_text(app->db, &released,
-		      "SELECT substr(version, 1, instr(version, '-rc') - 1) FROM"
-		      " rcs WHERE branch_id = ? AND state = 'released' ORDER BY"
-		      " id DESC LIMIT 1",
-		      "i", app->branch_id);
+	db_query_text(
+		app->bc.db, &released,
+		"SELECT substr(version, 1, instr(version, '-rc') - 1) FROM"
+		" rcs WHERE branch_id = ? AND state = 'released' ORDER BY"
+		" id DESC LIMIT 1",
+		"i", app->bc.branch_id);
 	while (released && !strcmp(released, next)) {
 		char *n2 = next_version(next);
 		free(next);
@@ -58,10 +61,10 @@ static int rc_version(struct app *app, char **out)
 	}
 	free(released);
 	char *like = xstrfmt("%s-rc%%", next);
-	db_query_int(app->db, &n,
+	db_query_int(app->bc.db, &n,
 		     "SELECT count(*) FROM rcs WHERE branch_id = ? AND version"
 		     " LIKE ?",
-		     "it", app->branch_id, like);
+		     "it", app->bc.branch_id, like);
 	free(like);
 	*out = xstrfmt("%s-rc%lld", next, n + 1);
 	free(next);
@@ -139,8 +142,9 @@ static void cover_body(struct strbuf *b, struct app *app, const char *version,
 	struct dstat *ds = NULL;
 	size_t nds = 0, n = json_array_size(patches);
 	char base[64];
-	const char *url = *app->cfg.public_url ? app->cfg.public_url : NULL;
-	char *fallback = url ? NULL : xstrfmt("http://%s", app->cfg.listen);
+	const char *url =
+		*app->bc.cfg.public_url ? app->bc.cfg.public_url : NULL;
+	char *fallback = url ? NULL : xstrfmt("http://%s", app->bc.cfg.listen);
 
 	snprintf(base, sizeof(base), "%.*s", (int)strcspn(version, "-"), version);
 	strbuf_addf(b,
@@ -151,13 +155,14 @@ static void cover_body(struct strbuf *b, struct app *app, const char *version,
 		    "Responses should be made by ",
 		    base, n);
 	rfc5322_date(b, deadline);
-	strbuf_addf(b, ".\nAnything received after that time might be too"
-		       " late.\n\nThe patches, their checks and this rc can be"
-		       " fetched from stableq at:\n\t%s/api/v1/rc?branch=%s\n"
-		       "and each patch at %s/api/v1/patches/ID\n\nthanks,\n\n"
-		       "stableq (rc %lld)\n\n-------------\nPseudo-Shortlog of"
-		       " commits:\n",
-		    url ? url : fallback, app->cfg.branch_key,
+	strbuf_addf(b,
+		    ".\nAnything received after that time might be too"
+		    " late.\n\nThe patches, their checks and this rc can be"
+		    " fetched from stableq at:\n\t%s/api/v1/rc?branch=%s\n"
+		    "and each patch at %s/api/v1/patches/ID\n\nthanks,\n\n"
+		    "stableq (rc %lld)\n\n-------------\nPseudo-Shortlog of"
+		    " commits:\n",
+		    url ? url : fallback, app->bc.cfg.branch_key,
 		    url ? url : fallback, rc);
 	free(fallback);
 	/* by author, in queue order of each author's first patch */
@@ -207,21 +212,23 @@ int rc_prepare(struct app *app, long long *id)
 	char *version = NULL, *cover_id = NULL;
 	json_t *patches = json_array();
 	struct strbuf body = STRBUF_INIT;
-	time_t deadline = time(NULL) + app->cfg.rc_window;
+	time_t deadline = time(NULL) + app->bc.cfg.rc_window;
 	int ret, width = 1;
 
 	*id = 0;
-	if (!*app->cfg.rc_list) {
+	if (!*app->bc.cfg.rc_list) {
 		ret = err_set(ERR_INVALID, "rc_list is not configured: where"
 					   " would the review series go?");
 		goto out;
 	}
-	if ((ret = queue_ids(app->db, app->branch_id, PS_QUEUED, &ids, &n)) < 0)
+	if ((ret = queue_ids(app->bc.db, app->bc.branch_id, PS_QUEUED, &ids,
+			     &n)) < 0)
 		goto out;
 	if (!n) {
-		ret = err_set(ERR_CONFLICT, "branch %s: no queued patches to"
-					    " review",
-			      app->cfg.branch_key);
+		ret = err_set(ERR_CONFLICT,
+			      "branch %s: no queued patches to"
+			      " review",
+			      app->bc.cfg.branch_key);
 		goto out;
 	}
 	if ((ret = rc_version(app, &version)) < 0)
@@ -232,36 +239,38 @@ int rc_prepare(struct app *app, long long *id)
 	if (width < 2)
 		width = 2;
 	for (size_t i = 0; i < n; i++) {
-		json_t *p = queue_patch_json(app->db, ids[i], 1);
+		json_t *p = queue_patch_json(app->bc.db, ids[i], 1);
 		if (!p) {
 			ret = ERR_IO;
 			goto out;
 		}
 		json_array_append_new(patches, p);
 	}
-	if ((ret = db_begin(app->db)) < 0)
+	if ((ret = db_begin(app->bc.db)) < 0)
 		goto out;
-	ret = db_exec(app->db,
+	ret = db_exec(app->bc.db,
 		      "UPDATE rcs SET state = 'superseded' WHERE branch_id = ?"
 		      " AND state = 'open'",
-		      "i", app->branch_id);
+		      "i", app->bc.branch_id);
 	if (ret < 0 ||
-	    (ret = db_exec(app->db,
+	    (ret = db_exec(app->bc.db,
 			   "INSERT INTO rcs (branch_id, version, deadline,"
 			   " cover_message_id, actor) VALUES (?, ?, ?, '', ?)",
-			   "itit", app->branch_id, version, (long long)deadline,
-			   app->actor)) < 0)
+			   "itit", app->bc.branch_id, version,
+			   (long long)deadline, app->bc.actor)) < 0)
 		goto fail;
-	*id = db_last_id(app->db);
+	*id = db_last_id(app->bc.db);
 	cover_body(&body, app, version, deadline, *id, patches);
 	{
-		char *subject = xstrfmt("[PATCH %s %0*d/%zu] %s review",
-					app->cfg.branch_key, width, 0, n,
-					version);
+		char *subject =
+			xstrfmt("[PATCH %s %0*d/%zu] %s review",
+				app->bc.cfg.branch_key, width, 0, n, version);
 		long long m = compose_list(
-			app->db, &app->cfg,
-			&(struct list_mail){ .kind = "rc", .to = app->cfg.rc_list,
-					     .subject = subject, .body = body.buf },
+			app->bc.db, &app->bc.cfg,
+			&(struct list_mail){.kind = "rc",
+					    .to = app->bc.cfg.rc_list,
+					    .subject = subject,
+					    .body = body.buf},
 			&cover_id);
 		free(subject);
 		if (m < 0) {
@@ -269,32 +278,33 @@ int rc_prepare(struct app *app, long long *id)
 			goto fail;
 		}
 	}
-	if ((ret = db_exec(app->db,
+	if ((ret = db_exec(app->bc.db,
 			   "UPDATE rcs SET cover_message_id = ? WHERE id = ?",
 			   "ti", cover_id, *id)) < 0)
 		goto fail;
 	for (size_t i = 0; i < n; i++) {
 		const json_t *p = json_array_get(patches, i);
 		char *subject = xstrfmt("[PATCH %s %0*zu/%zu] %s",
-					app->cfg.branch_key, width, i + 1, n,
+					app->bc.cfg.branch_key, width, i + 1, n,
 					jstr(p, "subject"));
 		char *mid = NULL;
 		strbuf_reset(&body);
-		patch_body(&body, app->cfg.branch_key, p);
+		patch_body(&body, app->bc.cfg.branch_key, p);
 		long long m = compose_list(
-			app->db, &app->cfg,
-			&(struct list_mail){ .kind = "rc", .patch_id = ids[i],
-					     .to = app->cfg.rc_list,
-					     .subject = subject,
-					     .in_reply_to = cover_id,
-					     .body = body.buf },
+			app->bc.db, &app->bc.cfg,
+			&(struct list_mail){.kind = "rc",
+					    .patch_id = ids[i],
+					    .to = app->bc.cfg.rc_list,
+					    .subject = subject,
+					    .in_reply_to = cover_id,
+					    .body = body.buf},
 			&mid);
 		free(subject);
 		if (m < 0) {
 			ret = (int)m;
 			goto fail;
 		}
-		ret = db_exec(app->db,
+		ret = db_exec(app->bc.db,
 			      "INSERT INTO rc_patches (rc_id, patch_id, pos,"
 			      " message_id) VALUES (?, ?, ?, ?)",
 			      "iiit", *id, ids[i], (long long)(i + 1), mid);
@@ -302,18 +312,18 @@ int rc_prepare(struct app *app, long long *id)
 		if (ret < 0)
 			goto fail;
 	}
-	if ((ret = (int)event_add(app->db, app->actor, "rc", *id, "mailed",
-				  "%s: %zu patches to %s, deadline %lld",
-				  version, n, app->cfg.rc_list,
-				  (long long)deadline)) < 0 ||
-	    (ret = db_commit(app->db)) < 0)
+	if ((ret = (int)event_add(
+		     app->bc.db, app->bc.actor, "rc", *id, "mailed",
+		     "%s: %zu patches to %s, deadline %lld", version, n,
+		     app->bc.cfg.rc_list, (long long)deadline)) < 0 ||
+	    (ret = db_commit(app->bc.db)) < 0)
 		goto fail;
 	log_info("rc %lld: %s: %zu patches to %s", *id, version, n,
-		 app->cfg.rc_list);
+		 app->bc.cfg.rc_list);
 	ret = 0;
 	goto out;
 fail:
-	db_rollback(app->db);
+	db_rollback(app->bc.db);
 	*id = 0;
 out:
 	strbuf_release(&body);
@@ -346,11 +356,11 @@ static long long first_held(sqlite3 *db, long long rc)
 
 int rc_release_check(struct app *app)
 {
-	sqlite3_stmt *st = db_prepare(app->db,
+	sqlite3_stmt *st = db_prepare(app->bc.db,
 				      "SELECT id, version, deadline FROM rcs"
 				      " WHERE branch_id = ? AND state = 'open'"
 				      " ORDER BY id DESC LIMIT 1",
-				      "i", app->branch_id);
+				      "i", app->bc.branch_id);
 	long long rc = 0, deadline = 0, held = 0;
 	char *version = NULL, *subject = NULL;
 	int ret = 0;
@@ -373,8 +383,8 @@ int rc_release_check(struct app *app)
 			      " %lld): release after it",
 			      version, d.buf, rc);
 		strbuf_release(&d);
-	} else if ((held = first_held(app->db, rc)) > 0) {
-		queue_patch_subject(app->db, held, &subject, NULL);
+	} else if ((held = first_held(app->bc.db, rc)) > 0) {
+		queue_patch_subject(app->bc.db, held, &subject, NULL);
 		ret = err_set(ERR_CONFLICT,
 			      "patch %lld (\"%s\") of %s is held: send the next"
 			      " rc without it (stableq rc) or override it",
