@@ -224,7 +224,7 @@ static int schedule_branch(struct app *app, struct step *s, int b,
 
 		if (i >= MAX_JOBS || (j->once && ran_once[b][i]))
 			continue;
-		if (j->due(app, &id) != 1)
+		if (j->due(&app->bc, &id) != 1)
 			continue;
 		/* a failure about one row holds back that row, not the others */
 		if (bo && now_monotonic() < bo->until && bo->id == id)
@@ -270,7 +270,7 @@ static void step_interrupt(struct app *app, struct step *s)
 	log_info("step %s: stopping it", s->name);
 	spawn_kill(&s->sp, 3000);
 	spawn_poll(&s->sp, 1);
-	if (s->job->interrupted && s->job->interrupted(app, s->id) < 0)
+	if (s->job->interrupted && s->job->interrupted(&app->bc, s->id) < 0)
 		log_warnx("step %s: recording the interruption: %s", s->name,
 			  err_msg());
 	if (event_add(app->bc.db, "daemon", "daemon", 0, "interrupted",
@@ -403,7 +403,7 @@ int cmd_serve(struct app *app, const struct cli_opts *o, int argc, char **argv)
 	for (int b = 0; b < app->bc.cfg.nbranches; b++)
 		if (branch_ctx_select(&app->bc, app->bc.cfg.branches[b].key) <
 			    0 ||
-		    intake_seed_queue(app) < 0)
+		    intake_seed_queue(&app->bc) < 0)
 			log_warnx("branch %s: %s", app->bc.cfg.branches[b].key,
 				  err_msg());
 	branch_ctx_select(&app->bc, NULL);

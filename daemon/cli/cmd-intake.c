@@ -19,7 +19,7 @@ int cmd_intake(struct app *app, const struct cli_opts *opts, int argc, char **ar
 				" (intake_maildir, intake_inbox)\n");
 		return 1;
 	}
-	if (mailin_run(app, &r) < 0) {
+	if (mailin_run(&app->bc, &r) < 0) {
 		fprintf(stderr, "stableq: intake: %s\n", err_msg());
 		return 1;
 	}

@@ -118,8 +118,9 @@ int cmd_import(struct app *app, const struct cli_opts *o, int argc, char **argv)
 		fprintf(stderr, "usage: stableq import PATH...\n");
 		return 2;
 	}
-	if (intake_submit(app, app->bc.branch_given ? app->bc.branch_id : 0,
-			  &src, &rep, &res) < 0) {
+	if (intake_submit(&app->bc,
+			  app->bc.branch_given ? app->bc.branch_id : 0, &src,
+			  &rep, &res) < 0) {
 		fprintf(stderr, "stableq import: %s\n", tty(err_msg()));
 		return 1;
 	}
@@ -149,9 +150,9 @@ int cmd_check(struct app *app, const struct cli_opts *o, int argc, char **argv)
 		}
 	}
 	/* the patches named are checked on their branch */
-	ret = n ? queue_follow_patch(app, ids[0]) : 0;
+	ret = n ? queue_follow_patch(&app->bc, ids[0]) : 0;
 	if (ret >= 0)
-		ret = check_run(app, ids, n, &sum);
+		ret = check_run(&app->bc, ids, n, &sum);
 	free(ids);
 	if (ret < 0) {
 		fprintf(stderr, "stableq check: %s\n", tty(err_msg()));

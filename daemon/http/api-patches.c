@@ -154,7 +154,7 @@ void api_post_patches(struct api_request *req, struct api_response *res,
 	 */
 	if (api_branch_arg(req, res, &branch) < 0)
 		return;
-	ret = intake_submit(&req->app, branch, &src, &rep, &r);
+	ret = intake_submit(&req->app.bc, branch, &src, &rep, &r);
 	if (ret == ERR_INVALID || ret == ERR_NOTFOUND) {
 		api_error(res, 422, "invalid-patch", "%s", err_msg());
 		return;
@@ -189,7 +189,7 @@ void api_post_flag(struct api_request *req, struct api_response *res,
 		   json_t *body)
 {
 	const char *reason = json_string_value(json_object_get(body, "reason"));
-	int ret = flag_patch(&req->app, req->id, reason, NULL);
+	int ret = flag_patch(&req->app.bc, req->id, reason, NULL);
 
 	if (ret < 0) {
 		api_fail(res, ret);
@@ -218,7 +218,7 @@ void api_post_revert(struct api_request *req, struct api_response *res,
 		return;
 	if (dry_run) {
 		/* NULL after the patch exists: it cannot be taken out (any more). */
-		if (!(plan = revert_plan(&req->app, req->id))) {
+		if (!(plan = revert_plan(&req->app.bc, req->id))) {
 			api_error(res, 409, "conflict", "%s",
 				  *err_msg() ? err_msg()
 					     : "the patch cannot be reverted");
@@ -228,7 +228,7 @@ void api_post_revert(struct api_request *req, struct api_response *res,
 					     "plan", plan));
 		return;
 	}
-	if ((ret = revert_run(&req->app, req->id, reason, 1, &revert_id,
+	if ((ret = revert_run(&req->app.bc, req->id, reason, 1, &revert_id,
 			      &confirm_id)) < 0) {
 		api_fail(res, ret);
 		return;
@@ -245,7 +245,7 @@ void api_post_override(struct api_request *req, struct api_response *res,
 		       json_t *body)
 {
 	const char *reason = json_string_value(json_object_get(body, "reason"));
-	int ret = override_patch(&req->app, req->id, reason);
+	int ret = override_patch(&req->app.bc, req->id, reason);
 
 	if (ret < 0) {
 		api_fail(res, ret);

@@ -59,7 +59,7 @@ void api_post_rc(struct api_request *req, struct api_response *res,
 
 	if (rc_branch(req, res, &branch) < 0)
 		return;
-	if ((ret = rc_prepare(&req->app, &id)) < 0) {
+	if ((ret = rc_prepare(&req->app.bc, &id)) < 0) {
 		api_fail(res, ret);
 		return;
 	}
