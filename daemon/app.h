@@ -1,4 +1,5 @@
-/* app.h: what every command gets: a branch context, the output mode. */
+/* app.h: what every command of the daemon gets: a branch context for the
+ * domain, and the output mode, which stays in daemon/. */
 #ifndef STABLEQ_APP_H
 #define STABLEQ_APP_H
 
