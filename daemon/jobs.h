@@ -22,12 +22,12 @@
  */
 struct job {
 	const char *name;
-	int (*due)(struct app *app, long long *id);
+	int (*due)(struct branch_ctx *bc, long long *id);
 	const char *argv[8];
 	int seconds;
 	int builds;
 	int once;
-	int (*interrupted)(struct app *app, long long id);
+	int (*interrupted)(struct branch_ctx *bc, long long id);
 	/* may be NULL: what the step found, one line for the log */
 	char *(*summary)(sqlite3 *db, long long id);
 };

@@ -186,14 +186,14 @@ static int parse_command(const struct command *cmd, int *argc, char **argv,
 
 int main(int argc, char **argv)
 {
-	struct app app = { .actor = local_actor() };
+	struct app app = { .bc.actor = local_actor() };
 	struct globals g = { 0 };
 	struct cli_opts o = { { 0 } };
 	const struct command *cmd = NULL;
 	char **args = NULL;
 	int nargs, c, ret;
 
-	app.self = argv[0];
+	app.bc.self = argv[0];
 	opterr = 0; /* take() says what was wrong, naming the command */
 	/* the global options before the command; -v is global only here */
 	while ((c = getopt_long(argc, argv, "+:c:hv", global_opts, NULL)) !=
@@ -237,19 +237,19 @@ int main(int argc, char **argv)
 	if (!g.conf && !getenv("STABLEQ_NO_DEFAULT_CONFIG") &&
 	    access("config/stableq.conf", R_OK) == 0)
 		g.conf = "config/stableq.conf";
-	if (config_load(&app.cfg, g.conf) < 0 ||
-	    config_select_branch(&app.cfg, g.branch) < 0) {
+	if (config_load(&app.bc.cfg, g.conf) < 0 ||
+	    config_select_branch(&app.bc.cfg, g.branch) < 0) {
 		fprintf(stderr, "stableq: %s\n", err_msg());
 		ret = 2;
 		goto out;
 	}
-	app.branch_given = g.branch != NULL;
+	app.bc.branch_given = g.branch != NULL;
 	if (g.db) {
-		free(app.cfg.db);
-		app.cfg.db = strdup(g.db);
+		free(app.bc.cfg.db);
+		app.bc.cfg.db = strdup(g.db);
 	}
 	log_init(app.verbose, 0);
-	if (cmd->needs_db && app_open_db(&app) < 0) {
+	if (cmd->needs_db && branch_ctx_open_db(&app.bc) < 0) {
 		fprintf(stderr, "stableq: %s\n", err_msg());
 		ret = 1;
 		goto out;
@@ -262,14 +262,15 @@ int main(int argc, char **argv)
 	}
 	/* one command is one step for the bulk-mail guard (serve runs its
 	 * steps as commands of their own) */
-	long long mark = app.db ? guard_mark(app.db) : 0;
+	long long mark = app.bc.db ? guard_mark(app.bc.db) : 0;
 	ret = cmd->run(&app, &o, nargs, args);
-	if (app.db && cmd->run != cmd_serve &&
-	    guard_apply(app.db, &app.cfg, mark, cmd->name, app.actor) < 0)
+	if (app.bc.db && cmd->run != cmd_serve &&
+	    guard_apply(app.bc.db, &app.bc.cfg, mark, cmd->name, app.bc.actor) <
+		    0)
 		fprintf(stderr, "stableq: bulk-mail guard: %s\n", err_msg());
 out:
-	db_close(app.db);
-	config_free(&app.cfg);
+	db_close(app.bc.db);
+	config_free(&app.bc.cfg);
 	free(args);
 	return ret;
 }

@@ -146,22 +146,23 @@ static int step_start(struct app *app, struct step *s, const struct job *j,
 		      long long id)
 {
 	struct spawn init = SPAWN_INIT;
-	char *logdir = xstrfmt("%s/log", app->cfg.var_dir);
+	char *logdir = xstrfmt("%s/log", app->bc.cfg.var_dir);
 	char idtext[32] = "", branch[48] = "";
 
 	step_release(s);
 	s->job = j;
 	s->id = id;
-	s->branch = app->cfg.selected;
+	s->branch = app->bc.cfg.selected;
 	if (id)
 		snprintf(idtext, sizeof(idtext), " %lld", id);
 	/* with several branches the log says whose step it is */
-	if (app->cfg.nbranches > 1)
-		snprintf(branch, sizeof(branch), " (%s)", app->cfg.branch_key);
+	if (app->bc.cfg.nbranches > 1)
+		snprintf(branch, sizeof(branch), " (%s)",
+			 app->bc.cfg.branch_key);
 	snprintf(s->name, sizeof(s->name), "%s%s%s", j->name, idtext, branch);
-	strvec_push(&s->argv, app->self);
-	strvec_pushl(&s->argv, "-c", held_conf, "--db", app->cfg.db,
-		     "--branch", app->cfg.branch_key, NULL);
+	strvec_push(&s->argv, app->bc.self);
+	strvec_pushl(&s->argv, "-c", held_conf, "--db", app->bc.cfg.db,
+		     "--branch", app->bc.cfg.branch_key, NULL);
 	for (size_t i = 0; i < sizeof(j->argv) / sizeof(j->argv[0]) && j->argv[i];
 	     i++) {
 		const char *a = j->argv[i];
@@ -169,7 +170,7 @@ static int step_start(struct app *app, struct step *s, const struct job *j,
 			strvec_pushf(&s->argv, "%lld", id);
 		else
 			strvec_push(&s->argv, !strcmp(a, "{queue_dir}")
-						      ? app->cfg.queue_dir
+						      ? app->bc.cfg.queue_dir
 						      : a);
 	}
 	mkdir_p(logdir);
@@ -178,7 +179,7 @@ static int step_start(struct app *app, struct step *s, const struct job *j,
 	s->sp = init;
 	s->sp.argv = s->argv.v;
 	s->sp.log_path = s->log_path;
-	s->sp.timeout_ms = deadline_of(&app->cfg, j) * 1000;
+	s->sp.timeout_ms = deadline_of(&app->bc.cfg, j) * 1000;
 	if (spawn_start(&s->sp) < 0) {
 		log_warnx("step %s: %s", s->name, err_msg());
 		step_release(s);
@@ -195,7 +196,8 @@ static int step_start(struct app *app, struct step *s, const struct job *j,
 /* What the step found, in the log: one line, from the job's module. */
 static void step_summary(struct app *app, const struct step *s)
 {
-	char *line = s->job->summary ? s->job->summary(app->db, s->id) : NULL;
+	char *line =
+		s->job->summary ? s->job->summary(app->bc.db, s->id) : NULL;
 
 	err_clear();
 	if (line)
@@ -210,8 +212,9 @@ static void step_summary(struct app *app, const struct step *s)
 static int schedule_branch(struct app *app, struct step *s, int b,
 			   unsigned char ran_once[][MAX_JOBS])
 {
-	if (app_select_branch(app, app->cfg.branches[b].key) < 0) {
-		log_warnx("branch %s: %s", app->cfg.branches[b].key, err_msg());
+	if (branch_ctx_select(&app->bc, app->bc.cfg.branches[b].key) < 0) {
+		log_warnx("branch %s: %s", app->bc.cfg.branches[b].key,
+			  err_msg());
 		return 0;
 	}
 	for (const struct job *j = jobs; j->name; j++) {
@@ -221,7 +224,7 @@ static int schedule_branch(struct app *app, struct step *s, int b,
 
 		if (i >= MAX_JOBS || (j->once && ran_once[b][i]))
 			continue;
-		if (j->due(app, &id) != 1)
+		if (j->due(&app->bc, &id) != 1)
 			continue;
 		/* a failure about one row holds back that row, not the others */
 		if (bo && now_monotonic() < bo->until && bo->id == id)
@@ -242,8 +245,8 @@ static int schedule_branch(struct app *app, struct step *s, int b,
 static int schedule(struct app *app, struct step *s,
 		    unsigned char ran_once[][MAX_JOBS], int *last)
 {
-	int n = app->cfg.nbranches < MAX_BRANCHES ? app->cfg.nbranches
-						  : MAX_BRANCHES;
+	int n = app->bc.cfg.nbranches < MAX_BRANCHES ? app->bc.cfg.nbranches
+						     : MAX_BRANCHES;
 	int started = 0;
 
 	for (int k = 1; k <= n && !started; k++) {
@@ -252,7 +255,7 @@ static int schedule(struct app *app, struct step *s,
 			*last = b;
 	}
 	/* between steps the daemon (and its API) stands on the first branch */
-	if (app_select_branch(app, NULL) < 0)
+	if (branch_ctx_select(&app->bc, NULL) < 0)
 		log_warnx("%s", err_msg());
 	return started;
 }
@@ -267,10 +270,10 @@ static void step_interrupt(struct app *app, struct step *s)
 	log_info("step %s: stopping it", s->name);
 	spawn_kill(&s->sp, 3000);
 	spawn_poll(&s->sp, 1);
-	if (s->job->interrupted && s->job->interrupted(app, s->id) < 0)
+	if (s->job->interrupted && s->job->interrupted(&app->bc, s->id) < 0)
 		log_warnx("step %s: recording the interruption: %s", s->name,
 			  err_msg());
-	if (event_add(app->db, "daemon", "daemon", 0, "interrupted",
+	if (event_add(app->bc.db, "daemon", "daemon", 0, "interrupted",
 		      "step %s stopped after %.1f s; resumed at the next start",
 		      s->name, s->sp.seconds) < 0)
 		log_warnx("step %s: %s", s->name, err_msg());
@@ -291,7 +294,7 @@ static int reload(struct app *app, struct http_server **http)
 	struct config fresh;
 
 	/* the steps go on with the snapshot held until the file loads */
-	if (snapshot_take(app->cfg.path, app->cfg.var_dir, &fresh) < 0) {
+	if (snapshot_take(app->bc.cfg.path, app->bc.cfg.var_dir, &fresh) < 0) {
 		log_warnx("SIGHUP: the config file is broken, keeping the"
 			  " config held (the steps run with it too): %s",
 			  err_msg());
@@ -302,15 +305,15 @@ static int reload(struct app *app, struct http_server **http)
 	http_stop(*http);
 	*http = NULL;
 	free(fresh.db);
-	fresh.db = xstrdup(app->cfg.db); /* the store does not move */
-	config_free(&app->cfg);
-	app->cfg = fresh;
+	fresh.db = xstrdup(app->bc.cfg.db); /* the store does not move */
+	config_free(&app->bc.cfg);
+	app->bc.cfg = fresh;
 	if (http_start(app, http) < 0) {
 		log_warnx("SIGHUP: http: %s", err_msg());
 		return -1;
 	}
 	log_info("SIGHUP: configuration reloaded from %s",
-		 app->cfg.path ? app->cfg.path : "defaults");
+		 app->bc.cfg.path ? app->bc.cfg.path : "defaults");
 	return 0;
 }
 
@@ -321,8 +324,8 @@ static int reload(struct app *app, struct http_server **http)
  */
 static int check_config(struct app *app)
 {
-	for (int b = 0; b < app->cfg.nbranches; b++) {
-		const struct branch_conf *bc = &app->cfg.branches[b];
+	for (int b = 0; b < app->bc.cfg.nbranches; b++) {
+		const struct branch_conf *bc = &app->bc.cfg.branches[b];
 		char *head = xstrfmt("%s/.git", bc->tree_dir);
 		int have_tree = access(head, F_OK) == 0;
 
@@ -337,9 +340,9 @@ static int check_config(struct app *app)
 		       have_tree ? "" : " (made from the tarball at start)",
 		       bc->queue_dir);
 	}
-	if (icecc_enabled(app->cfg.icecc)) {
+	if (icecc_enabled(app->bc.cfg.icecc)) {
 		struct icecc_farm farm;
-		char *addr = icecc_scheduler(app->cfg.icecc);
+		char *addr = icecc_scheduler(app->bc.cfg.icecc);
 		int ret = icecc_farm_query(addr, 3000, &farm);
 
 		if (ret < 0) {
@@ -352,8 +355,8 @@ static int check_config(struct app *app)
 		       addr, farm.hosts, farm.slots);
 		free(addr);
 	}
-	printf("configuration OK%s%s\n", app->cfg.path ? ": " : "",
-	       app->cfg.path ? app->cfg.path : " (defaults)");
+	printf("configuration OK%s%s\n", app->bc.cfg.path ? ": " : "",
+	       app->bc.cfg.path ? app->bc.cfg.path : " (defaults)");
 	return 0;
 }
 
@@ -380,28 +383,30 @@ int cmd_serve(struct app *app, const struct cli_opts *o, int argc, char **argv)
 		return 1;
 	}
 	log_init(app->verbose, !foreground);
-	app->actor = "daemon";
+	app->bc.actor = "daemon";
 	setenv("STABLEQ_ACTOR", "daemon", 1); /* its steps act as the daemon */
 	{
 		struct config held;
-		if (snapshot_take(app->cfg.path, app->cfg.var_dir, &held) < 0) {
+		if (snapshot_take(app->bc.cfg.path, app->bc.cfg.var_dir,
+				  &held) < 0) {
 			log_warnx("%s", err_msg());
 			return 1;
 		}
 		config_free(&held); /* main.c's copy is the same file */
 		free(held_conf);
-		held_conf = snapshot_path(app->cfg.var_dir);
+		held_conf = snapshot_path(app->bc.cfg.var_dir);
 	}
-	if (app_open_db(app) < 0) {
+	if (branch_ctx_open_db(&app->bc) < 0) {
 		log_warnx("%s", err_msg());
 		return 1;
 	}
-	for (int b = 0; b < app->cfg.nbranches; b++)
-		if (app_select_branch(app, app->cfg.branches[b].key) < 0 ||
-		    intake_seed_queue(app) < 0)
-			log_warnx("branch %s: %s", app->cfg.branches[b].key,
+	for (int b = 0; b < app->bc.cfg.nbranches; b++)
+		if (branch_ctx_select(&app->bc, app->bc.cfg.branches[b].key) <
+			    0 ||
+		    intake_seed_queue(&app->bc) < 0)
+			log_warnx("branch %s: %s", app->bc.cfg.branches[b].key,
 				  err_msg());
-	app_select_branch(app, NULL);
+	branch_ctx_select(&app->bc, NULL);
 	if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
 		fatal("pipe: %s", strerror(errno));
 	memset(&sa, 0, sizeof(sa));
@@ -415,13 +420,14 @@ int cmd_serve(struct app *app, const struct cli_opts *o, int argc, char **argv)
 		log_warnx("http: %s", err_msg());
 		return 1;
 	}
-	log_info("listening on http://%s/ (database %s)", app->cfg.listen,
-		 app->cfg.db);
+	log_info("listening on http://%s/ (database %s)", app->bc.cfg.listen,
+		 app->bc.cfg.db);
 	while (!got_term) {
 		struct pollfd p = { .fd = wake_pipe[0], .events = POLLIN };
 		char buf[64];
 
-		poll(&p, 1, step.running ? 1000 : app->cfg.poll_interval * 1000);
+		poll(&p, 1,
+		     step.running ? 1000 : app->bc.cfg.poll_interval * 1000);
 		while (read(wake_pipe[0], buf, sizeof(buf)) > 0)
 			;
 		if (got_hup) {

@@ -27,7 +27,7 @@
  * sanitizer report is the finding.
  */
 
-static struct app app = { .actor = "fuzz" };
+static struct app app = { .bc.actor = "fuzz" };
 static struct http_server *srv;
 static char dir[] = "/tmp/fuzz-http.XXXXXX";
 static char *secret;
@@ -38,8 +38,8 @@ static void teardown(void)
 	char cmd[64];
 
 	http_stop(srv);
-	db_close(app.db);
-	config_free(&app.cfg);
+	db_close(app.bc.db);
+	config_free(&app.bc.cfg);
 	free(secret);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd)) {
@@ -50,25 +50,25 @@ static void setup(void)
 {
 	if (!mkdtemp(dir))
 		abort();
-	config_load(&app.cfg, NULL);
-	free(app.cfg.db);
-	app.cfg.db = xstrfmt("%s/fuzz.db", dir);
-	free(app.cfg.var_dir);
-	app.cfg.var_dir = xstrfmt("%s/var", dir);
-	free(app.cfg.branches[0].tree_dir);
-	app.cfg.branches[0].tree_dir = xstrfmt("%s/linux", dir);
-	config_select_branch(&app.cfg, NULL);
+	config_load(&app.bc.cfg, NULL);
+	free(app.bc.cfg.db);
+	app.bc.cfg.db = xstrfmt("%s/fuzz.db", dir);
+	free(app.bc.cfg.var_dir);
+	app.bc.cfg.var_dir = xstrfmt("%s/var", dir);
+	free(app.bc.cfg.branches[0].tree_dir);
+	app.bc.cfg.branches[0].tree_dir = xstrfmt("%s/linux", dir);
+	config_select_branch(&app.bc.cfg, NULL);
 	port = free_port();
-	free(app.cfg.listen);
-	app.cfg.listen = xstrfmt("127.0.0.1:%d", port);
-	app.cfg.max_patch_bytes = 65536;
-	app.cfg.http_timeout = 1;
-	app.cfg.http_request_timeout = 1;
+	free(app.bc.cfg.listen);
+	app.bc.cfg.listen = xstrfmt("127.0.0.1:%d", port);
+	app.bc.cfg.max_patch_bytes = 65536;
+	app.bc.cfg.http_timeout = 1;
+	app.bc.cfg.http_request_timeout = 1;
 	/* the corpus's requests say "Host: x" */
-	free(app.cfg.http_hosts);
-	app.cfg.http_hosts = xstrdup("x");
-	if (app_open_db(&app) < 0 ||
-	    token_add(app.db, "fuzz", "fuzz", &secret) < 0 ||
+	free(app.bc.cfg.http_hosts);
+	app.bc.cfg.http_hosts = xstrdup("x");
+	if (branch_ctx_open_db(&app.bc) < 0 ||
+	    token_add(app.bc.db, "fuzz", "fuzz", &secret) < 0 ||
 	    http_start(&app, &srv) < 0) {
 		fprintf(stderr, "fuzz-http: %s\n", err_msg());
 		abort();

@@ -1,6 +1,5 @@
 /* repo-import.c: the stable tree from the linux-source tarball, in git. */
 #include "repo-int.h"
-#include "app.h"
 #include "err.h"
 #include "file.h"
 #include "spawn.h"

@@ -1,6 +1,6 @@
 /* repo.c: open, resolve, commit, move branches, revert, format-patch. */
 #include "repo-int.h"
-#include "app.h"
+#include "ctx.h"
 #include "err.h"
 #include "patch.h"
 #include "strbuf.h"
@@ -689,9 +689,9 @@ out:
 	return ret < 0 ? ret : 0;
 }
 
-int repo_init_due(struct app *app, long long *id)
+int repo_init_due(struct branch_ctx *bc, long long *id)
 {
-	char *head = xstrfmt("%s/.git", app->cfg.tree_dir);
+	char *head = xstrfmt("%s/.git", bc->cfg.tree_dir);
 	struct stat st;
 	int missing = stat(head, &st) < 0;
 

@@ -385,8 +385,8 @@ int repo_format_patch(struct repo *r, const char *spec,
  * *id when the step is about one row), 0 when not. Here: the stable tree
  * is missing (`stableq tree init`).
  */
-struct app;
-int repo_init_due(struct app *app, long long *id);
+struct branch_ctx;
+int repo_init_due(struct branch_ctx *bc, long long *id);
 
 /*
  * A public-inbox v2 epoch (gitdir: INBOX/git/N.git, bare): each commit adds

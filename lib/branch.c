@@ -1,4 +1,4 @@
-/* branch.c: reading the branches table for everyone else (app.c keeps it in
+/* branch.c: reading the branches table for everyone else (ctx.c keeps it in
  * step with the config). */
 #include "branch.h"
 #include "db.h"

@@ -1,5 +1,5 @@
 /* branch.h: the store's branches as other modules read them (the branches
- * table's accessors; app.c writes them). */
+ * table's accessors; ctx.c writes them). */
 #ifndef STABLEQ_BRANCH_H
 #define STABLEQ_BRANCH_H
 

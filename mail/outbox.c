@@ -1,6 +1,6 @@
 /* outbox.c: delivering the outbox over SMTP, with retries and one deliverer. */
 #include "outbox.h"
-#include "app.h"
+#include "ctx.h"
 #include "db.h"
 #include "event.h"
 #include "err.h"
@@ -307,10 +307,10 @@ int outbox_deliver(sqlite3 *db, const struct config *cfg, int max)
 	return outbox_deliver_report(db, cfg, max, NULL, NULL);
 }
 
-int outbox_due(struct app *app, long long *id)
+int outbox_due(struct branch_ctx *bc, long long *id)
 {
-	return *app->cfg.smtp_url &&
-	       db_query_int(app->db, id,
+	return *bc->cfg.smtp_url &&
+	       db_query_int(bc->db, id,
 			    "SELECT id FROM mail WHERE ((state = 'queued' AND"
 			    " hold IS NULL) OR state = 'sending') AND"
 			    " next_attempt_at <= CAST(strftime('%s','now') AS"

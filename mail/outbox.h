@@ -65,8 +65,8 @@ int outbox_deliver_report(sqlite3 *db, const struct config *cfg, int max,
 long long outbox_backoff(int base, int attempts);
 
 /* A job of the daemon's: smtp_url is set and a mail is due now. */
-struct app;
-int outbox_due(struct app *app, long long *id);
+struct branch_ctx;
+int outbox_due(struct branch_ctx *bc, long long *id);
 
 /*
  * What the outbox holds. outbox_list_json: the newest limit mails in state

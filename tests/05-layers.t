@@ -4,7 +4,9 @@
 # or of a layer below it:
 #   lib < mail < patch < git;  lib < qemu-runner;  lib < kbuild;
 #   all of them < kernel-queue < daemon
-# and in daemon/, the two doors (http/ and cli/) never include each other.
+# and in daemon/, the two doors (http/ and cli/) never include each other;
+# struct app (output mode, verbosity) stays in daemon/, the domain below it
+# takes a branch context.
 # The Makefile compiles each folder with only those include paths, so a
 # wrong include also fails to build; this test says which line is wrong.
 . "$(dirname "$0")/lib/tap.sh"
@@ -59,6 +61,14 @@ violations() { # violations DIR LAYER ALLOWED...
 	done
 }
 
+# struct app (the output mode, verbosity) is the daemon's: below daemon/ no
+# source includes app.h or names struct app (a forward declaration passes
+# the include check); the domain takes a struct branch_ctx (lib/ctx.h).
+app_below_daemon() {
+	git ls-files -- '*.c' '*.h' | grep -v -e '^daemon/' -e '^tests/' -e '^fuzz/' -e '^bench/' |
+		xargs -r grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"app\.h"|\<struct app\>' || true
+}
+
 # every folder that holds sources, below the layers
 folders=$(git ls-files -- '*.c' '*.h' | grep -v -e '^tests/' -e '^fuzz/' -e '^bench/' -e '/guest/' | xargs -n1 dirname | sort -u)
 for dir in $folders; do
@@ -75,6 +85,8 @@ done
 # kernel-queue/ holds rooms only: no code at its top
 n=$(ls kernel-queue/*.[ch] 2>/dev/null | wc -l)
 is "$n" "0" "kernel-queue/ keeps its code in rooms (intake, queue, checks, runs, revert, review, export)"
+is "$(where_is app.h)" "daemon" "app.h (struct app) is in daemon/"
+is "$(app_below_daemon)" "" "below daemon/ nothing includes app.h or names struct app"
 dups=$(git ls-files -- '*.h' | grep -v -e '^tests/' -e '^fuzz/' -e '^bench/' -e '/guest/' | xargs -n1 basename | sort | uniq -d)
 is "$dups" "" "header names are unique across the tree"
 
@@ -93,6 +105,12 @@ v=$(violations lib lib)
 is "$v" 'lib/bad.c: #include "api.h" is in daemon/http/' "a lib file including a daemon header is named"
 v=$(violations daemon/cli lib daemon)
 is "$v" 'daemon/cli/cmd-bad.c: #include "api.h" is in daemon/http/, another door' "a CLI file including the HTTP door's header is named"
+printf 'struct app;\nint f(struct app *a);\n' > lib/fwd.h
+printf '#include "app.h"\n' > lib/inc.c && printf '/* app.h */\n' > daemon/app.h
+git add -A
+is "$(app_below_daemon)" 'lib/fwd.h:1:struct app;
+lib/fwd.h:2:int f(struct app *a);
+lib/inc.c:1:#include "app.h"' "a lib file naming struct app or including app.h is named"
 cd "$TOP"
 
 # The README's Layout section names every layer and room.

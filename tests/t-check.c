@@ -34,21 +34,22 @@ static int sh(const char *dir, const char *script, struct strbuf *out)
 	return ret;
 }
 
-static const char *verdict(struct app *app, long long id, const char *check)
+static const char *verdict(struct branch_ctx *bc, long long id,
+			   const char *check)
 {
 	static char *v;
 
 	free(v);
 	v = NULL;
-	queue_verdict_latest(app->db, id, check, &v);
+	queue_verdict_latest(bc->db, id, check, &v);
 	return v ? v : "none";
 }
 
-static const char *state(struct app *app, long long id)
+static const char *state(struct branch_ctx *bc, long long id)
 {
 	enum patch_state s;
 
-	return queue_get_state(app->db, id, &s) == 0 ? queue_state_name(s) : "?";
+	return queue_get_state(bc->db, id, &s) == 0 ? queue_state_name(s) : "?";
 }
 
 int main(void)
@@ -56,7 +57,7 @@ int main(void)
 	char dir[] = "/tmp/t-check.XXXXXX", *conf, *version = NULL, *s1;
 	struct strbuf out = STRBUF_INIT;
 	struct check_summary sum = { 0 };
-	struct app app;
+	struct branch_ctx bc;
 	long long present, missing, cc61, cc66, conflict, already, absent;
 
 	if (!mkdtemp(dir))
@@ -74,65 +75,80 @@ int main(void)
 
 	conf = xstrfmt("tree_dir = %s/linux\nbranch = linux-6.1.y\n"
 		       "debian_changelog =\nqueue_dir = %s/q\n", dir, dir);
-	tq_open(&app, dir, conf);
+	tq_open(&bc, dir, conf);
 	free(conf);
 
-	is_str(version = repo_dir_branch_version(app.cfg.tree_dir, "linux-6.1.y"), "6.1.10",
+	is_str(version =
+		       repo_dir_branch_version(bc.cfg.tree_dir, "linux-6.1.y"),
+	       "6.1.10",
 	       "repo_dir_branch_version: 6.1.10 from the v6.1.10 tag");
 	free(version);
-	ok(!repo_dir_branch_version(app.cfg.tree_dir, "linux-9.9.y"), "... NULL for no such branch");
+	ok(!repo_dir_branch_version(bc.cfg.tree_dir, "linux-9.9.y"),
+	   "... NULL for no such branch");
 
 	{
 		char *fixes = xstrfmt("Fixes: %.12s (\"lib: spell five\")\n", s1);
-		present = tq_add(&app, "present", "[PATCH 6.1] lib: fix line 7", fixes,
-				 "lib.c", 7);
+		present = tq_add(&bc, "present", "[PATCH 6.1] lib: fix line 7",
+				 fixes, "lib.c", 7);
 		free(fixes);
 	}
-	missing = tq_add(&app, "missing", "[PATCH 6.1] lib: fix line 9", "", "lib.c", 9);
-	cc61 = tq_add(&app, "cc61", "[PATCH 6.1] lib: fix line 11",
+	missing = tq_add(&bc, "missing", "[PATCH 6.1] lib: fix line 9", "",
+			 "lib.c", 9);
+	cc61 = tq_add(&bc, "cc61", "[PATCH 6.1] lib: fix line 11",
 		      "Cc: <stable@vger.kernel.org> # 6.1.x\n", "lib.c", 11);
-	cc66 = tq_add(&app, "cc66", "[PATCH 6.1] lib: fix line 13",
+	cc66 = tq_add(&bc, "cc66", "[PATCH 6.1] lib: fix line 13",
 		      "Cc: <stable@vger.kernel.org> # 6.6.x\n", "lib.c", 13);
 	/* line 5 is "line five" on the branch: the context does not match */
-	conflict = tq_add(&app, "conflict", "[PATCH 6.1] lib: fix line 5",
+	conflict = tq_add(&bc, "conflict", "[PATCH 6.1] lib: fix line 5",
 			  "Cc: <stable@vger.kernel.org> # 6.1.x\n", "lib.c", 5);
 	/* what the branch did already */
-	already = tq_add_diff(&app, "already", "[PATCH 6.1] lib: spell five again",
-			      "Cc: <stable@vger.kernel.org> # 6.1.x\n",
-			      "--- a/lib.c\n+++ b/lib.c\n@@ -4,3 +4,3 @@\n line 4\n-line 5\n+line five\n line 6\n");
+	already =
+		tq_add_diff(&bc, "already", "[PATCH 6.1] lib: spell five again",
+			    "Cc: <stable@vger.kernel.org> # 6.1.x\n",
+			    "--- a/lib.c\n+++ b/lib.c\n@@ -4,3 +4,3 @@\n line "
+			    "4\n-line 5\n+line five\n line 6\n");
 	/* no target known, and every file it changes is missing from the tree */
-	absent = tq_add(&app, "absent", "[PATCH 6.1] gone: fix line 3",
-			"Fixes: 0123456789ab (\"something nobody knows\")\n", "gone.c", 3);
+	absent = tq_add(&bc, "absent", "[PATCH 6.1] gone: fix line 3",
+			"Fixes: 0123456789ab (\"something nobody knows\")\n",
+			"gone.c", 3);
 
-	ok(check_run(&app, NULL, 0, &sum) == 0, "check_run of every patch");
+	ok(check_run(&bc, NULL, 0, &sum) == 0, "check_run of every patch");
 	is_int(sum.checked, 7, "... checked 7");
 
-	is_str(verdict(&app, present, "fixes"), "present", "Fixes: a commit on the branch: present");
-	is_str(verdict(&app, present, "applies"), "clean", "... it applies: clean");
-	is_str(verdict(&app, present, "fixup"), "ok", "... not a fix-up of a broken patch: ok");
-	is_str(state(&app, present), "queued", "... queued");
-	is_str(verdict(&app, missing, "fixes"), "missing", "no Fixes:, no Cc: stable: missing");
-	is_str(state(&app, missing), "checked", "... waits for a human");
-	is_str(verdict(&app, cc61, "fixes"), "present", "Cc: stable # 6.1.x: present for 6.1.10");
-	is_str(state(&app, cc61), "queued", "... queued");
-	is_str(verdict(&app, cc66, "fixes"), "absent", "Cc: stable # 6.6.x: absent for 6.1.10");
-	is_str(state(&app, cc66), "rejected", "... rejected");
-	is_str(verdict(&app, conflict, "applies"), "conflict", "a changed context: conflict");
-	is_str(state(&app, conflict), "checked", "... waits for a human");
-	is_str(verdict(&app, already, "applies"), "already-applied",
+	is_str(verdict(&bc, present, "fixes"), "present",
+	       "Fixes: a commit on the branch: present");
+	is_str(verdict(&bc, present, "applies"), "clean",
+	       "... it applies: clean");
+	is_str(verdict(&bc, present, "fixup"), "ok",
+	       "... not a fix-up of a broken patch: ok");
+	is_str(state(&bc, present), "queued", "... queued");
+	is_str(verdict(&bc, missing, "fixes"), "missing",
+	       "no Fixes:, no Cc: stable: missing");
+	is_str(state(&bc, missing), "checked", "... waits for a human");
+	is_str(verdict(&bc, cc61, "fixes"), "present",
+	       "Cc: stable # 6.1.x: present for 6.1.10");
+	is_str(state(&bc, cc61), "queued", "... queued");
+	is_str(verdict(&bc, cc66, "fixes"), "absent",
+	       "Cc: stable # 6.6.x: absent for 6.1.10");
+	is_str(state(&bc, cc66), "rejected", "... rejected");
+	is_str(verdict(&bc, conflict, "applies"), "conflict",
+	       "a changed context: conflict");
+	is_str(state(&bc, conflict), "checked", "... waits for a human");
+	is_str(verdict(&bc, already, "applies"), "already-applied",
 	       "a change the branch has: already-applied");
-	is_str(state(&app, already), "released", "... released, not rejected");
-	is_str(verdict(&app, absent, "fixes"), "absent",
+	is_str(state(&bc, already), "released", "... released, not rejected");
+	is_str(verdict(&bc, absent, "fixes"), "absent",
 	       "unknown target, every file missing from the tree: absent");
-	is_str(state(&app, absent), "rejected", "... rejected");
+	is_str(state(&bc, absent), "rejected", "... rejected");
 	json_decref(sum.json);
 
 	/* the same again changes nothing: no patch is checked twice */
 	memset(&sum, 0, sizeof(sum));
-	ok(check_run(&app, NULL, 0, &sum) == 0, "check_run again");
+	ok(check_run(&bc, NULL, 0, &sum) == 0, "check_run again");
 	{
 		long long n = 0;
-		db_query_int(app.db, &n, "SELECT COUNT(*) FROM verdicts WHERE patch_id = ?",
+		db_query_int(bc.db, &n,
+			     "SELECT COUNT(*) FROM verdicts WHERE patch_id = ?",
 			     "i", present);
 		ok(n >= 3, "... the verdicts stay (%lld for the first patch)", n);
 	}
@@ -144,14 +160,14 @@ int main(void)
 		strbuf_addf(&p, "%s/linux", dir);
 		ok(sh(dir, "mv linux linux.away", NULL) == 0, "the tree is moved away");
 		memset(&sum, 0, sizeof(sum));
-		is_int(check_run(&app, &present, 1, &sum), ERR_NOTFOUND,
+		is_int(check_run(&bc, &present, 1, &sum), ERR_NOTFOUND,
 		       "check_run without the tree: ERR_NOTFOUND");
 		like(err_msg(), "linux", "... naming it");
 		json_decref(sum.json);
 		strbuf_release(&p);
 	}
 	free(s1);
-	tq_close(&app);
+	tq_close(&bc);
 	rm_rf(dir);
 	return done_testing();
 }

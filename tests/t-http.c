@@ -243,7 +243,7 @@ static void test_read_access(struct app *app)
 	static const char *const modes[] = { "loopback", "open", "token" };
 	/* [mode][loopback peer]: answered without a token? */
 	static const int open_read[3][2] = { { 0, 1 }, { 1, 1 }, { 0, 0 } };
-	char *saved = app->cfg.read_access;
+	char *saved = app->bc.cfg.read_access;
 
 	ok(loopback4("127.0.0.1") && loopback4("127.255.0.9") &&
 		   loopback6("::1") && loopback6("::ffff:127.0.0.1"),
@@ -261,7 +261,7 @@ static void test_read_access(struct app *app)
 						   .app = *app };
 			struct api_response res;
 			int r;
-			req.app.cfg.read_access = (char *)modes[m];
+			req.app.bc.cfg.read_access = (char *)modes[m];
 			api_response_init(&res);
 			r = api_begin(&req, &res);
 			if (open_read[m][lo])
@@ -274,7 +274,7 @@ static void test_read_access(struct app *app)
 			free(req.actor);
 			api_response_release(&res);
 		}
-	app->cfg.read_access = saved;
+	app->bc.cfg.read_access = saved;
 }
 
 /* The value of header name in an answer's head, into out ("" if none). */
@@ -703,7 +703,7 @@ static void *hammer(void *arg)
 int main(void)
 {
 	char dir[] = "/tmp/t-http.XXXXXX", *secret = NULL;
-	struct app app = { .actor = "test" };
+	struct app app = { .bc.actor = "test" };
 	struct http_server *srv = NULL;
 	struct answer a;
 	char auth[128], listen[64];
@@ -719,23 +719,23 @@ int main(void)
 		char *text = xstrfmt("tree_dir = %s/no-tree\n", dir);
 
 		if (write_file_atomic(conf, text, strlen(text)) < 0 ||
-		    config_load(&app.cfg, conf) < 0)
+		    config_load(&app.bc.cfg, conf) < 0)
 			return 1;
 		free(conf);
 		free(text);
 	}
-	free(app.cfg.db);
-	app.cfg.db = xstrfmt("%s/t.db", dir);
-	free(app.cfg.var_dir);
-	app.cfg.var_dir = xstrfmt("%s/var", dir);
+	free(app.bc.cfg.db);
+	app.bc.cfg.db = xstrfmt("%s/t.db", dir);
+	free(app.bc.cfg.var_dir);
+	app.bc.cfg.var_dir = xstrfmt("%s/var", dir);
 	port = free_port();
 	snprintf(listen, sizeof(listen), "127.0.0.1:%d", port);
-	free(app.cfg.listen);
-	app.cfg.listen = xstrdup(listen);
-	app.cfg.max_patch_bytes = 4096;
-	app.cfg.http_timeout = 2;
-	ok(app_open_db(&app) == 0, "the store");
-	ok(token_add(app.db, "tester", "test", &secret) == 0, "a token");
+	free(app.bc.cfg.listen);
+	app.bc.cfg.listen = xstrdup(listen);
+	app.bc.cfg.max_patch_bytes = 4096;
+	app.bc.cfg.http_timeout = 2;
+	ok(branch_ctx_open_db(&app.bc) == 0, "the store");
+	ok(token_add(app.bc.db, "tester", "test", &secret) == 0, "a token");
 	snprintf(auth, sizeof(auth), "Authorization: Bearer %s\r\n", secret);
 
 	test_read_access(&app);
@@ -832,7 +832,7 @@ int main(void)
 		is_str(etag2, "", "... (none)");
 		answer_release(&a);
 		/* the store changes: the old ETag no longer matches */
-		ok(db_open(&db, app.cfg.db) == 0, "another connection");
+		ok(db_open(&db, app.bc.cfg.db) == 0, "another connection");
 		db_exec(db, "UPDATE patches SET subject = 'changed for the ETag' WHERE id = 1", NULL);
 		db_close(db);
 		snprintf(h, sizeof(h), "If-None-Match: %s\r\n", etag);
@@ -850,7 +850,7 @@ int main(void)
 		answer_release(&a);
 	}
 	/* a change by another process (here: another connection) */
-	ok(db_open(&db, app.cfg.db) == 0, "another connection");
+	ok(db_open(&db, app.bc.cfg.db) == 0, "another connection");
 	db_exec(db, "UPDATE patches SET subject = 'changed elsewhere' WHERE id = 1", NULL);
 	db_close(db);
 	is_int(get("/api/v1/patches?limit=5", &a), 200, "GET /patches");
@@ -890,7 +890,7 @@ int main(void)
 	}
 	test_framing(auth);
 	test_header_quirks(auth);
-	test_scopes(app.db, auth);
+	test_scopes(app.bc.db, auth);
 	/* Compression: both forms the same bytes, each with Vary. */
 	is_int(gzipped_same("/api/v1/openapi.json", "gzip"), 1,
 	       "GET /openapi.json with Accept-Encoding: gzip: gzipped, the same bytes");
@@ -942,8 +942,8 @@ int main(void)
 	http_stop(srv);
 
 	/* Connection limits: 8 in all, 6 from one address (three quarters). */
-	app.cfg.http_connections = 8;
-	app.cfg.http_request_timeout = 3;
+	app.bc.cfg.http_connections = 8;
+	app.bc.cfg.http_request_timeout = 3;
 	srv = NULL;
 	ok(http_start(&app, &srv) == 0, "http_start with http_connections = 8");
 	{
@@ -969,8 +969,8 @@ int main(void)
 	http_stop(srv);
 
 	free(secret);
-	db_close(app.db);
-	config_free(&app.cfg);
+	db_close(app.bc.db);
+	config_free(&app.bc.cfg);
 	{
 		char cmd[128];
 		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);

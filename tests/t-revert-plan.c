@@ -25,40 +25,43 @@ static long long item_id(json_t *plan, size_t i)
 int main(void)
 {
 	char dir[] = "/tmp/t-revert-plan.XXXXXX";
-	struct app app;
+	struct branch_ctx bc;
 	long long a, b, c, d, e, f;
 	json_t *plan;
 
 	if (!mkdtemp(dir))
 		return 1;
-	tq_open(&app, dir, "");
+	tq_open(&bc, dir, "");
 	/*
 	 * a (queued) is broken; b fixes a and was released; c fixes b and
 	 * is part 1 of a series whose part 2 is d; e is unrelated; f fixes
 	 * a but was dropped already.
 	 */
-	a = tq_add(&app, "a", "[PATCH] lib: a", "commit " UA " upstream.\n\n", "lib.c", 2);
-	b = tq_add(&app, "b", "[PATCH] lib: b",
-		   "commit " UB " upstream.\n\nFixes: 111111111111 (\"lib: a\")\n", "lib.c", 3);
-	e = tq_add(&app, "e", "[PATCH] other: e", "", "other.c", 5);
-	c = tq_add(&app, "c", "[PATCH 1/2] lib: c", "Fixes: 222222222222 (\"lib: b\")\n",
-		   "lib.c", 7);
-	d = tq_add(&app, "d", "[PATCH 2/2] lib: d", "", "lib.c", 9);
-	f = tq_add(&app, "f", "[PATCH] lib: f", "Fixes: 111111111111 (\"lib: a\")\n",
-		   "lib.c", 11);
+	a = tq_add(&bc, "a", "[PATCH] lib: a", "commit " UA " upstream.\n\n",
+		   "lib.c", 2);
+	b = tq_add(&bc, "b", "[PATCH] lib: b",
+		   "commit " UB
+		   " upstream.\n\nFixes: 111111111111 (\"lib: a\")\n",
+		   "lib.c", 3);
+	e = tq_add(&bc, "e", "[PATCH] other: e", "", "other.c", 5);
+	c = tq_add(&bc, "c", "[PATCH 1/2] lib: c",
+		   "Fixes: 222222222222 (\"lib: b\")\n", "lib.c", 7);
+	d = tq_add(&bc, "d", "[PATCH 2/2] lib: d", "", "lib.c", 9);
+	f = tq_add(&bc, "f", "[PATCH] lib: f",
+		   "Fixes: 111111111111 (\"lib: a\")\n", "lib.c", 11);
 	ok(a > 0 && b > a && e > b && c > e && d > c && f > d, "six patches in queue order");
-	ok(queue_set_state(app.db, a, PS_QUEUED, NULL, "t") > 0 &&
-	   queue_set_state(app.db, b, PS_RELEASED, NULL, "t") > 0 &&
-	   queue_set_state(app.db, c, PS_QUEUED, NULL, "t") > 0 &&
-	   queue_set_state(app.db, d, PS_QUEUED, NULL, "t") > 0 &&
-	   queue_set_state(app.db, e, PS_QUEUED, NULL, "t") > 0 &&
-	   queue_set_state(app.db, f, PS_DROPPED, NULL, "t") > 0,
+	ok(queue_set_state(bc.db, a, PS_QUEUED, NULL, "t") > 0 &&
+		   queue_set_state(bc.db, b, PS_RELEASED, NULL, "t") > 0 &&
+		   queue_set_state(bc.db, c, PS_QUEUED, NULL, "t") > 0 &&
+		   queue_set_state(bc.db, d, PS_QUEUED, NULL, "t") > 0 &&
+		   queue_set_state(bc.db, e, PS_QUEUED, NULL, "t") > 0 &&
+		   queue_set_state(bc.db, f, PS_DROPPED, NULL, "t") > 0,
 	   "their states");
-	db_exec(app.db, "UPDATE patches SET released_commit = ? WHERE id = ?", "ti",
-		"3333333333333333333333333333333333333333", b);
-	ok(queue_link_dependencies(app.db) == 0, "queue_link_dependencies");
+	db_exec(bc.db, "UPDATE patches SET released_commit = ? WHERE id = ?",
+		"ti", "3333333333333333333333333333333333333333", b);
+	ok(queue_link_dependencies(bc.db) == 0, "queue_link_dependencies");
 
-	plan = revert_plan(&app, a);
+	plan = revert_plan(&bc, a);
 	ok(plan, "the plan of a");
 	is_int(json_integer_value(json_object_get(plan, "patch_id")), a, "... names a");
 	is_int(json_array_size(json_object_get(plan, "items")), 4,
@@ -77,20 +80,20 @@ int main(void)
 	is_str(item_str(plan, 3, "why"), "the broken patch", "a: the broken patch");
 	json_decref(plan);
 
-	plan = revert_plan(&app, c);
+	plan = revert_plan(&bc, c);
 	is_int(json_array_size(json_object_get(plan, "items")), 2,
 	       "the plan of c: c and d, not what c fixes");
 	json_decref(plan);
-	plan = revert_plan(&app, e);
+	plan = revert_plan(&bc, e);
 	is_int(json_array_size(json_object_get(plan, "items")), 1, "the plan of e: e alone");
 	json_decref(plan);
 
-	ok(!revert_plan(&app, f), "a dropped patch has no plan");
+	ok(!revert_plan(&bc, f), "a dropped patch has no plan");
 	like(err_msg(), "nothing to revert", "... saying there is nothing to revert");
-	ok(!revert_plan(&app, 9999), "an unknown patch has no plan");
+	ok(!revert_plan(&bc, 9999), "an unknown patch has no plan");
 	like(err_msg(), "9999", "... naming it");
 
-	tq_close(&app);
+	tq_close(&bc);
 	rm_rf(dir);
 	return done_testing();
 }

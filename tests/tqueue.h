@@ -2,7 +2,7 @@
 #ifndef STABLEQ_TQUEUE_H
 #define STABLEQ_TQUEUE_H
 
-#include "app.h"
+#include "ctx.h"
 #include "db.h"
 #include "err.h"
 #include "file.h"
@@ -17,20 +17,23 @@
  * A config file in dir naming a store and var/ there, plus the lines of
  * conf ("" for none), loaded and opened; exits on failure.
  */
-static inline void tq_open(struct app *app, const char *dir, const char *conf)
+static inline void tq_open(struct branch_ctx *bc, const char *dir,
+			   const char *conf)
 {
 	char *path = xstrfmt("%s/stableq.conf", dir);
 	char *text = xstrfmt("db = %s/t.db\nvar_dir = %s/var\n%s", dir, dir,
 			     conf);
 
-	memset(app, 0, sizeof(*app));
+	memset(bc, 0, sizeof(*bc));
 	if (write_file_atomic(path, text, strlen(text)) < 0 ||
-	    config_load(&app->cfg, path) < 0)
+	    config_load(&bc->cfg, path) < 0)
 		goto fail;
-	app->actor = "test";
-	if (app_open_db(app) < 0 ||
-	    db_exec(app->db, "INSERT INTO sources (kind, path) VALUES"
-			     " ('patch', 'tqueue.h')", NULL) < 0)
+	bc->actor = "test";
+	if (branch_ctx_open_db(bc) < 0 ||
+	    db_exec(bc->db,
+		    "INSERT INTO sources (kind, path) VALUES"
+		    " ('patch', 'tqueue.h')",
+		    NULL) < 0)
 		goto fail;
 	free(path);
 	free(text);
@@ -40,10 +43,10 @@ fail:
 	exit(1);
 }
 
-static inline void tq_close(struct app *app)
+static inline void tq_close(struct branch_ctx *bc)
 {
-	db_close(app->db);
-	config_free(&app->cfg);
+	db_close(bc->db);
+	config_free(&bc->cfg);
 }
 
 /*
@@ -51,7 +54,7 @@ static inline void tq_close(struct app *app)
  * ("[PATCH 1/2] x: y"), trailers ("" for none; a "commit SHA upstream."
  * line may come first), the message id <tag@t> and diff; returns its id.
  */
-static inline long long tq_add_diff(struct app *app, const char *tag,
+static inline long long tq_add_diff(struct branch_ctx *bc, const char *tag,
 				    const char *subject, const char *trailers,
 				    const char *diff)
 {
@@ -66,7 +69,7 @@ static inline long long tq_add_diff(struct app *app, const char *tag,
 		subject, tag, trailers, *trailers ? "\n" : "", diff);
 
 	if (patch_parse(&p, mail, strlen(mail), tag, 1 << 20) < 0 ||
-	    queue_add(app->db, app->branch_id, p, 1, &id) < 0) {
+	    queue_add(bc->db, bc->branch_id, p, 1, &id) < 0) {
 		printf("Bail out! patch %s: %s\n", tag, err_msg());
 		exit(1);
 	}
@@ -79,14 +82,14 @@ static inline long long tq_add_diff(struct app *app, const char *tag,
  * ... whose diff changes file's line n (n > 1), "line N", to "line N
  * fixed", with a line of context either side.
  */
-static inline long long tq_add(struct app *app, const char *tag,
+static inline long long tq_add(struct branch_ctx *bc, const char *tag,
 			       const char *subject, const char *trailers,
 			       const char *file, int n)
 {
 	char *diff = xstrfmt("--- a/%s\n+++ b/%s\n@@ -%d,3 +%d,3 @@\n"
 			     " line %d\n-line %d\n+line %d fixed\n line %d\n",
 			     file, file, n - 1, n - 1, n - 1, n, n, n + 1);
-	long long id = tq_add_diff(app, tag, subject, trailers, diff);
+	long long id = tq_add_diff(bc, tag, subject, trailers, diff);
 
 	free(diff);
 	return id;

@@ -20,8 +20,8 @@ static json_t *branch_json(struct app *app, const struct branch_conf *b)
 	json_t *o = json_object(), *states = json_object();
 	char *version = repo_dir_branch_version(b->tree_dir, b->branch);
 	long long total = 0, bid = 0;
-	json_t *got = branch_lookup(app->db, b->key, 0, &bid) == 0
-			      ? queue_states_by_pos(app->db, bid)
+	json_t *got = branch_lookup(app->bc.db, b->key, 0, &bid) == 0
+			      ? queue_states_by_pos(app->bc.db, bid)
 			      : NULL,
 	       *v;
 	const char *k;
@@ -42,7 +42,7 @@ static json_t *branch_json(struct app *app, const struct branch_conf *b)
 	json_object_set_new(o, "patches", json_integer(total));
 	json_object_set_new(o, "states", states);
 	/* the store learns the version the tree holds */
-	if (version && app_set_branch_version(app->db, b->key, version) < 0)
+	if (version && branch_ctx_set_version(app->bc.db, b->key, version) < 0)
 		log_warnx("branch %s: %s", b->key, err_msg());
 	free(version);
 	return o;
@@ -60,8 +60,9 @@ int cmd_branches(struct app *app, const struct cli_opts *opts, int argc, char **
 		json_decref(all);
 		return 2;
 	}
-	for (int b = 0; b < app->cfg.nbranches; b++)
-		json_array_append_new(all, branch_json(app, &app->cfg.branches[b]));
+	for (int b = 0; b < app->bc.cfg.nbranches; b++)
+		json_array_append_new(
+			all, branch_json(app, &app->bc.cfg.branches[b]));
 	if (app->json) {
 		char *s = json_dumps(all, JSON_INDENT(2));
 		printf("%s\n", s);

@@ -10,6 +10,6 @@ static void emit(const char *line)
 
 int cmd_config(struct app *app, const struct cli_opts *o, int argc, char **argv)
 {
-	config_dump(&app->cfg, emit);
+	config_dump(&app->bc.cfg, emit);
 	return 0;
 }

@@ -88,7 +88,7 @@ static void print_coverage(json_t *cov)
 
 static int show_candidate(struct app *app, long long id)
 {
-	json_t *j = candidate_json(app->db, id);
+	json_t *j = candidate_json(app->bc.db, id);
 	size_t i;
 	json_t *t;
 
@@ -159,15 +159,15 @@ int cmd_candidate(struct app *app, const struct cli_opts *o, int argc, char **ar
 		return show_candidate(app, shown);
 	on_terminal();
 	/* a stored candidate (or --upto's patch) decides the branch */
-	if ((run && queue_follow_candidate(app, run) < 0) ||
-	    (upto && queue_follow_patch(app, upto) < 0))
+	if ((run && queue_follow_candidate(&app->bc, run) < 0) ||
+	    (upto && queue_follow_patch(&app->bc, upto) < 0))
 		return fail("candidate");
 	id = run ? run
-		 : candidate_create_on(app->db, app->branch_id, NULL, 0, upto,
-				       "queue", 0, app->actor);
+		 : candidate_create_on(app->bc.db, app->bc.branch_id, NULL, 0,
+				       upto, "queue", 0, app->bc.actor);
 	if (id < 0)
 		return fail("candidate");
-	if (candidate_run(app, id, 1, progress, app) < 0)
+	if (candidate_run(&app->bc, id, 1, progress, app) < 0)
 		return fail("candidate");
 	return show_candidate(app, id);
 }
@@ -188,20 +188,22 @@ int cmd_bisect(struct app *app, const struct cli_opts *o, int argc, char **argv)
 				" [--steps N] [--json]\n");
 		return 2;
 	}
-	if (!cid && candidate_last_failed(app->db, app->branch_id, &cid) < 0) {
+	if (!cid &&
+	    candidate_last_failed(app->bc.db, app->bc.branch_id, &cid) < 0) {
 		fprintf(stderr, "stableq bisect: no failing candidate\n");
 		return 1;
 	}
 	on_terminal();
-	if (queue_follow_candidate(app, cid) < 0 ||
-	    bisect_run(app, cid, steps > 0 && steps < 1000 ? (int)steps : -1,
-		       &bid, progress, app) < 0)
+	if (queue_follow_candidate(&app->bc, cid) < 0 ||
+	    bisect_run(&app->bc, cid,
+		       steps > 0 && steps < 1000 ? (int)steps : -1, &bid,
+		       progress, app) < 0)
 		return fail("bisect");
-	j = bisect_json(app->db, bid);
+	j = bisect_json(app->bc.db, bid);
 	if (app->json) {
 		print_json(j);
 	} else {
-		char *line = bisect_summary(app->db, bid);
+		char *line = bisect_summary(app->bc.db, bid);
 		printf("%s\n", line);
 		free(line);
 		if (json_string_value(json_object_get(j, "detail")))
@@ -234,7 +236,7 @@ int cmd_flag(struct app *app, const struct cli_opts *o, int argc, char **argv)
 		fprintf(stderr, "usage: stableq flag ID --reason TEXT\n");
 		return 2;
 	}
-	if (flag_patch(app, id, reason, NULL) < 0)
+	if (flag_patch(&app->bc, id, reason, NULL) < 0)
 		return fail("flag");
 	printf("patch %lld flagged broken: %s\n", id, reason);
 	return 0;
@@ -249,7 +251,7 @@ int cmd_override(struct app *app, const struct cli_opts *o, int argc, char **arg
 		fprintf(stderr, "usage: stableq override ID --reason TEXT\n");
 		return 2;
 	}
-	if (override_patch(app, id, reason) < 0)
+	if (override_patch(&app->bc, id, reason) < 0)
 		return fail("override");
 	printf("patch %lld queued by override: %s\n", id, reason);
 	return 0;
@@ -260,12 +262,12 @@ int cmd_override(struct app *app, const struct cli_opts *o, int argc, char **arg
 static int confirm(struct app *app, long long rid)
 {
 	long long cid = 0;
-	int ok = revert_confirm(app, rid, &cid, progress, app);
+	int ok = revert_confirm(&app->bc, rid, &cid, progress, app);
 	char *v;
 
 	if (ok < 0)
 		return fail("revert");
-	v = candidate_verdict(app->db, cid);
+	v = candidate_verdict(app->bc.db, cid);
 	printf("confirmation candidate %lld: %s\n", cid, v ? v : "?");
 	free(v);
 	return ok ? 0 : 3;
@@ -296,7 +298,7 @@ int cmd_revert(struct app *app, const struct cli_opts *o, int argc, char **argv)
 	json_t *it;
 
 	if (o->v['R'])
-		return revert_resume(app) < 0 ? fail("revert") : 0;
+		return revert_resume(&app->bc) < 0 ? fail("revert") : 0;
 	if (o->v['c']) {
 		if (argc > 1 || parse_id(o->v['c'], &rid) < 0) {
 			fprintf(stderr, "usage: stableq revert --confirm REVERT-ID\n");
@@ -306,11 +308,11 @@ int cmd_revert(struct app *app, const struct cli_opts *o, int argc, char **argv)
 	}
 	if (id && o->v['P']) {
 		/* auto_revert = propose: the author hears first */
-		return revert_propose(app, id) < 0 ? fail("revert") : 0;
+		return revert_propose(&app->bc, id) < 0 ? fail("revert") : 0;
 	}
 	if (id && o->v['a']) {
 		/* the daemon's own revert, within the guards */
-		int r = revert_auto(app, id, &rid, &cid);
+		int r = revert_auto(&app->bc, id, &rid, &cid);
 		if (r < 0)
 			return fail("revert");
 		if (!r) {
@@ -330,16 +332,17 @@ int cmd_revert(struct app *app, const struct cli_opts *o, int argc, char **argv)
 	}
 	if (o->v['p']) {
 		/* auto_revert = plan: stored, waiting for a maintainer */
-		if (revert_store_plan(app, id, *reason ? reason
-						       : "found broken; waiting"
-							 " for a maintainer") < 0)
+		if (revert_store_plan(&app->bc, id,
+				      *reason ? reason
+					      : "found broken; waiting"
+						" for a maintainer") < 0)
 			return fail("revert");
 		printf("patch %lld: revert plan stored, waiting for a"
 		       " maintainer\n",
 		       id);
 		return 0;
 	}
-	plan = revert_plan(app, id);
+	plan = revert_plan(&app->bc, id);
 	if (!plan)
 		return fail("revert");
 	if (app->json && o->v['n']) {
@@ -361,8 +364,7 @@ int cmd_revert(struct app *app, const struct cli_opts *o, int argc, char **argv)
 	if (!*reason)
 		reason = "reverted by a maintainer";
 	on_terminal();
-	if (revert_run(app, id, reason, !o->v['N'], &rid,
-		       &cid) < 0)
+	if (revert_run(&app->bc, id, reason, !o->v['N'], &rid, &cid) < 0)
 		return fail("revert");
 	printf("revert %lld: done\n", rid);
 	return cid ? confirm(app, rid) : 0;
@@ -381,10 +383,10 @@ int cmd_release(struct app *app, const struct cli_opts *o, int argc, char **argv
 		fprintf(stderr, "usage: stableq release [--force]\n");
 		return 2;
 	}
-	if (release_queue(app, o->v['f'] != NULL, &n) < 0)
+	if (release_queue(&app->bc, o->v['f'] != NULL, &n) < 0)
 		return fail("release");
 	printf("released %zu patch%s onto %s (%s-stable)\n", n,
-	       n == 1 ? "" : "es", app->cfg.branch, app->cfg.branch_key);
+	       n == 1 ? "" : "es", app->bc.cfg.branch, app->bc.cfg.branch_key);
 	return 0;
 }
 
@@ -399,9 +401,9 @@ int cmd_verify(struct app *app, const struct cli_opts *o, int argc, char **argv)
 		return 2;
 	}
 	on_terminal();
-	if (verify_fix(app, id, progress, app) < 0)
+	if (verify_fix(&app->bc, id, progress, app) < 0)
 		return fail("verify");
-	line = verify_summary(app->db, id);
+	line = verify_summary(app->bc.db, id);
 	printf("%s\n", line ? line : "?");
 	free(line);
 	return 0;

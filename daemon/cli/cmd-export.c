@@ -33,8 +33,8 @@ int cmd_kcidb(struct app *app, const struct cli_opts *o, int argc, char **argv)
 		fprintf(stderr, "stableq kcidb: %s\n", err_msg());
 		return 2;
 	}
-	base = kcidb_base_url(&app->cfg);
-	j = kcidb_export(app->db, &app->cfg, since, base);
+	base = kcidb_base_url(&app->bc.cfg);
+	j = kcidb_export(app->bc.db, &app->bc.cfg, since, base);
 	free(base);
 	free(since);
 	if (!j) {
@@ -67,12 +67,12 @@ int cmd_lava_job(struct app *app, const struct cli_opts *o, int argc, char **arg
 	}
 	/* the candidate's branch: its build directory and test set (a row
 	 * without a branch, or no row, is lava_job()'s to judge) */
-	if (queue_follow_candidate(app, lo.candidate) < 0 &&
+	if (queue_follow_candidate(&app->bc, lo.candidate) < 0 &&
 	    err_last() != ERR_NOTFOUND) {
 		fprintf(stderr, "stableq lava-job: %s\n", err_msg());
 		return 1;
 	}
-	if (lava_job(app->db, &app->cfg, &lo, &yaml) < 0) {
+	if (lava_job(app->bc.db, &app->bc.cfg, &lo, &yaml) < 0) {
 		fprintf(stderr, "stableq lava-job: %s\n", err_msg());
 		return 1;
 	}

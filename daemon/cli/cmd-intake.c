@@ -14,12 +14,12 @@ int cmd_intake(struct app *app, const struct cli_opts *opts, int argc, char **ar
 		fprintf(stderr, "usage: stableq intake [--json]\n");
 		return 2;
 	}
-	if (!*app->cfg.intake_maildir && !*app->cfg.intake_inbox) {
+	if (!*app->bc.cfg.intake_maildir && !*app->bc.cfg.intake_inbox) {
 		fprintf(stderr, "stableq: intake: no mail source configured"
 				" (intake_maildir, intake_inbox)\n");
 		return 1;
 	}
-	if (mailin_run(app, &r) < 0) {
+	if (mailin_run(&app->bc, &r) < 0) {
 		fprintf(stderr, "stableq: intake: %s\n", err_msg());
 		return 1;
 	}

@@ -84,7 +84,7 @@ static int mail_list(struct app *app, const struct cli_opts *o, int argc,
 			return 2;
 		}
 	}
-	rows = outbox_all_json(app->db, state);
+	rows = outbox_all_json(app->bc.db, state);
 	if (!rows) {
 		fprintf(stderr, "stableq mail: %s\n", err_msg());
 		return 1;
@@ -156,7 +156,7 @@ static int mail_show(struct app *app, const struct cli_opts *o, int argc,
 		fputs(MAIL_USAGE, stderr);
 		return 2;
 	}
-	ret = outbox_text(app->db, id, &text);
+	ret = outbox_text(app->bc.db, id, &text);
 	if (ret == ERR_NOTFOUND) {
 		fprintf(stderr, "stableq mail: no mail %lld\n", id);
 		return 1;
@@ -219,21 +219,22 @@ static int mail_send(struct app *app, const struct cli_opts *o, int argc,
 		}
 		max = (int)v;
 	}
-	ret = outbox_deliver_report(app->db, &app->cfg, max, print_report, &t);
+	ret = outbox_deliver_report(app->bc.db, &app->bc.cfg, max, print_report,
+				    &t);
 	if (ret < 0) {
 		fprintf(stderr, "stableq mail: %s\n", err_msg());
 		return 1;
 	}
-	if (outbox_waiting(app->db, (long long)time(NULL), &waiting) < 0) {
+	if (outbox_waiting(app->bc.db, (long long)time(NULL), &waiting) < 0) {
 		fprintf(stderr, "stableq mail: %s\n", err_msg());
 		return 1;
 	}
 	if (!t.sent && !t.not_sent)
 		printf("mail: nothing sent; %lld due\n", waiting);
-	if (guard_held_count(app->db))
+	if (guard_held_count(app->bc.db))
 		printf("mail: %lld held by the bulk-mail guard: `stableq mail"
 		       " release` sends them\n",
-		       guard_held_count(app->db));
+		       guard_held_count(app->bc.db));
 	/* 1 tells a script that due mail is still waiting or failed */
 	return t.not_sent || waiting ? 1 : 0;
 }
@@ -263,7 +264,7 @@ static int mail_release_cmd(struct app *app, const struct cli_opts *o,
 		free(ids);
 		return 2;
 	}
-	ret = guard_release(app->db, ids, n, app->actor);
+	ret = guard_release(app->bc.db, ids, n, app->bc.actor);
 	free(ids);
 	if (ret < 0) {
 		fprintf(stderr, "stableq mail: %s\n", err_msg());

@@ -77,7 +77,7 @@ static void print_checked(const char *key, int ret,
 	struct app *app = ctx;
 
 	if (!sum) {
-		if (app->cfg.nbranches > 1)
+		if (app->bc.cfg.nbranches > 1)
 			printf("branch %s:\n", key);
 	} else if (ret == ERR_NOTFOUND) {
 		printf("checks not run: %s\n", tty(err_msg()));
@@ -118,7 +118,8 @@ int cmd_import(struct app *app, const struct cli_opts *o, int argc, char **argv)
 		fprintf(stderr, "usage: stableq import PATH...\n");
 		return 2;
 	}
-	if (intake_submit(app, app->branch_given ? app->branch_id : 0, &src,
+	if (intake_submit(&app->bc,
+			  app->bc.branch_given ? app->bc.branch_id : 0, &src,
 			  &rep, &res) < 0) {
 		fprintf(stderr, "stableq import: %s\n", tty(err_msg()));
 		return 1;
@@ -149,9 +150,9 @@ int cmd_check(struct app *app, const struct cli_opts *o, int argc, char **argv)
 		}
 	}
 	/* the patches named are checked on their branch */
-	ret = n ? queue_follow_patch(app, ids[0]) : 0;
+	ret = n ? queue_follow_patch(&app->bc, ids[0]) : 0;
 	if (ret >= 0)
-		ret = check_run(app, ids, n, &sum);
+		ret = check_run(&app->bc, ids, n, &sum);
 	free(ids);
 	if (ret < 0) {
 		fprintf(stderr, "stableq check: %s\n", tty(err_msg()));
@@ -183,8 +184,8 @@ int cmd_queue(struct app *app, const struct cli_opts *o, int argc, char **argv)
 		fprintf(stderr, "stableq queue: unknown state '%s'\n", state);
 		return 2;
 	}
-	list = queue_list_json_branch(app->db, app->branch_id, state, 0, 0,
-				      NULL, LIST_FULL);
+	list = queue_list_json_branch(app->bc.db, app->bc.branch_id, state, 0,
+				      0, NULL, LIST_FULL);
 	if (!list) {
 		fprintf(stderr, "stableq queue: %s\n", tty(err_msg()));
 		return 1;
@@ -221,12 +222,12 @@ int cmd_show(struct app *app, const struct cli_opts *o, int argc, char **argv)
 		fprintf(stderr, "usage: stableq show [--json] ID\n");
 		return 2;
 	}
-	p = queue_patch_json(app->db, id, 1);
+	p = queue_patch_json(app->bc.db, id, 1);
 	if (!p) {
 		fprintf(stderr, "stableq show: %s\n", tty(err_msg()));
 		return 1;
 	}
-	json_object_set_new(p, "coverage", coverage_patch_json(app->db, id));
+	json_object_set_new(p, "coverage", coverage_patch_json(app->bc.db, id));
 	if (app->json) {
 		int r = print_json(p);
 		json_decref(p);

@@ -22,11 +22,11 @@ int cmd_rc(struct app *app, const struct cli_opts *opts, int argc, char **argv)
 		fprintf(stderr, "usage: stableq rc [--show] [--json]\n");
 		return 2;
 	}
-	if (!show && rc_prepare(app, &id) < 0) {
+	if (!show && rc_prepare(&app->bc, &id) < 0) {
 		fprintf(stderr, "stableq: rc: %s\n", err_msg());
 		return 1;
 	}
-	if (!(o = rc_json(app->db, app->branch_id, id))) {
+	if (!(o = rc_json(app->bc.db, app->bc.branch_id, id))) {
 		fprintf(stderr, "stableq: rc: %s\n", err_msg());
 		return 1;
 	}

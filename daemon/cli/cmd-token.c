@@ -26,7 +26,8 @@ static int token_cmd_add(struct app *app, const char *name,
 		fprintf(stderr, "stableq token add: %s\n", err_msg());
 		return 2;
 	}
-	if (token_add_scoped(app->db, name, scope, app->actor, &secret) < 0) {
+	if (token_add_scoped(app->bc.db, name, scope, app->bc.actor, &secret) <
+	    0) {
 		fprintf(stderr, "stableq token add: %s\n", err_msg());
 		return 1;
 	}
@@ -42,7 +43,7 @@ static int token_cmd_add(struct app *app, const char *name,
 
 static int token_cmd_list(struct app *app)
 {
-	json_t *list = token_list_json(app->db), *t;
+	json_t *list = token_list_json(app->bc.db), *t;
 	size_t i;
 
 	if (!list) {
@@ -84,7 +85,7 @@ int cmd_token(struct app *app, const struct cli_opts *o, int argc, char **argv)
 	if (argc == 2 && !strcmp(what, "list"))
 		return token_cmd_list(app);
 	if (argc == 3 && !strcmp(what, "remove")) {
-		if (token_remove(app->db, argv[2], app->actor) < 0) {
+		if (token_remove(app->bc.db, argv[2], app->bc.actor) < 0) {
 			fprintf(stderr, "stableq token remove: %s\n", err_msg());
 			return 1;
 		}

@@ -78,13 +78,14 @@ static int tree_init(struct app *app)
 	int ret;
 
 	/* the dashboard shows the import when there is a store to tell */
-	if (access(app->cfg.db, F_OK) == 0 && app_open_db(app) == 0)
-		p.db = app->db;
+	if (access(app->bc.cfg.db, F_OK) == 0 &&
+	    branch_ctx_open_db(&app->bc) == 0)
+		p.db = app->bc.db;
 	err_clear();
 
-	ret = repo_init_from_tarball(app->cfg.linux_source, app->cfg.tree_dir,
-				     app->cfg.branch, &version, show_progress,
-				     &p);
+	ret = repo_init_from_tarball(app->bc.cfg.linux_source,
+				     app->bc.cfg.tree_dir, app->bc.cfg.branch,
+				     &version, show_progress, &p);
 	if (p.tty && p.phase)
 		fputc('\n', stderr);
 	if (p.db)
@@ -93,19 +94,20 @@ static int tree_init(struct app *app)
 		fprintf(stderr, "stableq tree init: %s\n", err_msg());
 		return 1;
 	}
-	if (p.db && app_set_branch_version(p.db, app->cfg.branch_key, version) < 0) {
+	if (p.db &&
+	    branch_ctx_set_version(p.db, app->bc.cfg.branch_key, version) < 0) {
 		fprintf(stderr, "stableq tree init: %s\n", err_msg());
 		return 1;
 	}
 	if (ret == 1)
 		printf("tree: %s already holds v%s (branch %s); nothing "
 		       "changed\n",
-		       app->cfg.tree_dir, version, app->cfg.branch);
+		       app->bc.cfg.tree_dir, version, app->bc.cfg.branch);
 	else
 		printf("tree: imported %s into %s: tag v%s, branch %s "
 		       "(%.1f s)\n",
-		       app->cfg.linux_source, app->cfg.tree_dir, version,
-		       app->cfg.branch, now_monotonic() - t0);
+		       app->bc.cfg.linux_source, app->bc.cfg.tree_dir, version,
+		       app->bc.cfg.branch, now_monotonic() - t0);
 	free(version);
 	return 0;
 }
@@ -117,14 +119,14 @@ static int tree_status(struct app *app)
 	char *desc = NULL, *msg = NULL;
 	int ret;
 
-	if ((ret = repo_open(&r, app->cfg.tree_dir)) < 0 ||
-	    (ret = repo_branch_tip(r, app->cfg.branch, tip)) < 0) {
+	if ((ret = repo_open(&r, app->bc.cfg.tree_dir)) < 0 ||
+	    (ret = repo_branch_tip(r, app->bc.cfg.branch, tip)) < 0) {
 		fprintf(stderr, "stableq tree status: %s\n", err_msg());
 		repo_free(r);
 		return 1;
 	}
 	printf("tree:   %s\n", repo_workdir(r));
-	printf("branch: %s\n", app->cfg.branch);
+	printf("branch: %s\n", app->bc.cfg.branch);
 	if (repo_commit_message(r, tip, &msg) == 0)
 		printf("tip:    %s %.*s\n", tip, (int)strcspn(msg, "\n"), msg);
 	else
@@ -154,7 +156,7 @@ static int tree_checkout(struct app *app, const char *spec)
 	char hex[REPO_HEX_SIZE];
 	double t0 = now_monotonic();
 
-	if (repo_open(&r, app->cfg.tree_dir) < 0 ||
+	if (repo_open(&r, app->bc.cfg.tree_dir) < 0 ||
 	    repo_resolve(r, spec, hex) < 0 || repo_checkout(r, hex) < 0) {
 		fprintf(stderr, "stableq tree checkout: %s\n", err_msg());
 		repo_free(r);
@@ -178,6 +180,6 @@ int cmd_tree(struct app *app, const struct cli_opts *o, int argc, char **argv)
 		"usage: stableq tree init      (import %s into %s)\n"
 		"       stableq tree status\n"
 		"       stableq tree checkout REV\n",
-		app->cfg.linux_source, app->cfg.tree_dir);
+		app->bc.cfg.linux_source, app->bc.cfg.tree_dir);
 	return 2;
 }

@@ -29,7 +29,7 @@ int api_branch_arg(struct api_request *req, struct api_response *res,
 	*id = 0;
 	if (!key)
 		return 0;
-	ret = branch_lookup(req->app.db, key, 0, id);
+	ret = branch_lookup(req->app.bc.db, key, 0, id);
 	if (!ret)
 		return 0;
 	*id = 0;
@@ -37,7 +37,7 @@ int api_branch_arg(struct api_request *req, struct api_response *res,
 		api_fail(res, ret);
 		return -1;
 	}
-	ret = branch_keys_text(req->app.db, 0, &known);
+	ret = branch_keys_text(req->app.bc.db, 0, &known);
 	if (ret < 0 && ret != ERR_NOTFOUND) {
 		api_fail(res, ret);
 		return -1;
@@ -279,7 +279,7 @@ static const char *state_names[PS_COUNT];
 void api_get_branches(struct api_request *req, struct api_response *res,
 		      json_t *body)
 {
-	sqlite3 *db = req->app.db;
+	sqlite3 *db = req->app.bc.db;
 	struct bisecting *bis = NULL;
 	struct busy b;
 	size_t nbis = 0, i;
@@ -303,7 +303,7 @@ void api_get_branches(struct api_request *req, struct api_response *res,
 		json_t *lv = candidate_last_verdict_json(db, id);
 		/* NULL: a branch of the store the config no longer has */
 		const struct branch_conf *bc =
-			key ? config_branch(&req->app.cfg, key) : NULL;
+			key ? config_branch(&req->app.bc.cfg, key) : NULL;
 
 		err_clear();
 		json_object_set_new(o, "tree", bc ? json_string(bc->tree_dir)
@@ -376,7 +376,7 @@ static json_t *fix_new(const char *fk, json_t *keys)
 void api_get_fixes(struct api_request *req, struct api_response *res,
 		   json_t *body)
 {
-	sqlite3 *db = req->app.db;
+	sqlite3 *db = req->app.bc.db;
 	long long branch, limit, offset, total = 0;
 	json_t *keys = NULL, *fixes = NULL, *cells = NULL, *ids = NULL;
 	json_t *fix = NULL;
@@ -472,7 +472,7 @@ void api_get_releases(struct api_request *req, struct api_response *res,
 	    api_arg_int(req, res, "limit", FIXES_DEFAULT, 1, FIXES_MAX,
 			&limit) < 0)
 		return;
-	if (!(rows = event_releases_json(req->app.db, branch, limit))) {
+	if (!(rows = event_releases_json(req->app.bc.db, branch, limit))) {
 		api_fail(res, ERR_IO);
 		return;
 	}

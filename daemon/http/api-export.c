@@ -19,8 +19,8 @@ void api_get_kcidb(struct api_request *req, struct api_response *res,
 		api_error(res, 400, "bad-request", "%s", err_msg());
 		return;
 	}
-	base = kcidb_base_url(&req->app.cfg);
-	j = kcidb_export(req->app.db, &req->app.cfg, since, base);
+	base = kcidb_base_url(&req->app.bc.cfg);
+	j = kcidb_export(req->app.bc.db, &req->app.bc.cfg, since, base);
 	free(base);
 	free(since);
 	if (!j) {
@@ -33,7 +33,7 @@ void api_get_kcidb(struct api_request *req, struct api_response *res,
 void api_get_patch_diff(struct api_request *req, struct api_response *res,
 			json_t *body)
 {
-	json_t *p = queue_patch_content_json(req->app.db, req->id);
+	json_t *p = queue_patch_content_json(req->app.bc.db, req->id);
 	const char *diff;
 
 	if (!p && err_last() == ERR_NOTFOUND) {

@@ -43,12 +43,11 @@ void api_get_patches(struct api_request *req, struct api_response *res,
 		    0 ||
 	    api_arg_int(req, res, "offset", 0, 0, 1LL << 40, &offset) < 0)
 		return;
-	if (!(list = queue_list_json_branch(req->app.db, branch, state, limit,
-					    offset, &total,
-					    view && !strcmp(view, "full")
-						    ? LIST_FULL
+	if (!(list = queue_list_json_branch(
+		      req->app.bc.db, branch, state, limit, offset, &total,
+		      view && !strcmp(view, "full") ? LIST_FULL
 						    : LIST_SUMMARY)) ||
-	    api_set_branches(req->app.db, list, BRANCH_OF_PATCH) < 0) {
+	    api_set_branches(req->app.bc.db, list, BRANCH_OF_PATCH) < 0) {
 		json_decref(list);
 		api_fail(res, ERR_IO);
 		return;
@@ -63,7 +62,7 @@ void api_get_patches(struct api_request *req, struct api_response *res,
 static int patch_exists(struct api_request *req, struct api_response *res,
 			enum patch_state *state)
 {
-	int ret = queue_get_state(req->app.db, req->id, state);
+	int ret = queue_get_state(req->app.bc.db, req->id, state);
 
 	if (ret < 0) {
 		api_fail(res, ret);
@@ -95,7 +94,7 @@ static json_t *patch_candidates(sqlite3 *db, long long id)
 void api_get_patch(struct api_request *req, struct api_response *res,
 		   json_t *body)
 {
-	sqlite3 *db = req->app.db;
+	sqlite3 *db = req->app.bc.db;
 	enum patch_state state;
 	json_t *p;
 
@@ -155,7 +154,7 @@ void api_post_patches(struct api_request *req, struct api_response *res,
 	 */
 	if (api_branch_arg(req, res, &branch) < 0)
 		return;
-	ret = intake_submit(&req->app, branch, &src, &rep, &r);
+	ret = intake_submit(&req->app.bc, branch, &src, &rep, &r);
 	if (ret == ERR_INVALID || ret == ERR_NOTFOUND) {
 		api_error(res, 422, "invalid-patch", "%s", err_msg());
 		return;
@@ -179,10 +178,10 @@ void api_post_patches(struct api_request *req, struct api_response *res,
 static void answer_patch(struct api_request *req, struct api_response *res,
 			 int status)
 {
-	json_t *p = queue_patch_json(req->app.db, req->id, 0);
+	json_t *p = queue_patch_json(req->app.bc.db, req->id, 0);
 
 	if (p)
-		api_set_branches(req->app.db, p, BRANCH_OF_PATCH);
+		api_set_branches(req->app.bc.db, p, BRANCH_OF_PATCH);
 	api_json(res, status, json_pack("{s:o*}", "patch", p));
 }
 
@@ -190,7 +189,7 @@ void api_post_flag(struct api_request *req, struct api_response *res,
 		   json_t *body)
 {
 	const char *reason = json_string_value(json_object_get(body, "reason"));
-	int ret = flag_patch(&req->app, req->id, reason, NULL);
+	int ret = flag_patch(&req->app.bc, req->id, reason, NULL);
 
 	if (ret < 0) {
 		api_fail(res, ret);
@@ -219,7 +218,7 @@ void api_post_revert(struct api_request *req, struct api_response *res,
 		return;
 	if (dry_run) {
 		/* NULL after the patch exists: it cannot be taken out (any more). */
-		if (!(plan = revert_plan(&req->app, req->id))) {
+		if (!(plan = revert_plan(&req->app.bc, req->id))) {
 			api_error(res, 409, "conflict", "%s",
 				  *err_msg() ? err_msg()
 					     : "the patch cannot be reverted");
@@ -229,7 +228,7 @@ void api_post_revert(struct api_request *req, struct api_response *res,
 					     "plan", plan));
 		return;
 	}
-	if ((ret = revert_run(&req->app, req->id, reason, 1, &revert_id,
+	if ((ret = revert_run(&req->app.bc, req->id, reason, 1, &revert_id,
 			      &confirm_id)) < 0) {
 		api_fail(res, ret);
 		return;
@@ -238,7 +237,7 @@ void api_post_revert(struct api_request *req, struct api_response *res,
 		 json_pack("{s:b, s:I, s:I, s:o*}", "dry_run", 0, "revert_id",
 			   (json_int_t)revert_id, "confirm_candidate_id",
 			   (json_int_t)confirm_id, "revert",
-			   revert_json(req->app.db, revert_id)));
+			   revert_json(req->app.bc.db, revert_id)));
 	serve_wake(); /* the daemon runs the confirmation (revert_confirm_due) */
 }
 
@@ -246,7 +245,7 @@ void api_post_override(struct api_request *req, struct api_response *res,
 		       json_t *body)
 {
 	const char *reason = json_string_value(json_object_get(body, "reason"));
-	int ret = override_patch(&req->app, req->id, reason);
+	int ret = override_patch(&req->app.bc, req->id, reason);
 
 	if (ret < 0) {
 		api_fail(res, ret);

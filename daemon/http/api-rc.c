@@ -14,23 +14,24 @@ static int rc_branch(struct api_request *req, struct api_response *res,
 
 	if (api_branch_arg(req, res, branch) < 0)
 		return -1;
-	if (!*branch && (*branch = queue_default_branch(req->app.db)) < 0) {
+	if (!*branch && (*branch = queue_default_branch(req->app.bc.db)) < 0) {
 		api_fail(res, (int)*branch);
 		return -1;
 	}
 	/* select it on the request's own copy of the config */
-	for (int i = 0; i < req->app.cfg.nbranches; i++) {
+	for (int i = 0; i < req->app.bc.cfg.nbranches; i++) {
 		long long id = 0;
-		if (app_branch_id(&req->app, req->app.cfg.branches[i].key,
-				  &id) == 0 &&
+		if (branch_ctx_branch_id(&req->app.bc,
+					 req->app.bc.cfg.branches[i].key,
+					 &id) == 0 &&
 		    id == *branch)
-			key = req->app.cfg.branches[i].key;
+			key = req->app.bc.cfg.branches[i].key;
 	}
-	if (!key || (ret = config_select_branch(&req->app.cfg, key)) < 0) {
+	if (!key || (ret = config_select_branch(&req->app.bc.cfg, key)) < 0) {
 		api_fail(res, ERR_NOTFOUND);
 		return -1;
 	}
-	req->app.branch_id = *branch;
+	req->app.bc.branch_id = *branch;
 	return 0;
 }
 
@@ -42,7 +43,7 @@ void api_get_rc(struct api_request *req, struct api_response *res,
 
 	if (rc_branch(req, res, &branch) < 0)
 		return;
-	if (!(o = rc_json(req->app.db, branch, 0))) {
+	if (!(o = rc_json(req->app.bc.db, branch, 0))) {
 		api_fail(res, err_last());
 		return;
 	}
@@ -58,11 +59,11 @@ void api_post_rc(struct api_request *req, struct api_response *res,
 
 	if (rc_branch(req, res, &branch) < 0)
 		return;
-	if ((ret = rc_prepare(&req->app, &id)) < 0) {
+	if ((ret = rc_prepare(&req->app.bc, &id)) < 0) {
 		api_fail(res, ret);
 		return;
 	}
-	if (!(o = rc_json(req->app.db, branch, id))) {
+	if (!(o = rc_json(req->app.bc.db, branch, id))) {
 		api_fail(res, err_last());
 		return;
 	}

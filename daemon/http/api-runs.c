@@ -23,7 +23,7 @@
 static int row_exists(struct api_request *req, struct api_response *res,
 		      int (*exists)(sqlite3 *, long long), const char *what)
 {
-	int ret = exists(req->app.db, req->id);
+	int ret = exists(req->app.bc.db, req->id);
 
 	if (ret == ERR_NOTFOUND) {
 		api_error(res, 404, "not-found", "%s %lld: no such %s", what,
@@ -70,8 +70,10 @@ void api_get_candidates(struct api_request *req, struct api_response *res,
 	    api_arg_int(req, res, "limit", RECENT_DEFAULT, 1, RECENT_MAX,
 			&limit) < 0)
 		return;
-	json_t *rows = candidate_list_json(req->app.db, purpose, branch, limit);
-	if (rows && branch_fill(req->app.db, rows, "branch", BRANCH_KEY) < 0) {
+	json_t *rows =
+		candidate_list_json(req->app.bc.db, purpose, branch, limit);
+	if (rows &&
+	    branch_fill(req->app.bc.db, rows, "branch", BRANCH_KEY) < 0) {
 		json_decref(rows);
 		rows = NULL;
 	}
@@ -88,23 +90,23 @@ void api_post_candidates(struct api_request *req, struct api_response *res,
 
 	if (api_branch_arg(req, res, &branch) < 0)
 		return;
-	if (upto_id && (ret = queue_get_state(req->app.db, upto_id, &state)) <
-			       0) {
+	if (upto_id &&
+	    (ret = queue_get_state(req->app.bc.db, upto_id, &state)) < 0) {
 		api_fail(res, ret);
 		return;
 	}
 	/* the branch: ?branch=KEY, else upto's, else the first one */
 	if (!branch && upto_id &&
-	    (branch = queue_branch_of(req->app.db, upto_id)) < 0) {
+	    (branch = queue_branch_of(req->app.bc.db, upto_id)) < 0) {
 		api_fail(res, (int)branch);
 		return;
 	}
-	if (!branch && (branch = queue_default_branch(req->app.db)) < 0) {
+	if (!branch && (branch = queue_default_branch(req->app.bc.db)) < 0) {
 		api_fail(res, (int)branch);
 		return;
 	}
-	id = candidate_create_on(req->app.db, branch, NULL, 0, upto_id,
-				 "queue", 0, req->app.actor);
+	id = candidate_create_on(req->app.bc.db, branch, NULL, 0, upto_id,
+				 "queue", 0, req->app.bc.actor);
 	if (id < 0) {
 		api_fail(res, (int)id);
 		return;
@@ -134,15 +136,15 @@ void api_get_candidate_tests(struct api_request *req, struct api_response *res,
 	}
 	if (row_exists(req, res, candidate_exists, "candidate") < 0)
 		return;
-	int classified = testcase_counts(req->app.db, req->id, &c) == 0;
-	json_t *tests = classified ? testcase_list_json(req->app.db, req->id,
-							status)
-				   : json_array();
+	int classified = testcase_counts(req->app.bc.db, req->id, &c) == 0;
+	json_t *tests =
+		classified ? testcase_list_json(req->app.bc.db, req->id, status)
+			   : json_array();
 	if (!tests) {
 		api_fail(res, ERR_IO);
 		return;
 	}
-	tip = candidate_tip(req->app.db, req->id);
+	tip = candidate_tip(req->app.bc.db, req->id);
 	answer(res,
 	       json_pack("{s:I, s:b, s:o, s:{s:I, s:I, s:I, s:I, s:I, s:I},"
 			 " s:o}",
@@ -163,8 +165,8 @@ void api_get_candidate(struct api_request *req, struct api_response *res,
 
 	if (row_exists(req, res, candidate_exists, "candidate") < 0)
 		return;
-	c = candidate_json(req->app.db, req->id);
-	if (c && api_set_branches(req->app.db, c, BRANCH_OF_CANDIDATE) < 0) {
+	c = candidate_json(req->app.bc.db, req->id);
+	if (c && api_set_branches(req->app.bc.db, c, BRANCH_OF_CANDIDATE) < 0) {
 		json_decref(c);
 		c = NULL;
 	}
@@ -180,7 +182,7 @@ void api_get_build_log(struct api_request *req, struct api_response *res,
 	struct stat st;
 	int fd, ret;
 
-	ret = candidate_build_log_path(req->app.db, req->id, &path);
+	ret = candidate_build_log_path(req->app.bc.db, req->id, &path);
 	if (ret == ERR_NOTFOUND) {
 		api_error(res, 404, "not-found", "build %lld: no such build",
 			  req->id);
@@ -220,8 +222,8 @@ void api_get_bisections(struct api_request *req, struct api_response *res,
 	    api_arg_int(req, res, "limit", RECENT_DEFAULT, 1, RECENT_MAX,
 			&limit) < 0)
 		return;
-	if (!(rows = bisect_list_json(req->app.db, branch, limit)) ||
-	    branch_fill(req->app.db, rows, "branch", BRANCH_KEY) < 0) {
+	if (!(rows = bisect_list_json(req->app.bc.db, branch, limit)) ||
+	    branch_fill(req->app.bc.db, rows, "branch", BRANCH_KEY) < 0) {
 		json_decref(rows);
 		api_fail(res, ERR_IO);
 		return;
@@ -242,7 +244,7 @@ void api_get_bisection(struct api_request *req, struct api_response *res,
 {
 	if (row_exists(req, res, bisect_exists, "bisection") < 0)
 		return;
-	answer(res, bisect_json(req->app.db, req->id));
+	answer(res, bisect_json(req->app.bc.db, req->id));
 }
 
 /* ---- reverts ---- */
@@ -256,8 +258,8 @@ void api_get_reverts(struct api_request *req, struct api_response *res,
 
 	if (api_branch_arg(req, res, &branch) < 0)
 		return;
-	if (!(list = revert_list_json(req->app.db)) ||
-	    api_set_branches(req->app.db, list, BRANCH_OF_REVERT) < 0) {
+	if (!(list = revert_list_json(req->app.bc.db)) ||
+	    api_set_branches(req->app.bc.db, list, BRANCH_OF_REVERT) < 0) {
 		json_decref(list);
 		api_fail(res, ERR_IO);
 		return;
@@ -281,8 +283,8 @@ void api_get_revert(struct api_request *req, struct api_response *res,
 
 	if (row_exists(req, res, revert_exists, "revert") < 0)
 		return;
-	r = revert_json(req->app.db, req->id);
-	if (r && api_set_branches(req->app.db, r, BRANCH_OF_REVERT) < 0) {
+	r = revert_json(req->app.bc.db, req->id);
+	if (r && api_set_branches(req->app.bc.db, r, BRANCH_OF_REVERT) < 0) {
 		json_decref(r);
 		r = NULL;
 	}
@@ -296,7 +298,7 @@ void api_get_revert_patch(struct api_request *req, struct api_response *res,
 
 	if (row_exists(req, res, revert_exists, "revert") < 0)
 		return;
-	text = revert_patch_text(req->app.db, req->id);
+	text = revert_patch_text(req->app.bc.db, req->id);
 	if (!text && err_last() != ERR_NOTFOUND) {
 		api_fail(res, err_last());
 		return;

@@ -86,13 +86,13 @@ void api_get_mail(struct api_request *req, struct api_response *res,
 	    api_arg_int(req, res, "limit", MAIL_DEFAULT, 1, LIST_MAX, &limit) <
 		    0)
 		return;
-	if (branch && !(in = queue_branch_patches(req->app.db, branch))) {
+	if (branch && !(in = queue_branch_patches(req->app.bc.db, branch))) {
 		api_fail(res, ERR_IO);
 		return;
 	}
-	if (!(rows = outbox_list_json(req->app.db, state, in, limit)) ||
-	    queue_fill_branch(req->app.db, rows, "patch_id", "branch") < 0 ||
-	    branch_fill(req->app.db, rows, "branch", BRANCH_KEY) < 0) {
+	if (!(rows = outbox_list_json(req->app.bc.db, state, in, limit)) ||
+	    queue_fill_branch(req->app.bc.db, rows, "patch_id", "branch") < 0 ||
+	    branch_fill(req->app.bc.db, rows, "branch", BRANCH_KEY) < 0) {
 		free(in);
 		json_decref(rows);
 		api_fail(res, ERR_IO);
@@ -137,7 +137,7 @@ void api_get_events(struct api_request *req, struct api_response *res,
 	    api_arg_int(req, res, "limit", EVENTS_DEFAULT, 1, LIST_MAX,
 			&limit) < 0)
 		return;
-	if (!(rows = event_list_json(req->app.db, since, limit))) {
+	if (!(rows = event_list_json(req->app.bc.db, since, limit))) {
 		api_fail(res, ERR_IO);
 		return;
 	}
@@ -167,7 +167,7 @@ static json_t *first(json_t *rows)
 void api_get_health(struct api_request *req, struct api_response *res,
 		    json_t *body)
 {
-	sqlite3 *db = req->app.db;
+	sqlite3 *db = req->app.bc.db;
 	struct serve_status ss;
 	long long last_event = 0, pending = 0;
 	json_t *queue, *mail, *o, *cand, *bis;
@@ -241,7 +241,7 @@ static const char *const verdicts[] = { "pass", "fail", "build-failed",
 void api_get_metrics(struct api_request *req, struct api_response *res,
 		     json_t *body)
 {
-	sqlite3 *db = req->app.db;
+	sqlite3 *db = req->app.bc.db;
 	struct strbuf sb = STRBUF_INIT;
 	long long nbuilds;
 	double seconds;
@@ -297,7 +297,7 @@ void api_get_routes(struct api_request *req, struct api_response *res,
 void api_get_openapi(struct api_request *req, struct api_response *res,
 		     json_t *body)
 {
-	const char *root = req->app.cfg.web_root;
+	const char *root = req->app.bc.cfg.web_root;
 	size_t len;
 
 	if (root && *root) {

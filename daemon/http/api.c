@@ -417,7 +417,8 @@ json_t *api_routes_json(void)
  */
 static int check_auth(struct api_request *req, struct api_response *res)
 {
-	const char *h = req->authorization, *access = req->app.cfg.read_access;
+	const char *h = req->authorization,
+		   *access = req->app.bc.cfg.read_access;
 	int needs = req->route->write || !strcmp(access, "token") ||
 		    (!strcmp(access, "loopback") && !req->loopback);
 	char *name = NULL;
@@ -458,7 +459,7 @@ static int check_auth(struct api_request *req, struct api_response *res)
 			  "the Authorization header has no token");
 		return -1;
 	}
-	ret = token_check_scoped(req->app.db, h, len, &name, &scope);
+	ret = token_check_scoped(req->app.bc.db, h, len, &name, &scope);
 	if (ret == ERR_AUTH) {
 		api_error(res, 403, "forbidden", "the token is not valid");
 		return -1;
@@ -477,7 +478,7 @@ static int check_auth(struct api_request *req, struct api_response *res)
 		return -1;
 	}
 	req->actor = xstrfmt("token:%s", name);
-	req->app.actor = req->actor;
+	req->app.bc.actor = req->actor;
 	free(name);
 	return 0;
 }
@@ -689,10 +690,10 @@ void api_run(struct api_request *req, struct api_response *res)
 		break;
 	}
 	/* a write is one step for the bulk-mail guard */
-	long long mark = r->write ? guard_mark(req->app.db) : 0;
+	long long mark = r->write ? guard_mark(req->app.bc.db) : 0;
 	r->fn(req, res, body);
-	if (r->write && guard_apply(req->app.db, &req->app.cfg, mark,
-					 r->pattern, req->app.actor) < 0)
+	if (r->write && guard_apply(req->app.bc.db, &req->app.bc.cfg, mark,
+				    r->pattern, req->app.bc.actor) < 0)
 		log_warnx("http: %s %s: bulk-mail guard: %s", req->method,
 			  req->path, err_msg());
 	json_decref(body);

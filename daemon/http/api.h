@@ -55,7 +55,7 @@ void api_response_release(struct api_response *res);
  * Before the body: finds the route (404, 405 with Allow), checks the query
  * names and the credentials (401, 403). Returns 0 to go on with api_run()
  * (req->route, id, actor, is_write set), or 1 when res holds the answer.
- * req->app.db must be a usable connection (tokens are looked up).
+ * req->app.bc.db must be a usable connection (tokens are looked up).
  */
 int api_begin(struct api_request *req, struct api_response *res);
 /*

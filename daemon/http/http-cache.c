@@ -117,7 +117,7 @@ struct conn *http_pool_get(struct http_server *s)
 	if (s->nidle)
 		c = s->idle[--s->nidle];
 	pthread_mutex_unlock(&s->lock);
-	return c ? c : conn_open(s->app->cfg.db);
+	return c ? c : conn_open(s->app->bc.cfg.db);
 }
 
 void http_pool_put(struct http_server *s, struct conn *c)

@@ -54,8 +54,8 @@ struct MHD_Response *http_static_file(struct http_server *s,
 		api_error(res, 404, "not-found", "%s: no such file", url);
 		return NULL;
 	}
-	if (s->app->cfg.web_root && *s->app->cfg.web_root) {
-		char *path = xstrfmt("%s/%s", s->app->cfg.web_root, name);
+	if (s->app->bc.cfg.web_root && *s->app->bc.cfg.web_root) {
+		char *path = xstrfmt("%s/%s", s->app->bc.cfg.web_root, name);
 		struct stat st;
 		int fd = open(path, O_RDONLY | O_CLOEXEC);
 		free(path);

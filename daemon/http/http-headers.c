@@ -177,7 +177,7 @@ static int hidden_bytes(struct req_ctx *c, const struct scan *f)
 int http_check_headers(struct req_ctx *c, int *has_body)
 {
 	struct scan f = { 0 };
-	const struct config *cfg = &c->srv->app->cfg;
+	const struct config *cfg = &c->srv->app->bc.cfg;
 	int nul = c->nul_in_uri;
 
 	MHD_get_connection_values_n(c->conn, MHD_HEADER_KIND, check_header, &f);

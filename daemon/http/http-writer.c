@@ -44,7 +44,7 @@ void *http_writer_main(void *arg)
 	/* Its own connection: pooled ones never write (see the cache above). */
 	sqlite3 *db = NULL;
 
-	if (db_open(&db, s->app->cfg.db) < 0) {
+	if (db_open(&db, s->app->bc.cfg.db) < 0) {
 		log_warnx("http: writer: %s", err_msg());
 		db = NULL;
 	}
@@ -62,14 +62,14 @@ void *http_writer_main(void *arg)
 			s->tail = NULL;
 		pthread_mutex_unlock(&s->lock);
 
-		if (!db && db_open(&db, s->app->cfg.db) < 0)
+		if (!db && db_open(&db, s->app->bc.cfg.db) < 0)
 			db = NULL;
 		if (db) {
-			c->req.app.db = db;
+			c->req.app.bc.db = db;
 			err_clear();
 			api_run(&c->req, &c->res);
 			db_rollback(db); /* a module that failed halfway */
-			c->req.app.db = NULL;
+			c->req.app.bc.db = NULL;
 		} else {
 			api_error(&c->res, 503, "unavailable",
 				  "the database cannot be opened");

@@ -93,8 +93,8 @@ static void begin_request(struct req_ctx *c, const char *url,
 				     MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 	req->loopback = ci && http_is_loopback(ci->client_addr);
 	req->app = *c->srv->app;
-	req->app.db = NULL;
-	req->app.actor = "http";
+	req->app.bc.db = NULL;
+	req->app.bc.actor = "http";
 }
 
 static void too_big(struct http_server *s, struct api_response *res)
@@ -157,7 +157,7 @@ static enum MHD_Result on_headers(struct req_ctx *c, const char *url,
 			  "the database cannot be opened");
 		return http_send_answer(c);
 	}
-	c->req.app.db = db->db;
+	c->req.app.bc.db = db->db;
 	r = api_begin(&c->req, &c->res);
 	if (!r && has_body && !api_takes_body(&c->req)) {
 		no_body(c, method, url);
@@ -168,13 +168,13 @@ static enum MHD_Result on_headers(struct req_ctx *c, const char *url,
 		struct MHD_Response *kept = http_run_read(s, db, c);
 		if (kept) {
 			enum MHD_Result ret = http_answer_kept(c, kept);
-			c->req.app.db = NULL;
+			c->req.app.bc.db = NULL;
 			http_pool_put(s, db);
 			return ret;
 		}
 		r = 1;
 	}
-	c->req.app.db = NULL;
+	c->req.app.bc.db = NULL;
 	http_pool_put(s, db);
 	if (r)
 		return http_send_answer(c);
@@ -374,12 +374,12 @@ int http_start(struct app *app, struct http_server **out)
 	int v6 = 0, ret;
 
 	*out = NULL;
-	if ((ret = parse_listen(app->cfg.listen, &ss, &v6)) < 0)
+	if ((ret = parse_listen(app->bc.cfg.listen, &ss, &v6)) < 0)
 		return ret;
 	s = xcalloc(1, sizeof(*s));
 	s->app = app;
-	s->max_body = app->cfg.max_patch_bytes > 0
-			      ? (size_t)app->cfg.max_patch_bytes
+	s->max_body = app->bc.cfg.max_patch_bytes > 0
+			      ? (size_t)app->bc.cfg.max_patch_bytes
 			      : (size_t)8 << 20;
 	/* jansson seeds its hash function once, before the threads race to. */
 	json_object_seed(0);
@@ -400,29 +400,30 @@ int http_start(struct app *app, struct http_server **out)
 
 	/* The answer cache's stamps: read off the WAL index if it can be. */
 	if (s->cache_on &&
-	    (db_open(&s->watch_db, app->cfg.db) < 0 ||
-	     !(s->watch = db_watch_open(s->watch_db, app->cfg.db))))
+	    (db_open(&s->watch_db, app->bc.cfg.db) < 0 ||
+	     !(s->watch = db_watch_open(s->watch_db, app->bc.cfg.db))))
 		log_warnx("http: the answer cache asks SQLite whether the store"
 			  " changed: %s",
 			  err_msg());
 
-	conns = app->cfg.http_connections > 0
-			? (unsigned)app->cfg.http_connections
+	conns = app->bc.cfg.http_connections > 0
+			? (unsigned)app->bc.cfg.http_connections
 			: 512;
 	/* One address may take three quarters: the rest stays for others. */
 	per_ip = conns - conns / 4;
 	if (!per_ip)
 		per_ip = 1;
-	timeout = (unsigned)app->cfg.http_timeout;
+	timeout = (unsigned)app->bc.cfg.http_timeout;
 	flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
 		MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
 	if (v6)
 		flags |= MHD_USE_IPv6;
 	s->conns_max = conns;
 	s->per_addr_max = per_ip;
-	s->request_timeout = app->cfg.http_request_timeout > 0
-				     ? (unsigned)app->cfg.http_request_timeout
-				     : 0;
+	s->request_timeout =
+		app->bc.cfg.http_request_timeout > 0
+			? (unsigned)app->bc.cfg.http_request_timeout
+			: 0;
 	s->mhd = MHD_start_daemon(
 		flags, 0, on_accept, s, on_request, s,
 		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s, MHD_OPTION_SOCK_ADDR,
@@ -442,14 +443,13 @@ int http_start(struct app *app, struct http_server **out)
 		ret = err_set(ERR_IO,
 			      "listen %s: cannot start the HTTP server (address"
 			      " in use?)",
-			      app->cfg.listen);
+			      app->bc.cfg.listen);
 		goto fail;
 	}
 	log_info("http: listening on %s (%u threads, %u connections, %u per"
 		 " address, %us idle timeout, %us for a request%s)",
-		 app->cfg.listen, pool_threads(), conns, per_ip, timeout,
-		 s->request_timeout,
-		 s->cache_on ? "" : ", no answer cache");
+		 app->bc.cfg.listen, pool_threads(), conns, per_ip, timeout,
+		 s->request_timeout, s->cache_on ? "" : ", no answer cache");
 	*out = s;
 	return 0;
 fail:

@@ -7,7 +7,7 @@
 struct http_server;
 
 /*
- * Listens on app->cfg.listen ("127.0.0.1:8080") with libmicrohttpd's own
+ * Listens on app->bc.cfg.listen ("127.0.0.1:8080") with libmicrohttpd's own
  * threads; the caller's loop stays free. app is borrowed for the server's
  * lifetime (cfg may be swapped on SIGHUP between http_stop/http_start).
  * Returns 0 or negative (the address in use, a bad listen value).

@@ -23,7 +23,7 @@ static enum ev changelog_ev(struct check_ctx *c, const char *subject,
 	hit->first = hit->last = hit->reverted = -1;
 	if (!c->changelog || !subject || !*subject)
 		return EV_UNKNOWN;
-	int r = changelog_lookup(c->app->db, c->changelog, c->series,
+	int r = changelog_lookup(c->bc->db, c->changelog, c->series,
 				 c->sublevel, subject, hit);
 	if (r > 0)
 		return EV_PRESENT;
@@ -70,7 +70,7 @@ static const char *upstream_base(struct check_ctx *c, char *name, size_t size)
 static enum ev fixes_one(struct check_ctx *c, long long self, const char *sha,
 			 const char *subject, struct strbuf *why)
 {
-	const char *branch = c->app->cfg.branch;
+	const char *branch = c->bc->cfg.branch;
 	char found[REPO_HEX_SIZE], base[64] = "";
 	char *where = NULL, older[16];
 	long long qid = 0;
@@ -88,13 +88,13 @@ static enum ev fixes_one(struct check_ctx *c, long long self, const char *sha,
 			    branch, found);
 		return EV_PRESENT;
 	}
-	if (queue_sibling_of(c->app->db, self, sha, 1, &qid) == 0) {
+	if (queue_sibling_of(c->bc->db, self, sha, 1, &qid) == 0) {
 		strbuf_addf(why, "Fixes: %.12s is in the queue as patch %lld",
 			    sha, qid);
 		return EV_PRESENT;
 	}
-	if (*c->app->cfg.stable_queue_repo &&
-	    stable_queue_find(c->app->cfg.stable_queue_repo, c->series, sha,
+	if (*c->bc->cfg.stable_queue_repo &&
+	    stable_queue_find(c->bc->cfg.stable_queue_repo, c->series, sha,
 			      &where) > 0) {
 		strbuf_addf(why, "Fixes: %.12s was released in %s", sha, where);
 		free(where);
@@ -139,7 +139,7 @@ static enum ev fixes_one(struct check_ctx *c, long long self, const char *sha,
 	}
 	/* the changelog keeps the older series' sections too */
 	if (c->changelog && subject &&
-	    changelog_find_older(c->app->db, c->changelog, c->series, subject,
+	    changelog_find_older(c->bc->db, c->changelog, c->series, subject,
 				 older, &at) > 0) {
 		strbuf_addf(why,
 			    "Fixes: %.12s (\"%s\") is in %s: Debian's changelog"
@@ -162,7 +162,7 @@ static enum ev fixes_one(struct check_ctx *c, long long self, const char *sha,
 					" up to %s"
 				      : ", no Debian changelog%.0s",
 		    c->version);
-	strbuf_addstr(why, *c->app->cfg.stable_queue_repo
+	strbuf_addstr(why, *c->bc->cfg.stable_queue_repo
 				   ? ", not in the stable-queue checkout"
 				   : ", no stable-queue checkout");
 	strbuf_addstr(why, !c->upstream ? ", no upstream clone)"
@@ -218,7 +218,7 @@ static int tags_load(sqlite3 *db, long long id, struct tags *t)
 static int files_all_missing(struct check_ctx *c, long long id,
 			     struct strbuf *out)
 {
-	json_t *files = queue_patch_files_json(c->app->db, id), *f;
+	json_t *files = queue_patch_files_json(c->bc->db, id), *f;
 	char **paths = NULL;
 	size_t n = 0, k;
 	int all = 0;
@@ -318,10 +318,10 @@ static enum check_result dep_standing(struct check_ctx *c, long long self,
 	enum check_result r;
 
 	if (depth >= DEP_DEPTH ||
-	    queue_sibling_of(c->app->db, self, sha, 0, &did) < 0 ||
-	    check_row_load(c->app->db, did, &d) < 0)
+	    queue_sibling_of(c->bc->db, self, sha, 0, &did) < 0 ||
+	    check_row_load(c->bc->db, did, &d) < 0)
 		return CR_COUNT;
-	if (queue_verdict_latest_full(c->app->db, did, "fixes", &last,
+	if (queue_verdict_latest_full(c->bc->db, did, "fixes", &last,
 				      &detail) == 0 &&
 	    last && detail) {
 		int k = check_result_parse(last);
@@ -374,7 +374,7 @@ enum check_result check_fixes(struct check_ctx *c, const struct check_row *p,
 	enum check_result res, dep = CR_COUNT;
 	const char *dep_sha = NULL;
 
-	if (tags_load(c->app->db, p->id, &t) < 0) {
+	if (tags_load(c->bc->db, p->id, &t) < 0) {
 		strbuf_addf(detail, "the tags cannot be read: %s", err_msg());
 		return CR_UNKNOWN;
 	}
@@ -431,10 +431,11 @@ enum check_result check_fixes(struct check_ctx *c, const struct check_row *p,
 			    other.len ? "; " : "", dep_sha);
 	if (files_all_missing(c, p->id, &lead)) {
 		struct strbuf s = STRBUF_INIT;
-		strbuf_addf(&s, "%s %s not in %s (%s): the bug cannot be in this"
-				" tree",
+		strbuf_addf(&s,
+			    "%s %s not in %s (%s): the bug cannot be in this"
+			    " tree",
 			    lead.buf, strchr(lead.buf, ',') ? "are" : "is",
-			    c->app->cfg.branch, c->version);
+			    c->bc->cfg.branch, c->version);
 		res = say(detail, CR_ABSENT, s.buf, &other);
 		strbuf_release(&s);
 		goto out;
@@ -445,9 +446,10 @@ enum check_result check_fixes(struct check_ctx *c, const struct check_row *p,
 	    repo_lines_nowhere(c->repo, c->running, &c->queued, p->diff,
 			       &lead) > 0) {
 		struct strbuf s = STRBUF_INIT;
-		strbuf_addf(&s, "the code it changes is not in %s (%s): %s; the"
-				" bug cannot be in this tree",
-			    c->app->cfg.branch, c->version, lead.buf);
+		strbuf_addf(&s,
+			    "the code it changes is not in %s (%s): %s; the"
+			    " bug cannot be in this tree",
+			    c->bc->cfg.branch, c->version, lead.buf);
 		if (cover.len)
 			strbuf_addf(&s, " (%s does not outweigh that)",
 				    cover.buf);
@@ -470,9 +472,10 @@ enum check_result check_fixes(struct check_ctx *c, const struct check_row *p,
 		goto out;
 	}
 	if ((nfix || ndep) && applies == CR_CLEAN && removes_lines(p->diff)) {
-		strbuf_addf(&lead, "the lines it changes are in %s (%s): the"
-				   " diff applies to it",
-			    c->app->cfg.branch, c->version);
+		strbuf_addf(&lead,
+			    "the lines it changes are in %s (%s): the"
+			    " diff applies to it",
+			    c->bc->cfg.branch, c->version);
 		res = say(detail, CR_PRESENT, lead.buf, &other);
 		goto out;
 	}
@@ -531,8 +534,8 @@ int check_released_where(struct check_ctx *c, const struct check_row *p,
 				    "%s.%ld (Debian's changelog lists \"%s\")",
 				    c->series, hit.first, p->subject);
 		ret = 1;
-	} else if (p->upstream && *c->app->cfg.stable_queue_repo &&
-		   stable_queue_find(c->app->cfg.stable_queue_repo, c->series,
+	} else if (p->upstream && *c->bc->cfg.stable_queue_repo &&
+		   stable_queue_find(c->bc->cfg.stable_queue_repo, c->series,
 				     p->upstream, &sq) > 0) {
 		const char *rel = strstr(sq, "releases/");
 		const char *v = rel ? rel + 9 : sq;
@@ -551,7 +554,7 @@ int check_released_where(struct check_ctx *c, const struct check_row *p,
 			    " history",
 			    ret ? "released in " : "", ret ? where->buf : "",
 			    ret ? " and " : "", rev, p->subject,
-			    c->app->cfg.branch);
+			    c->bc->cfg.branch);
 	else if (c->upstream && !c->up_indexed &&
 		 repo_find_revert(c->upstream, "HEAD", p->subject, rev) > 0)
 		strbuf_addf(reverted,

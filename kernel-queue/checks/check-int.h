@@ -9,7 +9,7 @@
 
 /* One run of the checks: the tree and the evidence it is judged by. */
 struct check_ctx {
-	struct app *app;
+	struct branch_ctx *bc;
 	struct repo *repo;
 	struct repo *upstream; /* optional */
 	int up_indexed;        /* its index in the store is current (upstream.h) */

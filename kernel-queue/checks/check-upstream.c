@@ -21,7 +21,7 @@ static int followup(void *ctx, const char *sha, const char *subject,
 	struct check_ctx *c = s->c;
 	char found[REPO_HEX_SIZE];
 
-	if (queue_find_upstream(c->app->db, c->app->branch_id, sha, NULL) > 0 ||
+	if (queue_find_upstream(c->bc->db, c->bc->branch_id, sha, NULL) > 0 ||
 	    check_in_history(c, sha) ||
 	    repo_find_backport(c->repo, c->tip, sha, found) > 0) {
 		err_clear();
@@ -49,32 +49,32 @@ enum check_result check_upstream(struct check_ctx *c, const struct check_row *p,
 				 struct strbuf *reverted, struct strbuf *soak,
 				 struct strbuf *detail)
 {
-	const char *path = c->app->cfg.upstream_repo;
+	const char *path = c->bc->cfg.upstream_repo;
 	struct strbuf list = STRBUF_INIT;
 	struct seen fu = { c, &list, 0 }, rv = { c, reverted, 0 };
 	char *tag = NULL;
 	long long at = 0;
-	int min = c->app->cfg.min_soak_days, r;
+	int min = c->bc->cfg.min_soak_days, r;
 
 	if (!p->upstream || strlen(p->upstream) < 8) {
 		strbuf_addstr(detail, "no upstream commit named: nothing to"
 				      " follow");
 		return CR_NONE;
 	}
-	upstream_reverts_of(c->app->db, path, p->upstream, revert, &rv);
-	upstream_fixes_of(c->app->db, path, p->upstream, followup, &fu);
+	upstream_reverts_of(c->bc->db, path, p->upstream, revert, &rv);
+	upstream_fixes_of(c->bc->db, path, p->upstream, followup, &fu);
 	if (fu.n)
 		strbuf_addf(detail,
 			    "upstream follow-up%s of %.12s not in the queue or"
 			    " %s: %s",
-			    fu.n > 1 ? "s" : "", p->upstream,
-			    c->app->cfg.branch, list.buf);
+			    fu.n > 1 ? "s" : "", p->upstream, c->bc->cfg.branch,
+			    list.buf);
 	else
 		strbuf_addf(detail,
 			    "no upstream commit fixes %.12s outside the queue"
 			    " and %s",
-			    p->upstream, c->app->cfg.branch);
-	r = upstream_release_of(c->app->db, path, p->upstream, &tag, &at);
+			    p->upstream, c->bc->cfg.branch);
+	r = upstream_release_of(c->bc->db, path, p->upstream, &tag, &at);
 	if (r > 0) {
 		long long days = ((long long)time(NULL) - at) / 86400;
 		strbuf_addf(detail, "; upstream in %s for %lld day%s", tag, days,

@@ -62,11 +62,11 @@ int check_result_parse(const char *name)
 }
 
 /* "6.12: text" when several branches are configured, else NULL. */
-static char *branch_said(const struct app *app, const char *text)
+static char *branch_said(const struct branch_ctx *bc, const char *text)
 {
-	if (app->cfg.nbranches < 2)
+	if (bc->cfg.nbranches < 2)
 		return NULL;
-	return xstrfmt("%s: %s", app->cfg.branch_key, text);
+	return xstrfmt("%s: %s", bc->cfg.branch_key, text);
 }
 
 int check_verdict_add(sqlite3 *db, long long patch_id, enum check_kind k,
@@ -88,7 +88,7 @@ static enum check_result fixup_check(struct check_ctx *c,
 	char *last = NULL;
 	size_t i;
 
-	if (queue_verdict_latest(c->app->db, p->id, "fixup", &last) == 0 &&
+	if (queue_verdict_latest(c->bc->db, p->id, "fixup", &last) == 0 &&
 	    check_result_parse(last) == CR_OVERRIDDEN) {
 		free(last);
 		strbuf_addstr(detail, "a maintainer released this fix-up");
@@ -104,7 +104,7 @@ static enum check_result fixup_check(struct check_ctx *c,
 			    reverted->buf);
 		res = CR_HELD;
 	}
-	targets = queue_broken_fix_targets_json(c->app->db, p->id);
+	targets = queue_broken_fix_targets_json(c->bc->db, p->id);
 	json_array_foreach(targets, i, t)
 	{
 		strbuf_addf(
@@ -133,7 +133,7 @@ static enum check_result flags_check(struct check_ctx *c,
 	long long added = 0, uapi = 0;
 	const char *s;
 
-	queue_file_counts(c->app->db, p->id, &added, &uapi);
+	queue_file_counts(c->bc->db, p->id, &added, &uapi);
 	if (added)
 		strbuf_addf(detail, "adds-file (%lld)", added);
 	/* "+config FOO" in a Kconfig file: a new symbol, likely a feature */
@@ -179,7 +179,7 @@ static int reverse_after_later(struct check_ctx *c, const struct check_row *p,
 
 	if (check_running_tree(c, base) < 0)
 		return 0;
-	later = queue_later_touching_json(c->app->db, p->id);
+	later = queue_later_touching_json(c->bc->db, p->id);
 	json_array_foreach(later, i, l)
 	{
 		struct repo_apply_result res = { 0 };
@@ -222,7 +222,7 @@ static enum check_result applies_check(struct check_ctx *c,
 	struct repo_apply_result res = { 0 };
 	struct strbuf taken = STRBUF_INIT, placed = STRBUF_INIT,
 		      rel = STRBUF_INIT;
-	const char *branch = c->app->cfg.branch;
+	const char *branch = c->bc->cfg.branch;
 	enum check_result out;
 	int r = repo_apply_overlay(c->repo, c->running, &c->queued, p->diff,
 				   &c->delta, &res);
@@ -307,7 +307,7 @@ static int notify(struct check_ctx *c, long long id, long long event,
 		.what = what,
 		.why = why,
 	};
-	long long r = queue_notify(c->app->db, &c->app->cfg, &n);
+	long long r = queue_notify(c->bc->db, &c->bc->cfg, &n);
 	return r < 0 ? (int)r : 0;
 }
 
@@ -365,7 +365,7 @@ static int check_one(struct check_ctx *c, struct check_row *p,
 	v[CHECK_FIXUP] = fixup_check(c, p, &reverted, &d[CHECK_FIXUP]);
 	v[CHECK_FLAGS] = flags_check(c, p, &d[CHECK_FLAGS]);
 
-	if (test_not_present(c->app->db, p->id, &tested) && tested) {
+	if (test_not_present(c->bc->db, p->id, &tested) && tested) {
 		/* its own test passed without it here (verify.h) */
 		to = PS_REJECTED;
 		strbuf_addf(&reason, "not-present: %s", tested);
@@ -410,8 +410,8 @@ static int check_one(struct check_ctx *c, struct check_row *p,
 	for (int k = 0; k < CHECK_KIND_COUNT; k++) {
 		if (k == CHECK_FOLLOWUPS && !c->up_indexed)
 			continue; /* nothing was asked */
-		char *det = branch_said(c->app, d[k].buf);
-		ret = check_verdict_add(c->app->db, p->id, k, v[k],
+		char *det = branch_said(c->bc, d[k].buf);
+		ret = check_verdict_add(c->bc->db, p->id, k, v[k],
 					det ? det : d[k].buf);
 		free(det);
 		if (ret < 0)
@@ -420,11 +420,13 @@ static int check_one(struct check_ctx *c, struct check_row *p,
 	if (p->state != to) {
 		/* a not-present reason names its branch already */
 		char *why = reason.len && !tested
-				    ? branch_said(c->app, reason.buf)
+				    ? branch_said(c->bc, reason.buf)
 				    : NULL;
-		ev = queue_set_state(c->app->db, p->id, to,
-				     why ? why : reason.len ? reason.buf : NULL,
-				     c->app->actor);
+		ev = queue_set_state(c->bc->db, p->id, to,
+				     why	  ? why
+				     : reason.len ? reason.buf
+						  : NULL,
+				     c->bc->actor);
 		free(why);
 		if (ev < 0) {
 			ret = (int)ev;
@@ -433,7 +435,7 @@ static int check_one(struct check_ctx *c, struct check_row *p,
 		if (to == PS_HELD) {
 			char *what = xstrfmt("Your patch was held back from the"
 					     " %s queue by stableq's checks",
-					     c->app->cfg.branch);
+					     c->bc->cfg.branch);
 			ret = notify(c, p->id, ev, "held", what, reason.buf);
 			free(what);
 			if (ret < 0)
@@ -444,7 +446,7 @@ static int check_one(struct check_ctx *c, struct check_row *p,
 		if (to == PS_QUEUED && v[CHECK_FOLLOWUPS] == CR_FOUND) {
 			char *what = xstrfmt("Your patch was queued for %s;"
 					     " upstream fixes of it are not",
-					     c->app->cfg.branch);
+					     c->bc->cfg.branch);
 			ret = notify(c, p->id, ev, "followups", what,
 				     d[CHECK_FOLLOWUPS].buf);
 			free(what);
@@ -452,7 +454,7 @@ static int check_one(struct check_ctx *c, struct check_row *p,
 				goto out;
 		}
 	} else {
-		ev = event_add(c->app->db, c->app->actor, "patch", p->id,
+		ev = event_add(c->bc->db, c->bc->actor, "patch", p->id,
 			       "checked", "fixes=%s applies=%s fixup=%s",
 			       check_result_name(v[CHECK_FIXES]),
 			       check_result_name(v[CHECK_APPLIES]),
@@ -498,31 +500,31 @@ static int wanted(const long long *ids, size_t n, long long id)
 /* Debian's changelog, indexed once per file in the store (not per patch). */
 static void open_changelog(struct check_ctx *c)
 {
-	const char *path = c->app->cfg.debian_changelog;
+	const char *path = c->bc->cfg.debian_changelog;
 	long n = 0;
 
 	if (!path || !*path)
 		return;
-	if (changelog_index(c->app->db, path, &n, NULL) < 0) {
+	if (changelog_index(c->bc->db, path, &n, NULL) < 0) {
 		log_warnx("checks without Debian's changelog: %s", err_msg());
 		return;
 	}
 	c->changelog = path;
 }
 
-static int open_ctx(struct check_ctx *c, struct app *app)
+static int open_ctx(struct check_ctx *c, struct branch_ctx *bc)
 {
 	int ret;
 
 	memset(c, 0, sizeof(*c));
-	c->app = app;
-	if ((ret = repo_open(&c->repo, app->cfg.tree_dir)) < 0)
+	c->bc = bc;
+	if ((ret = repo_open(&c->repo, bc->cfg.tree_dir)) < 0)
 		return err_set(ERR_NOTFOUND,
 			       "the stable tree %s is not there (run `stableq"
 			       " tree init`): %s",
-			       app->cfg.tree_dir, err_msg());
-	if ((ret = repo_branch_tip(c->repo, app->cfg.branch, c->tip)) < 0)
-		return err_prefix(ERR_NOTFOUND, "branch %s", app->cfg.branch);
+			       bc->cfg.tree_dir, err_msg());
+	if ((ret = repo_branch_tip(c->repo, bc->cfg.branch, c->tip)) < 0)
+		return err_prefix(ERR_NOTFOUND, "branch %s", bc->cfg.branch);
 	if ((ret = repo_branch_version(c->repo, c->tip, &c->version)) < 0)
 		return ret;
 	c->series = xstrdup(c->version);
@@ -537,14 +539,14 @@ static int open_ctx(struct check_ctx *c, struct app *app)
 	/* the trees the checks make are thrown away: not one file each */
 	if ((ret = repo_objects_in_memory(c->repo)) < 0)
 		return ret;
-	if (*app->cfg.upstream_repo &&
-	    repo_open(&c->upstream, app->cfg.upstream_repo) < 0)
+	if (*bc->cfg.upstream_repo &&
+	    repo_open(&c->upstream, bc->cfg.upstream_repo) < 0)
 		return err_prefix(ERR_INVALID, "upstream_repo %s",
-				  app->cfg.upstream_repo);
+				  bc->cfg.upstream_repo);
 	/* once, then what is new: its follow-ups, reverts and releases */
 	if (c->upstream) {
-		if (upstream_index_update(app->db, c->upstream,
-					  app->cfg.upstream_repo, NULL) < 0)
+		if (upstream_index_update(bc->db, c->upstream,
+					  bc->cfg.upstream_repo, NULL) < 0)
 			log_warnx("checks without the upstream index: %s",
 				  err_msg());
 		else
@@ -595,7 +597,7 @@ static int start_running(struct check_ctx *c, const struct prefix *before,
 	int ret;
 
 	prefix_key(before, c->tip, key);
-	*hit = prefix_find(c->app->db, c->app->branch_id, key, tree) &&
+	*hit = prefix_find(c->bc->db, c->bc->branch_id, key, tree) &&
 	       repo_tree_kept(c->repo, tree);
 	if (*hit) {
 		log_info("checks start from the kept tree of the %zu queued"
@@ -607,7 +609,7 @@ static int start_running(struct check_ctx *c, const struct prefix *before,
 	for (size_t i = 0; i < n; i++) {
 		struct repo_apply_result res = { 0 };
 		struct check_row r;
-		if ((ret = check_row_load(c->app->db, ids[i], &r)) < 0)
+		if ((ret = check_row_load(c->bc->db, ids[i], &r)) < 0)
 			return ret;
 		if (repo_apply_overlay(c->repo, c->running, &c->queued, r.diff,
 				       &c->delta, &res) == 0 &&
@@ -633,19 +635,18 @@ static void keep_running(struct check_ctx *c, const struct prefix *after,
 
 	prefix_key(after, c->tip, key);
 	if ((hit && !strcmp(key, started)) ||
-	    (prefix_find(c->app->db, c->app->branch_id, key, tree) &&
+	    (prefix_find(c->bc->db, c->bc->branch_id, key, tree) &&
 	     repo_tree_kept(c->repo, tree)))
 		return; /* kept already */
 	if (repo_overlay_keep(c->repo, c->running, &c->queued, tree) < 0 ||
-	    prefix_store(c->app->db, c->app->branch_id, key, tree, after->n) <
-		    0)
+	    prefix_store(c->bc->db, c->bc->branch_id, key, tree, after->n) < 0)
 		log_warnx("the running tree is not kept for the next checks:"
 			  " %s",
 			  err_msg());
 	err_clear();
 }
 
-int check_run(struct app *app, const long long *ids, size_t n,
+int check_run(struct branch_ctx *bc, const long long *ids, size_t n,
 	      struct check_summary *sum)
 {
 	struct check_ctx c;
@@ -656,22 +657,22 @@ int check_run(struct app *app, const long long *ids, size_t n,
 	int ret, in_tx = 0, hit = 0;
 
 	memset(sum, 0, sizeof(*sum));
-	if ((ret = open_ctx(&c, app)) < 0)
+	if ((ret = open_ctx(&c, bc)) < 0)
 		goto out;
 	for (size_t i = 0; ids && i < n; i++) {
 		char *key = NULL;
-		if ((ret = queue_patch_branch(app->db, ids[i], &key)) < 0)
+		if ((ret = queue_patch_branch(bc->db, ids[i], &key)) < 0)
 			goto out;
-		if (strcmp(key, app->cfg.branch_key))
+		if (strcmp(key, bc->cfg.branch_key))
 			ret = err_set(ERR_INVALID,
 				      "patch %lld is in branch %s's queue, not"
 				      " %s's (--branch %s)",
-				      ids[i], key, app->cfg.branch_key, key);
+				      ids[i], key, bc->cfg.branch_key, key);
 		free(key);
 		if (ret < 0)
 			goto out;
 	}
-	if ((ret = queue_ids(app->db, app->branch_id, -1, &all, &nall)) < 0)
+	if ((ret = queue_ids(bc->db, bc->branch_id, -1, &all, &nall)) < 0)
 		goto out;
 	done = xcalloc(nall + 1, sizeof(*done));
 	pending = xcalloc(nall + 1, sizeof(*pending));
@@ -679,7 +680,7 @@ int check_run(struct app *app, const long long *ids, size_t n,
 		struct check_row r;
 		int advance = 0;
 
-		if ((ret = check_row_load(app->db, all[i], &r)) < 0)
+		if ((ret = check_row_load(bc->db, all[i], &r)) < 0)
 			goto out;
 		switch (r.state) {
 		case PS_RELEASED: /* on the branch already */
@@ -698,7 +699,7 @@ int check_run(struct app *app, const long long *ids, size_t n,
 				check_row_release(&r);
 				goto out;
 			}
-			if (!in_tx && (ret = db_begin(app->db)) < 0) {
+			if (!in_tx && (ret = db_begin(bc->db)) < 0) {
 				check_row_release(&r);
 				goto out;
 			}
@@ -710,8 +711,8 @@ int check_run(struct app *app, const long long *ids, size_t n,
 			}
 			if (++batched == CHECK_BATCH) {
 				in_tx = batched = 0;
-				if ((ret = db_commit(app->db)) < 0) {
-					db_rollback(app->db);
+				if ((ret = db_commit(bc->db)) < 0) {
+					db_rollback(bc->db);
 					check_row_release(&r);
 					goto out;
 				}
@@ -741,16 +742,16 @@ int check_run(struct app *app, const long long *ids, size_t n,
 		check_row_release(&r);
 	}
 	ret = 0;
-	if (in_tx && (ret = db_commit(app->db)) == 0)
+	if (in_tx && (ret = db_commit(bc->db)) == 0)
 		in_tx = 0;
 	if (!ret && *started)
 		keep_running(&c, &after, started, hit);
 	/* what the checked patches are now, in a few queries for them all */
-	if (!ret && !(sum->json = queue_patches_json(app->db, done, ndone)))
+	if (!ret && !(sum->json = queue_patches_json(bc->db, done, ndone)))
 		ret = ERR_IO;
 out:
 	if (in_tx)
-		db_rollback(app->db);
+		db_rollback(bc->db);
 	free(all);
 	free(done);
 	free(pending);
@@ -790,8 +791,8 @@ void check_summary_print(const struct check_summary *s, FILE *f)
 		s->released);
 }
 
-int check_due(struct app *app, long long *id)
+int check_due(struct branch_ctx *bc, long long *id)
 {
-	return queue_first_in_state(app->db, app->branch_id, PS_IMPORTED, id) ==
+	return queue_first_in_state(bc->db, bc->branch_id, PS_IMPORTED, id) ==
 	       0;
 }

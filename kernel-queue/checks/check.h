@@ -2,7 +2,7 @@
 #ifndef STABLEQ_CHECK_H
 #define STABLEQ_CHECK_H
 
-#include "app.h"
+#include "ctx.h"
 
 #include <jansson.h>
 #include <sqlite3.h>
@@ -93,11 +93,11 @@ struct check_summary {
  * is indexed first when the store's index is not current; a missing one
  * is logged and the checks go on without it.
  */
-int check_run(struct app *app, const long long *ids, size_t n,
+int check_run(struct branch_ctx *bc, const long long *ids, size_t n,
 	      struct check_summary *sum);
 void check_summary_print(const struct check_summary *s, FILE *f);
 
 /* A job of the daemon's: patches imported and not checked yet. */
-int check_due(struct app *app, long long *id);
+int check_due(struct branch_ctx *bc, long long *id);
 
 #endif

@@ -41,21 +41,21 @@ char *verify_test_of(const char *message)
 }
 
 /* The queued patches of the fix's branch before it, as a candidate. */
-static long long baseline(struct app *app, long long patch_id)
+static long long baseline(struct branch_ctx *bc, long long patch_id)
 {
 	long long *ids = NULL, cid;
 	size_t n = 0;
-	int ret = queue_ids_before(app->db, app->branch_id, patch_id, &ids, &n);
+	int ret = queue_ids_before(bc->db, bc->branch_id, patch_id, &ids, &n);
 
 	if (ret < 0)
 		return ret;
-	cid = candidate_create_on(app->db, app->branch_id, ids ? ids : &cid,
-				  n, 0, "baseline", 0, app->actor);
+	cid = candidate_create_on(bc->db, bc->branch_id, ids ? ids : &cid, n, 0,
+				  "baseline", 0, bc->actor);
 	free(ids);
 	return cid;
 }
 
-int verify_fix(struct app *app, long long patch_id,
+int verify_fix(struct branch_ctx *bc, long long patch_id,
 	       void (*progress)(const char *line, void *ctx), void *ctx)
 {
 	const char *message;
@@ -67,13 +67,13 @@ int verify_fix(struct app *app, long long patch_id,
 	long long cid, n = 0, ev;
 	int ret;
 
-	if ((ret = queue_follow_patch(app, patch_id)) < 0 ||
-	    (ret = queue_get_state(app->db, patch_id, &s)) < 0)
+	if ((ret = queue_follow_patch(bc, patch_id)) < 0 ||
+	    (ret = queue_get_state(bc->db, patch_id, &s)) < 0)
 		return ret;
 	if (s != PS_QUEUED)
 		return err_set(ERR_CONFLICT, "patch %lld is %s, not queued",
 			       patch_id, queue_state_name(s));
-	json_t *pt = queue_patch_content_json(app->db, patch_id);
+	json_t *pt = queue_patch_content_json(bc->db, patch_id);
 	message = queue_field(pt, "message");
 	test = message ? verify_test_of(message) : NULL;
 	json_decref(pt);
@@ -82,20 +82,20 @@ int verify_fix(struct app *app, long long patch_id,
 			       "patch %lld names no test (a line \"" TRAILER
 			       " NAME\" in its message)",
 			       patch_id);
-	if ((cid = baseline(app, patch_id)) < 0) {
+	if ((cid = baseline(bc, patch_id)) < 0) {
 		ret = (int)cid;
 		goto out;
 	}
 	log_info("patch %lld: does %s fail without it? candidate %lld",
 		 patch_id, test, cid);
-	if ((ret = candidate_run(app, cid, 1, progress, ctx)) < 0)
+	if ((ret = candidate_run(bc, cid, 1, progress, ctx)) < 0)
 		goto out;
-	verdict = candidate_verdict(app->db, cid);
-	result = testcase_result(app->db, cid, test);
-	candidate_patch_count(app->db, cid, &n);
-	version = repo_dir_branch_version(app->cfg.tree_dir, app->cfg.branch);
+	verdict = candidate_verdict(bc->db, cid);
+	result = testcase_result(bc->db, cid, test);
+	candidate_patch_count(bc->db, cid, &n);
+	version = repo_dir_branch_version(bc->cfg.tree_dir, bc->cfg.branch);
 	strbuf_addf(&prefix, "candidate %lld (%s%s%s + %lld patch%s before it)",
-		    cid, app->cfg.branch, version && *version ? " " : "",
+		    cid, bc->cfg.branch, version && *version ? " " : "",
 		    version ? version : "", n, n == 1 ? "" : "es");
 	if (result && !strcmp(result, "pass")) {
 		res = "not-present";
@@ -116,21 +116,21 @@ int verify_fix(struct app *app, long long patch_id,
 			    " not decide",
 			    test, prefix.buf, verdict ? verdict : "none");
 	}
-	det = app->cfg.nbranches > 1
-		      ? xstrfmt("%s: %s", app->cfg.branch_key, why.buf)
+	det = bc->cfg.nbranches > 1
+		      ? xstrfmt("%s: %s", bc->cfg.branch_key, why.buf)
 		      : xstrdup(why.buf);
-	if ((ret = db_begin(app->db)) < 0)
+	if ((ret = db_begin(bc->db)) < 0)
 		goto out;
-	ret = queue_verdict_add(app->db, patch_id, "test", res, det);
+	ret = queue_verdict_add(bc->db, patch_id, "test", res, det);
 	if (ret >= 0 && !strcmp(res, "not-present")) {
 		char *reason = xstrfmt("not-present: %s", det);
-		ev = queue_set_state(app->db, patch_id, PS_REJECTED, reason,
-				     app->actor);
+		ev = queue_set_state(bc->db, patch_id, PS_REJECTED, reason,
+				     bc->actor);
 		free(reason);
 		if (ev < 0)
 			ret = (int)ev;
 	}
-	if ((ret = db_end(app->db, ret)) >= 0)
+	if ((ret = db_end(bc->db, ret)) >= 0)
 		log_info("patch %lld: test %s: %s", patch_id, res, det);
 out:
 	free(test);
@@ -143,12 +143,12 @@ out:
 	return ret < 0 ? ret : 0;
 }
 
-int verify_due(struct app *app, long long *id)
+int verify_due(struct branch_ctx *bc, long long *id)
 {
 	/* the step validates the name; a patch whose name is bad gets no
 	 * verdict and its step fails: the daemon backs off from it */
-	return queue_first_marked(app->db, app->branch_id, TRAILER, "test",
-				  id) == 0;
+	return queue_first_marked(bc->db, bc->branch_id, TRAILER, "test", id) ==
+	       0;
 }
 
 char *verify_summary(sqlite3 *db, long long id)

@@ -2,7 +2,7 @@
 #ifndef STABLEQ_VERIFY_H
 #define STABLEQ_VERIFY_H
 
-#include "app.h"
+#include "ctx.h"
 
 /*
  * A fix may name the test that shows its bug, as a line of its message:
@@ -26,12 +26,12 @@
  * not-present patch stays rejected when it is checked again. Returns 0 with
  * the verdict stored, negative when the candidate could not be run at all.
  */
-int verify_fix(struct app *app, long long patch_id,
+int verify_fix(struct branch_ctx *bc, long long patch_id,
 	       void (*progress)(const char *line, void *ctx), void *ctx);
 /* The name a patch's message gives, validated; NULL if none. Caller frees. */
 char *verify_test_of(const char *message);
 /* A job of the daemon's: a queued patch of the branch names its test and has no test verdict (*id). */
-int verify_due(struct app *app, long long *id);
+int verify_due(struct branch_ctx *bc, long long *id);
 /* What verify_fix found for patch id, one line for the log; caller frees. */
 char *verify_summary(sqlite3 *db, long long id);
 

@@ -1,7 +1,7 @@
 /* intake.c: parse everything first, then store it in one transaction. */
 #include "intake.h"
 #include "branch.h"
-#include "app.h"
+#include "ctx.h"
 #include "check.h"
 #include "db.h"
 #include "event.h"
@@ -67,25 +67,25 @@ static void note_cuts(struct intake_result *res, const char *path,
 	res->notes = strbuf_detach(&sb, NULL);
 }
 
-int intake_check(struct app *app, const struct intake_result *res,
+int intake_check(const struct branch_ctx *bc, const struct intake_result *res,
 		 void (*each)(const char *key, int ret,
 			      const struct check_summary *sum, void *ctx),
 		 void *ctx)
 {
-	const char *was = app->cfg.branch_key;
 	long long *ids = xcalloc(res->nids + 1, sizeof(*ids));
 	int status = 0, ret;
 
-	for (int b = 0; b < app->cfg.nbranches && status >= 0; b++) {
-		const char *key = app->cfg.branches[b].key;
+	for (int b = 0; b < bc->cfg.nbranches && status >= 0; b++) {
+		const char *key = bc->cfg.branches[b].key;
 		struct check_summary sum = { 0 };
+		struct branch_ctx on_key;
 		size_t n = 0;
 
-		if (app_select_branch(app, key) < 0)
+		if (branch_ctx_for(bc, key, &on_key) < 0)
 			continue; /* not in the store: nothing went there */
 		for (size_t i = 0; i < res->nids; i++) {
 			char *on = NULL;
-			if (queue_patch_branch(app->db, res->ids[i], &on) == 0 &&
+			if (queue_patch_branch(bc->db, res->ids[i], &on) == 0 &&
 			    !strcmp(on, key))
 				ids[n++] = res->ids[i];
 			free(on);
@@ -94,7 +94,7 @@ int intake_check(struct app *app, const struct intake_result *res,
 			continue;
 		if (each)
 			each(key, 0, NULL, ctx);
-		ret = check_run(app, ids, n, &sum);
+		ret = check_run(&on_key, ids, n, &sum);
 		if (each)
 			each(key, ret, &sum, ctx);
 		json_decref(sum.json);
@@ -102,8 +102,6 @@ int intake_check(struct app *app, const struct intake_result *res,
 			status = ret;
 	}
 	free(ids);
-	if ((ret = app_select_branch(app, was)) < 0 && status >= 0)
-		status = ret;
 	return status;
 }
 
@@ -120,30 +118,29 @@ static unsigned flags_for(int nbranches, int branch_named)
 	return branch_named ? INTAKE_STRICT : INTAKE_ROUTE | INTAKE_STRICT;
 }
 
-int intake_submit(struct app *app, long long branch,
+int intake_submit(struct branch_ctx *bc, long long branch,
 		  const struct intake_source *src,
 		  const struct intake_report *rep, struct intake_result *res)
 {
-	unsigned flags = flags_for(app->cfg.nbranches, branch != 0);
-	size_t max = (size_t)app->cfg.max_patch_bytes;
+	unsigned flags = flags_for(bc->cfg.nbranches, branch != 0);
+	size_t max = (size_t)bc->cfg.max_patch_bytes;
 	int ret;
 
 	memset(res, 0, sizeof(*res));
-	if (!branch && (branch = queue_default_branch(app->db)) < 0)
+	if (!branch && (branch = queue_default_branch(bc->db)) < 0)
 		return (int)branch;
-	ret = src->paths ? intake_import_paths(app->db, branch, flags,
-					       src->paths, src->npaths, max,
-					       app->actor, res)
-			 : intake_import_buffer_to(app->db, branch, flags,
-						   src->buf, src->len,
-						   src->name, max, app->actor,
-						   res);
+	ret = src->paths
+		      ? intake_import_paths(bc->db, branch, flags, src->paths,
+					    src->npaths, max, bc->actor, res)
+		      : intake_import_buffer_to(bc->db, branch, flags, src->buf,
+						src->len, src->name, max,
+						bc->actor, res);
 	if (ret < 0)
 		return ret;
 	if (rep && rep->imported)
 		rep->imported(res, rep->ctx);
 	if (res->added)
-		res->checks = intake_check(app, res, rep ? rep->checked : NULL,
+		res->checks = intake_check(bc, res, rep ? rep->checked : NULL,
 					   rep ? rep->ctx : NULL);
 	return 0;
 }
@@ -400,15 +397,15 @@ int intake_import_buffer_to(sqlite3 *db, long long branch, unsigned flags,
 	return ret;
 }
 
-int intake_queue_due(struct app *app, long long *id)
+int intake_queue_due(struct branch_ctx *bc, long long *id)
 {
 	*id = 0;
-	return app->cfg.queue_dir && *app->cfg.queue_dir;
+	return bc->cfg.queue_dir && *bc->cfg.queue_dir;
 }
 
-int intake_seed_queue(struct app *app)
+int intake_seed_queue(struct branch_ctx *bc)
 {
-	const struct config *c = &app->cfg;
+	const struct config *c = &bc->cfg;
 	struct stat st;
 	int ret;
 

@@ -62,16 +62,17 @@ int intake_prefix_version(const char *prefix, char *ver, size_t size);
 
 /*
  * Import, then check: the checks of res's patches (new or known), branch
- * by branch on each patch's own branch, each with its own evidence; app's
- * selected branch is the same after. each (may be NULL) hears of every
- * branch with patches: with sum NULL before its checks run, then with
- * their result (ret: check_run()'s; ERR_NOTFOUND when the branch's tree
- * is not there, which does not stop the others). Returns 0, or the first
- * other error (the branches after it are not checked).
+ * by branch on each patch's own branch (a context of its own,
+ * branch_ctx_for()), each with its own evidence; bc is not changed. each
+ * (may be NULL) hears of every branch with patches: with sum NULL before
+ * its checks run, then with their result (ret: check_run()'s; ERR_NOTFOUND
+ * when the branch's tree is not there, which does not stop the others).
+ * Returns 0, or the first other error (the branches after it are not
+ * checked).
  */
-struct app;
+struct branch_ctx;
 struct check_summary;
-int intake_check(struct app *app, const struct intake_result *res,
+int intake_check(const struct branch_ctx *bc, const struct intake_result *res,
 		 void (*each)(const char *key, int ret,
 			      const struct check_summary *sum, void *ctx),
 		 void *ctx);
@@ -106,7 +107,7 @@ struct intake_report {
  * (the daemon's import of queue_dir runs it), POST /patches and the mail
  * intake (mailin.h) all import and then check this way. Imports src
  * (intake_import_paths() or intake_import_buffer_to(), max_patch_bytes and
- * app's actor) into branch's queue (branches.id), or with branch 0 (none
+ * bc's actor) into branch's queue (branches.id), or with branch 0 (none
  * named) where each patch's [PATCH X.Y] routes it when several branches
  * are configured, else the first branch's; a prefix naming another or an
  * unknown branch is refused (the intake flags are set here only). Then,
@@ -114,7 +115,7 @@ struct intake_report {
  * records the checks' status in res->checks. rep may be NULL. Returns the
  * import's error (nothing stored) or 0.
  */
-int intake_submit(struct app *app, long long branch,
+int intake_submit(struct branch_ctx *bc, long long branch,
 		  const struct intake_source *src,
 		  const struct intake_report *rep, struct intake_result *res);
 
@@ -123,11 +124,11 @@ int intake_submit(struct app *app, long long branch,
  * and queue_seed is set, the seed (the shipped queue) is copied there.
  * Returns 1 when it seeded, 0 when nothing was to do, negative on error.
  */
-struct app;
-int intake_seed_queue(struct app *app);
+struct branch_ctx;
+int intake_seed_queue(struct branch_ctx *bc);
 /* A job of the daemon's: queue_dir is configured (imported once a start). */
-struct app;
-int intake_queue_due(struct app *app, long long *id);
+struct branch_ctx;
+int intake_queue_due(struct branch_ctx *bc, long long *id);
 
 /* The queue directory source_id was a series file of (ERR_NOTFOUND: it was not
  * one); caller frees. */

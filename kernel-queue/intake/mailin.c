@@ -1,7 +1,7 @@
 /* mailin.c: maildirs and public-inbox epochs read incrementally; patches imported, replies applied. */
 #include "mailin.h"
 #include "address.h"
-#include "app.h"
+#include "ctx.h"
 #include "db.h"
 #include "err.h"
 #include "intake.h"
@@ -45,7 +45,7 @@ struct source {
 };
 
 struct pass {
-	struct app *app;
+	struct branch_ctx *bc;
 	struct msg *v;
 	size_t n, alloc;
 	struct source *src;
@@ -109,7 +109,7 @@ static void pass_free(struct pass *ps)
 static int source_open(struct pass *ps, const char *kind, const char *path,
 		       struct source **out)
 {
-	sqlite3 *db = ps->app->db;
+	sqlite3 *db = ps->bc->db;
 	struct source *s;
 
 	if (db_exec(db,
@@ -169,7 +169,7 @@ static int file_known(sqlite3 *db, long long source_id, const char *name)
 static int read_maildir(struct pass *ps, const char *dir)
 {
 	static const char *const subs[] = { "new", "cur" };
-	size_t max = (size_t)ps->app->cfg.max_patch_bytes;
+	size_t max = (size_t)ps->bc->cfg.max_patch_bytes;
 	struct source *src;
 	struct stat st;
 	int ret;
@@ -201,7 +201,7 @@ static int read_maildir(struct pass *ps, const char *dir)
 			if (de->d_name[0] == '.')
 				continue;
 			key = xstrndup(de->d_name, strcspn(de->d_name, ":"));
-			if (file_known(ps->app->db, src->id, key)) {
+			if (file_known(ps->bc->db, src->id, key)) {
 				free(key);
 				continue;
 			}
@@ -252,7 +252,7 @@ static int epoch_message(void *ctx, const char *commit, const char *buf,
 			 size_t len)
 {
 	struct epoch_ctx *e = ctx;
-	size_t max = (size_t)e->ps->app->cfg.max_patch_bytes;
+	size_t max = (size_t)e->ps->bc->cfg.max_patch_bytes;
 	char *name = xstrfmt("%s@%.12s", e->gitdir, commit);
 
 	if (max && len > max) {
@@ -292,7 +292,7 @@ static int read_inbox(struct pass *ps, const char *inbox)
 			free(gitdir);
 			return ret;
 		}
-		after = source_position(ps->app->db, gitdir);
+		after = source_position(ps->bc->db, gitdir);
 		struct epoch_ctx ctx = { ps, src, gitdir };
 		ret = repo_inbox_walk(gitdir, after, epoch_message, &ctx, tip);
 		free(after);
@@ -356,7 +356,7 @@ static int has_own_header(const char *raw, size_t len)
 /* Parses each message; marks Message-Ids seen before. */
 static void parse_all(struct pass *ps)
 {
-	size_t max = (size_t)ps->app->cfg.max_patch_bytes;
+	size_t max = (size_t)ps->bc->cfg.max_patch_bytes;
 
 	for (size_t i = 0; i < ps->n; i++) {
 		struct msg *m = &ps->v[i];
@@ -381,7 +381,7 @@ static void parse_all(struct pass *ps)
 			m->error = xstrfmt("%s: no Message-Id header", m->name);
 			continue;
 		}
-		if (db_query_int(ps->app->db, &seen,
+		if (db_query_int(ps->bc->db, &seen,
 				 "SELECT count(*) FROM mail_messages WHERE"
 				 " message_id = ?",
 				 "t", m->p->message_id) == 0 &&
@@ -398,15 +398,17 @@ static int record(struct pass *ps, const struct msg *m, const char *kind,
 {
 	const struct patch *p = m->p;
 	char *key = p && p->message_id ? NULL : xstrfmt("invalid:%s", m->name);
-	int ret = db_exec(ps->app->db,
+	int ret = db_exec(ps->bc->db,
 			  "INSERT OR IGNORE INTO mail_messages (message_id,"
 			  " source_id, in_reply_to, subject, author_email,"
 			  " kind, patch_id, action, error) VALUES (?, ?, ?,"
 			  " ?, ?, ?, NULLIF(?, 0), ?, ?)",
-			  "titttt" "itt", key ? key : p->message_id,
-			  m->source_id, p ? p->in_reply_to : NULL,
-			  p ? p->subject : "", p ? p->author_email : NULL,
-			  kind, patch_id, action, error);
+			  "titttt"
+			  "itt",
+			  key ? key : p->message_id, m->source_id,
+			  p ? p->in_reply_to : NULL, p ? p->subject : "",
+			  p ? p->author_email : NULL, kind, patch_id, action,
+			  error);
 	free(key);
 	return ret;
 }
@@ -414,13 +416,13 @@ static int record(struct pass *ps, const struct msg *m, const char *kind,
 static int record_one(struct pass *ps, const struct msg *m, const char *kind,
 		      const char *error)
 {
-	int ret = db_begin(ps->app->db);
+	int ret = db_begin(ps->bc->db);
 
 	if (ret < 0)
 		return ret;
 	if ((ret = record(ps, m, kind, 0, NULL, error)) < 0 ||
-	    (ret = db_commit(ps->app->db)) < 0)
-		db_rollback(ps->app->db);
+	    (ret = db_commit(ps->bc->db)) < 0)
+		db_rollback(ps->bc->db);
 	return ret < 0 ? ret : 0;
 }
 
@@ -429,7 +431,7 @@ static size_t series_branches(struct pass *ps, struct patch *const *msgs,
 			      const struct thread_series *s, long long *ids,
 			      size_t max)
 {
-	const struct config *c = &ps->app->cfg;
+	const struct config *c = &ps->bc->cfg;
 	const struct patch *head =
 		msgs[s->cover != THREAD_NONE ? s->cover : s->parts[0]];
 	char ver[32];
@@ -441,7 +443,7 @@ static size_t series_branches(struct pass *ps, struct patch *const *msgs,
 				   sizeof(ver)))) {
 		for (int b = 0; b < c->nbranches && n < max; b++)
 			if (!strcmp(c->branches[b].key, ver) &&
-			    app_branch_id(ps->app, ver, &ids[n]) == 0)
+			    branch_ctx_branch_id(ps->bc, ver, &ids[n]) == 0)
 				n++;
 		return n;
 	}
@@ -457,8 +459,8 @@ static size_t series_branches(struct pass *ps, struct patch *const *msgs,
 							       v) > 0;
 		}
 		free(v);
-		if (covers && app_branch_id(ps->app, c->branches[b].key,
-					    &ids[n]) == 0)
+		if (covers && branch_ctx_branch_id(ps->bc, c->branches[b].key,
+						   &ids[n]) == 0)
 			n++;
 	}
 	return n;
@@ -496,7 +498,7 @@ static void series_mbox(struct strbuf *out, const struct pass *ps,
 static int drop_rerolled(struct pass *ps, struct patch *const *msgs,
 			 const struct thread_series *s, long long branch)
 {
-	sqlite3 *db = ps->app->db;
+	sqlite3 *db = ps->bc->db;
 	int ret = db_begin(db);
 
 	for (size_t k = 0; ret >= 0 && k < s->nparts; k++) {
@@ -510,7 +512,7 @@ static int drop_rerolled(struct pass *ps, struct patch *const *msgs,
 					    " (Message-Id <%s>)",
 					    s->version, p->message_id);
 			long long ev = queue_set_state(db, old[i], PS_DROPPED,
-						       why, ps->app->actor);
+						       why, ps->bc->actor);
 			free(why);
 			if (ev < 0)
 				ret = (int)ev;
@@ -529,7 +531,7 @@ static int drop_rerolled(struct pass *ps, struct patch *const *msgs,
 static int import_series(struct pass *ps, struct patch *const *msgs,
 			 const size_t *idx, const struct thread_series *s)
 {
-	sqlite3 *db = ps->app->db;
+	sqlite3 *db = ps->bc->db;
 	long long branches[16];
 	size_t nb = s->nparts ? series_branches(ps, msgs, s, branches, 16) : 0;
 	long long first = 0, *ids = NULL;
@@ -555,7 +557,7 @@ static int import_series(struct pass *ps, struct patch *const *msgs,
 	if (!error && s->version > 1) {
 		struct patch **v = NULL;
 		int np = mbox_parse(&v, mbox.buf, mbox.len, "series",
-				    (size_t)ps->app->cfg.max_patch_bytes *
+				    (size_t)ps->bc->cfg.max_patch_bytes *
 					    s->nparts);
 		for (int k = 0; k < np; k++)
 			patch_free(v[k]);
@@ -570,8 +572,8 @@ static int import_series(struct pass *ps, struct patch *const *msgs,
 		char *name = xstrfmt("mail: %s", ps->v[idx[s->parts[0]]].name);
 		ret = intake_import_buffer_to(
 			db, branches[b], 0, mbox.buf, mbox.len, name,
-			(size_t)ps->app->cfg.max_patch_bytes * s->nparts,
-			ps->app->actor, &r);
+			(size_t)ps->bc->cfg.max_patch_bytes * s->nparts,
+			ps->bc->actor, &r);
 		free(name);
 		if (ret < 0) {
 			error = xstrdup(err_msg());
@@ -678,7 +680,7 @@ static size_t reply_targets(sqlite3 *db, const char *irt, long long **out,
 
 static int apply_reply(struct pass *ps, const struct msg *m)
 {
-	sqlite3 *db = ps->app->db;
+	sqlite3 *db = ps->bc->db;
 	struct review r;
 	long long *targets = NULL, *reg = NULL, rc = 0;
 	size_t nt, nreg = 0;
@@ -692,7 +694,7 @@ static int apply_reply(struct pass *ps, const struct msg *m)
 				   m->p->author_name ? m->p->author_name : "",
 				   m->p->author_email ? m->p->author_email : "?",
 				   m->p->message_id, r.quote ? r.quote : "");
-		ret = revert_proposal_stop(ps->app, m->p->in_reply_to, by);
+		ret = revert_proposal_stop(ps->bc, m->p->in_reply_to, by);
 		free(by);
 		if (ret < 0)
 			goto out;
@@ -714,7 +716,7 @@ static int apply_reply(struct pass *ps, const struct msg *m)
 		/* a regression report holds the patch it names, not the thread */
 		if (i < nt && r.says == REVIEW_REGRESSION)
 			only.says = 0;
-		if ((ret = review_apply(db, id, m->p, &only, ps->app->actor, &h,
+		if ((ret = review_apply(db, id, m->p, &only, ps->bc->actor, &h,
 					&t)) < 0)
 			goto fail;
 		if (h)
@@ -781,7 +783,7 @@ static int import_batch(struct pass *ps, struct patch *const *msgs,
 			const size_t *idx, const struct thread_series *v,
 			size_t ns, long long branch, char *done)
 {
-	sqlite3 *db = ps->app->db;
+	sqlite3 *db = ps->bc->db;
 	struct strbuf mbox = STRBUF_INIT;
 	struct intake_result r = { 0 };
 	char *in = xcalloc(ns ? ns : 1, 1);
@@ -801,10 +803,10 @@ static int import_batch(struct pass *ps, struct patch *const *msgs,
 	}
 	if (nseries < 2)
 		goto out; /* nothing to gain */
-	if (intake_import_buffer_to(db, branch, 0, mbox.buf, mbox.len,
-				    "mail: the list",
-				    (size_t)ps->app->cfg.max_patch_bytes * nparts,
-				    ps->app->actor, &r) < 0 ||
+	if (intake_import_buffer_to(
+		    db, branch, 0, mbox.buf, mbox.len, "mail: the list",
+		    (size_t)ps->bc->cfg.max_patch_bytes * nparts, ps->bc->actor,
+		    &r) < 0 ||
 	    r.nids != nparts)
 		goto out; /* one by one */
 	if ((ret = db_begin(db)) < 0)
@@ -872,9 +874,10 @@ static int process(struct pass *ps)
 	}
 	ns = ret < 0 ? 0 : thread_assemble(&series, sp, nsp);
 	char *done = xcalloc(ns ? ns : 1, 1);
-	for (int b = 0; b < ps->app->cfg.nbranches && ret >= 0; b++) {
+	for (int b = 0; b < ps->bc->cfg.nbranches && ret >= 0; b++) {
 		long long id;
-		if (app_branch_id(ps->app, ps->app->cfg.branches[b].key, &id) == 0)
+		if (branch_ctx_branch_id(ps->bc, ps->bc->cfg.branches[b].key,
+					 &id) == 0)
 			ret = import_batch(ps, sp, idx, series, ns, id, done);
 	}
 	for (size_t s = 0; s < ns && ret >= 0; s++)
@@ -887,13 +890,13 @@ static int process(struct pass *ps)
 	if (ret < 0)
 		return ret;
 	/* replies: all rows first, so a reply to a reply of this pass leads up */
-	if ((ret = db_begin(ps->app->db)) < 0)
+	if ((ret = db_begin(ps->bc->db)) < 0)
 		return ret;
 	for (size_t i = 0; i < ps->n; i++) {
 		if (ps->v[i].skip)
 			continue;
 		if ((ret = record(ps, &ps->v[i], "reply", 0, NULL, NULL)) < 0) {
-			db_rollback(ps->app->db);
+			db_rollback(ps->bc->db);
 			return ret;
 		}
 		if (!ret) { /* a copy delivered twice in this pass */
@@ -901,8 +904,8 @@ static int process(struct pass *ps)
 			ps->res->duplicates++;
 		}
 	}
-	if ((ret = db_commit(ps->app->db)) < 0) {
-		db_rollback(ps->app->db);
+	if ((ret = db_commit(ps->bc->db)) < 0) {
+		db_rollback(ps->bc->db);
 		return ret;
 	}
 	for (size_t i = 0; i < ps->n && ret >= 0; i++)
@@ -916,7 +919,7 @@ static int process(struct pass *ps)
 /* Where each source stopped, once everything it gave is stored. */
 static int record_positions(struct pass *ps)
 {
-	sqlite3 *db = ps->app->db;
+	sqlite3 *db = ps->bc->db;
 	int ret = db_begin(db);
 
 	for (size_t i = 0; ret >= 0 && i < ps->nsrc; i++) {
@@ -965,28 +968,28 @@ static int check_imported(struct pass *ps)
 
 	for (size_t i = 0; i < all->nids; i++) {
 		enum patch_state st;
-		if (queue_get_state(ps->app->db, all->ids[i], &st) == 0 &&
+		if (queue_get_state(ps->bc->db, all->ids[i], &st) == 0 &&
 		    st == PS_IMPORTED)
 			all->ids[n++] = all->ids[i];
 	}
 	all->nids = n;
 	if (!n)
 		return 0;
-	if ((ret = intake_check(ps->app, all, NULL, NULL)) < 0)
+	if ((ret = intake_check(ps->bc, all, NULL, NULL)) < 0)
 		log_warnx("mail intake: checks: %s", err_msg());
 	err_clear();
 	return 0;
 }
 
-int mailin_run(struct app *app, struct mailin_result *res)
+int mailin_run(struct branch_ctx *bc, struct mailin_result *res)
 {
-	struct pass ps = { .app = app, .res = res };
+	struct pass ps = { .bc = bc, .res = res };
 	int ret;
 
 	memset(res, 0, sizeof(*res));
-	ps.own_addr = own_address(app->cfg.mail_from);
-	if ((ret = each_path(&ps, app->cfg.intake_maildir, read_maildir)) < 0 ||
-	    (ret = each_path(&ps, app->cfg.intake_inbox, read_inbox)) < 0)
+	ps.own_addr = own_address(bc->cfg.mail_from);
+	if ((ret = each_path(&ps, bc->cfg.intake_maildir, read_maildir)) < 0 ||
+	    (ret = each_path(&ps, bc->cfg.intake_inbox, read_inbox)) < 0)
 		goto out;
 	parse_all(&ps);
 	if ((ret = process(&ps)) < 0 || (ret = record_positions(&ps)) < 0)
@@ -999,7 +1002,8 @@ out:
 
 static int maildir_changed(struct pass *ps, const char *dir)
 {
-	char *now = maildir_stamp(dir), *then = source_position(ps->app->db, dir);
+	char *now = maildir_stamp(dir),
+	     *then = source_position(ps->bc->db, dir);
 	int changed = !then || strcmp(now, then);
 
 	free(now);
@@ -1019,7 +1023,7 @@ static int inbox_changed(struct pass *ps, const char *inbox)
 			free(gitdir);
 			return 0;
 		}
-		then = source_position(ps->app->db, gitdir);
+		then = source_position(ps->bc->db, gitdir);
 		changed = repo_inbox_tip(gitdir, tip) == 0 && tip[0] &&
 			  (!then || strcmp(then, tip));
 		free(then);
@@ -1029,17 +1033,17 @@ static int inbox_changed(struct pass *ps, const char *inbox)
 	}
 }
 
-int mailin_due(struct app *app, long long *id)
+int mailin_due(struct branch_ctx *bc, long long *id)
 {
 	struct mailin_result r = { 0 };
-	struct pass ps = { .app = app, .res = &r };
+	struct pass ps = { .bc = bc, .res = &r };
 	int due;
 
 	*id = 0;
-	if (app->cfg.selected != 0)
+	if (bc->cfg.selected != 0)
 		return 0; /* the sources are global: the first branch reads them */
-	due = each_path(&ps, app->cfg.intake_maildir, maildir_changed) > 0 ||
-	      each_path(&ps, app->cfg.intake_inbox, inbox_changed) > 0;
+	due = each_path(&ps, bc->cfg.intake_maildir, maildir_changed) > 0 ||
+	      each_path(&ps, bc->cfg.intake_inbox, inbox_changed) > 0;
 	pass_free(&ps);
 	return due;
 }

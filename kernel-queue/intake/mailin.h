@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-struct app;
+struct branch_ctx;
 
 /*
  * What one pass found. read: messages taken from the sources (new files of
@@ -46,9 +46,9 @@ struct mailin_result {
  * A maildir is read, never changed: tmp/ is not read, and a file that
  * moves from new/ to cur/ while it is read is read once.
  */
-int mailin_run(struct app *app, struct mailin_result *res);
+int mailin_run(struct branch_ctx *bc, struct mailin_result *res);
 
 /* The daemon's job: a source changed since the last pass (first branch only). */
-int mailin_due(struct app *app, long long *id);
+int mailin_due(struct branch_ctx *bc, long long *id);
 
 #endif

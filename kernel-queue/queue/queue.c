@@ -1,6 +1,6 @@
 /* queue.c: patches in SQLite: insertion with dedupe, states, verdicts, dependencies, JSON. */
 #include "queue.h"
-#include "app.h"
+#include "ctx.h"
 #include "branch.h"
 #include "candidate.h"
 #include "db.h"
@@ -818,37 +818,37 @@ int queue_candidate_branch(sqlite3 *db, long long candidate_id, char **key)
 }
 
 /*
- * Selects the branch of a row (key from get) for app unless --branch
- * chose another one.
+ * Selects the branch of a row (key from get) in bc, the caller's own
+ * context, unless --branch chose another one.
  */
-static int follow(struct app *app, const char *what, long long id,
+static int follow(struct branch_ctx *bc, const char *what, long long id,
 		  int (*get)(sqlite3 *, long long, char **))
 {
 	char *key = NULL;
-	int ret = get(app->db, id, &key);
+	int ret = get(bc->db, id, &key);
 
-	if (ret < 0 || !strcmp(key, app->cfg.branch_key))
+	if (ret < 0 || !strcmp(key, bc->cfg.branch_key))
 		goto out;
-	if (app->branch_given)
+	if (bc->branch_given)
 		ret = err_set(ERR_INVALID,
 			      "%s %lld is in branch %s's queue, not %s's"
 			      " (--branch %s)",
-			      what, id, key, app->cfg.branch_key, key);
+			      what, id, key, bc->cfg.branch_key, key);
 	else
-		ret = app_select_branch(app, key);
+		ret = branch_ctx_select(bc, key);
 out:
 	free(key);
 	return ret;
 }
 
-int queue_follow_patch(struct app *app, long long patch_id)
+int queue_follow_patch(struct branch_ctx *bc, long long patch_id)
 {
-	return follow(app, "patch", patch_id, queue_patch_branch);
+	return follow(bc, "patch", patch_id, queue_patch_branch);
 }
 
-int queue_follow_candidate(struct app *app, long long candidate_id)
+int queue_follow_candidate(struct branch_ctx *bc, long long candidate_id)
 {
-	return follow(app, "candidate", candidate_id, queue_candidate_branch);
+	return follow(bc, "candidate", candidate_id, queue_candidate_branch);
 }
 
 json_t *queue_branch_ids(sqlite3 *db, const char *ids)

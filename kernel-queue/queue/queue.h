@@ -141,12 +141,16 @@ int queue_find_upstream(sqlite3 *db, long long branch, const char *sha,
 
 /*
  * What acts on a patch (or a candidate) acts on its branch: selects that
- * branch in app (its tree, queue directory, ...) unless app->branch_given
+ * branch in bc (its tree, queue directory, ...) unless bc->branch_given
  * named another (then an error naming both). Negative for an unknown id.
+ * This rewrites bc in place (branch_ctx_select()): only a context's owner
+ * calls it, a command on the context it made for itself; code that is
+ * handed a context and acts on another branch makes its own with
+ * branch_ctx_for().
  */
-struct app;
-int queue_follow_patch(struct app *app, long long patch_id);
-int queue_follow_candidate(struct app *app, long long candidate_id);
+struct branch_ctx;
+int queue_follow_patch(struct branch_ctx *bc, long long patch_id);
+int queue_follow_candidate(struct branch_ctx *bc, long long candidate_id);
 
 /*
  * What the mail intake asks of the queue (queue-mail.c). queue_by_message_id:

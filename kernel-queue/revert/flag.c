@@ -7,30 +7,29 @@
 #include "queue.h"
 #include "strbuf.h"
 
-long long flag_locked(struct app *app, long long id, const char *reason,
+long long flag_locked(struct branch_ctx *bc, long long id, const char *reason,
 		      const struct evidence *ev)
 {
 	enum patch_state s;
 	long long evid;
-	int ret = queue_get_state(app->db, id, &s);
+	int ret = queue_get_state(bc->db, id, &s);
 
 	if (ret < 0)
 		return ret;
 	if (s == PS_BROKEN || s == PS_DROPPED || s == PS_REVERTED)
 		return err_set(ERR_CONFLICT, "patch %lld is already %s", id,
 			       queue_state_name(s));
-	ret = db_exec(app->db,
+	ret = db_exec(bc->db,
 		      "INSERT INTO flags (patch_id, reason, evidence, build_id,"
 		      " bisection_id, actor) VALUES (?, ?, ?, NULLIF(?, 0),"
 		      " NULLIF(?, 0), ?)",
-		      "ittiit", id, reason,
-		      ev && ev->test ? ev->test : NULL,
+		      "ittiit", id, reason, ev && ev->test ? ev->test : NULL,
 		      ev && ev->build_id ? ev->build_id : 0LL,
 		      ev && ev->bisection_id ? ev->bisection_id : 0LL,
-		      app->actor);
+		      bc->actor);
 	if (ret < 0)
 		return ret;
-	evid = queue_set_state(app->db, id, PS_BROKEN, reason, app->actor);
+	evid = queue_set_state(bc->db, id, PS_BROKEN, reason, bc->actor);
 	if (evid < 0)
 		return evid;
 	struct strbuf why = STRBUF_INIT;
@@ -44,43 +43,44 @@ long long flag_locked(struct app *app, long long id, const char *reason,
 	/* the branch, as the stable maintainers' mail names it */
 	char *what = xstrfmt("Your patch was flagged broken in the %s-stable"
 			     " queue",
-			     app->cfg.branch_key);
-	long long m = queue_notify(app->db, &app->cfg,
-				 &(struct notice){
-					 .patch_id = id,
-					 .event_id = evid,
-					 .kind = "flagged",
-					 .what = what,
-					 .why = why.buf,
-					 .log_excerpt = ev ? ev->log_excerpt : NULL,
-				 });
+			     bc->cfg.branch_key);
+	long long m =
+		queue_notify(bc->db, &bc->cfg,
+			     &(struct notice){
+				     .patch_id = id,
+				     .event_id = evid,
+				     .kind = "flagged",
+				     .what = what,
+				     .why = why.buf,
+				     .log_excerpt = ev ? ev->log_excerpt : NULL,
+			     });
 	free(what);
 	strbuf_release(&why);
 	return m < 0 ? m : evid;
 }
 
-int patch_action_begin(struct app *app, long long patch_id,
+int patch_action_begin(struct branch_ctx *bc, long long patch_id,
 		       const char *reason)
 {
 	int ret;
 
 	if (!reason || !*reason)
 		return err_set(ERR_INVALID, "a reason is required");
-	if ((ret = queue_follow_patch(app, patch_id)) < 0)
+	if ((ret = queue_follow_patch(bc, patch_id)) < 0)
 		return ret;
-	return db_begin(app->db);
+	return db_begin(bc->db);
 }
 
-int flag_patch(struct app *app, long long patch_id, const char *reason,
-		const struct evidence *ev)
+int flag_patch(struct branch_ctx *bc, long long patch_id, const char *reason,
+	       const struct evidence *ev)
 {
 	long long r;
 	int ret;
 
-	if ((ret = patch_action_begin(app, patch_id, reason)) < 0)
+	if ((ret = patch_action_begin(bc, patch_id, reason)) < 0)
 		return ret;
-	r = flag_locked(app, patch_id, reason, ev);
-	if ((ret = db_end(app->db, r < 0 ? (int)r : 0)) < 0)
+	r = flag_locked(bc, patch_id, reason, ev);
+	if ((ret = db_end(bc->db, r < 0 ? (int)r : 0)) < 0)
 		return ret;
 	log_info("patch %lld: flagged broken: %s", patch_id, reason);
 	return 0;

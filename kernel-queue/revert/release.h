@@ -2,7 +2,7 @@
 #ifndef STABLEQ_RELEASE_H
 #define STABLEQ_RELEASE_H
 
-#include "app.h"
+#include "ctx.h"
 
 #include <stddef.h>
 
@@ -12,8 +12,8 @@
  * have passed a candidate with exactly these patches (ERR_CONFLICT
  * otherwise, unless force). Sets *n to the number released.
  */
-int release_queue(struct app *app, int force, size_t *n);
+int release_queue(struct branch_ctx *bc, int force, size_t *n);
 /* Moves the branch to releases the store recorded before a crash. */
-int release_resume(struct app *app);
+int release_resume(struct branch_ctx *bc);
 
 #endif

@@ -34,7 +34,7 @@ static int has_opt_out(sqlite3 *db, long long patch_id)
 	return found;
 }
 
-int revert_guard(struct app *app, long long patch_id, char **why)
+int revert_guard(struct branch_ctx *bc, long long patch_id, char **why)
 {
 	long long today = 0, unconfirmed = 0;
 	json_t *flags;
@@ -42,19 +42,19 @@ int revert_guard(struct app *app, long long patch_id, char **why)
 	int ret;
 
 	*why = NULL;
-	if (has_opt_out(app->db, patch_id)) {
+	if (has_opt_out(bc->db, patch_id)) {
 		*why = xstrdup("its author refused automatic reverts ("
 			       NO_AUTOREVERT " trailer)");
 		return 0;
 	}
-	if ((flags = flag_list_json(app->db, patch_id))) {
+	if ((flags = flag_list_json(bc->db, patch_id))) {
 		json_t *f;
 		size_t i;
 		json_array_foreach(flags, i, f)
 		{
 			long long b = json_integer_value(
 				json_object_get(f, "bisection_id"));
-			if (b && bisect_found(app->db, b) == 0)
+			if (b && bisect_found(bc->db, b) == 0)
 				unconfirmed++;
 		}
 		json_decref(flags);
@@ -65,8 +65,8 @@ int revert_guard(struct app *app, long long patch_id, char **why)
 			       " both ways");
 		return 0;
 	}
-	ids = queue_branch_patches(app->db, app->branch_id);
-	ret = ids ? db_query_int(app->db, &today,
+	ids = queue_branch_patches(bc->db, bc->branch_id);
+	ret = ids ? db_query_int(bc->db, &today,
 				 "SELECT count(*) FROM reverts WHERE patch_id"
 				 " IN (SELECT value FROM json_each(?)) AND"
 				 " actor = 'daemon' AND state != 'planned' AND"
@@ -75,24 +75,24 @@ int revert_guard(struct app *app, long long patch_id, char **why)
 				 "t", ids)
 		  : ERR_IO;
 	free(ids);
-	if (ret == 0 && today >= app->cfg.revert_daily_limit) {
+	if (ret == 0 && today >= bc->cfg.revert_daily_limit) {
 		*why = xstrfmt("%lld automatic reverts today on %s already"
 			       " (revert_daily_limit = %d)",
-			       today, app->cfg.branch_key,
-			       app->cfg.revert_daily_limit);
+			       today, bc->cfg.branch_key,
+			       bc->cfg.revert_daily_limit);
 		return 0;
 	}
 	return 1;
 }
 
 /* Refused: the plan waits for a maintainer, saying why. */
-static int ask_maintainer(struct app *app, long long patch_id,
+static int ask_maintainer(struct branch_ctx *bc, long long patch_id,
 			  const char *why)
 {
 	char *reason = xstrfmt("found broken; not reverted automatically: %s;"
 			       " waiting for a maintainer",
 			       why);
-	int ret = revert_store_plan(app, patch_id, reason);
+	int ret = revert_store_plan(bc, patch_id, reason);
 
 	if (ret >= 0)
 		log_info("patch %lld: %s", patch_id, reason);
@@ -126,25 +126,25 @@ static void evidence(sqlite3 *db, long long patch_id, struct strbuf *out)
 	json_decref(flags);
 }
 
-int revert_propose(struct app *app, long long patch_id)
+int revert_propose(struct branch_ctx *bc, long long patch_id)
 {
 	struct strbuf why = STRBUF_INIT, when = STRBUF_INIT;
 	struct plan p;
 	char *reason = NULL, *what = NULL, *msgid = NULL;
-	time_t due = time(NULL) + app->cfg.revert_grace;
+	time_t due = time(NULL) + bc->cfg.revert_grace;
 	long long mail, ev;
 	int ret;
 
-	if ((ret = queue_follow_patch(app, patch_id)) < 0)
+	if ((ret = queue_follow_patch(bc, patch_id)) < 0)
 		return ret;
-	if (!revert_guard(app, patch_id, &reason)) {
-		ret = ask_maintainer(app, patch_id, reason);
+	if (!revert_guard(bc, patch_id, &reason)) {
+		ret = ask_maintainer(bc, patch_id, reason);
 		free(reason);
 		return ret;
 	}
-	if ((ret = plan_build(app, patch_id, &p)) < 0)
+	if ((ret = plan_build(bc, patch_id, &p)) < 0)
 		return ret;
-	evidence(app->db, patch_id, &why);
+	evidence(bc->db, patch_id, &why);
 	strbuf_addstr(&why, "\nThe plan, newest first:\n");
 	for (size_t i = 0; i < p.n; i++)
 		strbuf_addf(&why, "  %s patch %lld \"%s\" (%s): %s\n",
@@ -157,32 +157,33 @@ int revert_propose(struct app *app, long long patch_id)
 		    " and leaves the decision to the maintainer. A patch whose"
 		    " message carries the trailer \"" NO_AUTOREVERT " <why>\""
 		    " is never reverted automatically.",
-		    when.buf, app->cfg.revert_grace);
+		    when.buf, bc->cfg.revert_grace);
 	what = xstrfmt("An automatic revert of your patch is proposed in the"
 		       " %s-stable queue",
-		       app->cfg.branch_key);
-	if ((ret = db_begin(app->db)) < 0)
+		       bc->cfg.branch_key);
+	if ((ret = db_begin(bc->db)) < 0)
 		goto out;
-	ev = event_add(app->db, app->actor, "patch", patch_id, "proposed",
+	ev = event_add(bc->db, bc->actor, "patch", patch_id, "proposed",
 		       "revert proposed to the author, due at %lld",
 		       (long long)due);
 	mail = ev < 0 ? ev
-		      : queue_notify(app->db, &app->cfg,
-				   &(struct notice){ .patch_id = patch_id,
-						     .event_id = ev,
-						     .kind = "proposed",
-						     .what = what,
-						     .why = why.buf });
+		      : queue_notify(bc->db, &bc->cfg,
+				     &(struct notice){ .patch_id = patch_id,
+						       .event_id = ev,
+						       .kind = "proposed",
+						       .what = what,
+						       .why = why.buf });
 	if (mail < 0) {
 		ret = (int)mail;
 		goto fail;
 	}
-	msgid = compose_message_id(app->db, mail);
-	if ((ret = db_exec(app->db,
+	msgid = compose_message_id(bc->db, mail);
+	if ((ret = db_exec(bc->db,
 			   "INSERT INTO revert_proposals (patch_id, mail_id,"
 			   " message_id, due_at) VALUES (?, ?, ?, ?)",
-			   "iiti", patch_id, mail, msgid, (long long)due)) < 0 ||
-	    (ret = db_commit(app->db)) < 0)
+			   "iiti", patch_id, mail, msgid, (long long)due)) <
+		    0 ||
+	    (ret = db_commit(bc->db)) < 0)
 		goto fail;
 	log_info("patch %lld: revert proposed to the author (mail %lld),"
 		 " due at %s",
@@ -190,7 +191,7 @@ int revert_propose(struct app *app, long long patch_id)
 	ret = 0;
 	goto out;
 fail:
-	db_rollback(app->db);
+	db_rollback(bc->db);
 out:
 	plan_free(&p);
 	strbuf_release(&why);
@@ -200,7 +201,7 @@ out:
 	return ret;
 }
 
-int revert_auto(struct app *app, long long patch_id, long long *revert_id,
+int revert_auto(struct branch_ctx *bc, long long patch_id, long long *revert_id,
 		long long *confirm_id)
 {
 	char *why = NULL;
@@ -208,52 +209,52 @@ int revert_auto(struct app *app, long long patch_id, long long *revert_id,
 	int ret;
 
 	*revert_id = *confirm_id = 0;
-	if ((ret = queue_follow_patch(app, patch_id)) < 0)
+	if ((ret = queue_follow_patch(bc, patch_id)) < 0)
 		return ret;
-	if (!revert_guard(app, patch_id, &why)) {
-		ret = ask_maintainer(app, patch_id, why);
+	if (!revert_guard(bc, patch_id, &why)) {
+		ret = ask_maintainer(bc, patch_id, why);
 		free(why);
 		return ret < 0 ? ret : 0;
 	}
-	db_query_int(app->db, &waiting,
+	db_query_int(bc->db, &waiting,
 		     "SELECT id FROM revert_proposals WHERE patch_id = ? AND"
 		     " state = 'waiting'",
 		     "i", patch_id);
-	ret = revert_run(app, patch_id,
+	ret = revert_run(bc, patch_id,
 			 waiting ? "found broken; proposed to the author, no"
 				   " objection within revert_grace"
 				 : "found broken; revert first",
 			 1, revert_id, confirm_id);
 	if (ret >= 0 && waiting)
-		ret = db_exec(app->db,
+		ret = db_exec(bc->db,
 			      "UPDATE revert_proposals SET state = 'done' WHERE"
 			      " id = ?",
 			      "i", waiting);
 	return ret < 0 ? ret : 1;
 }
 
-int revert_proposal_stop(struct app *app, const char *message_id,
+int revert_proposal_stop(struct branch_ctx *bc, const char *message_id,
 			 const char *by)
 {
 	long long id = 0, patch = 0;
 	int ret;
 
 	if (!message_id ||
-	    db_query_int(app->db, &id,
+	    db_query_int(bc->db, &id,
 			 "SELECT id FROM revert_proposals WHERE message_id = ?"
 			 " AND state = 'waiting'",
 			 "t", message_id) < 0 ||
-	    db_query_int(app->db, &patch,
+	    db_query_int(bc->db, &patch,
 			 "SELECT patch_id FROM revert_proposals WHERE id = ?",
 			 "i", id) < 0)
 		return 0;
-	if ((ret = db_exec(app->db,
+	if ((ret = db_exec(bc->db,
 			   "UPDATE revert_proposals SET state = 'stopped',"
 			   " stopped_by = ? WHERE id = ? AND state = 'waiting'",
 			   "ti", by, id)) <= 0)
 		return ret;
 	char *why = xstrfmt("the proposed revert was answered (%s)", by);
-	ret = ask_maintainer(app, patch, why);
+	ret = ask_maintainer(bc, patch, why);
 	free(why);
 	return ret < 0 ? ret : 1;
 }
@@ -270,11 +271,11 @@ static int first_due(sqlite3 *db, char *ids, const char *sql, long long *id)
 	return ret == 0;
 }
 
-int revert_propose_due(struct app *app, long long *id)
+int revert_propose_due(struct branch_ctx *bc, long long *id)
 {
-	return !strcmp(app->cfg.auto_revert, "propose") &&
-	       first_due(app->db,
-			 queue_state_ids(app->db, app->branch_id, PS_BROKEN),
+	return !strcmp(bc->cfg.auto_revert, "propose") &&
+	       first_due(bc->db,
+			 queue_state_ids(bc->db, bc->branch_id, PS_BROKEN),
 			 "SELECT value FROM json_each(?1) WHERE ?2 IS NOT NULL"
 			 " AND NOT EXISTS (SELECT 1 FROM reverts r WHERE"
 			 " r.patch_id = value) AND NOT EXISTS (SELECT 1 FROM"
@@ -283,10 +284,10 @@ int revert_propose_due(struct app *app, long long *id)
 			 id);
 }
 
-int revert_grace_due(struct app *app, long long *id)
+int revert_grace_due(struct branch_ctx *bc, long long *id)
 {
-	return first_due(app->db,
-			 queue_state_ids(app->db, app->branch_id, PS_BROKEN),
+	return first_due(bc->db,
+			 queue_state_ids(bc->db, bc->branch_id, PS_BROKEN),
 			 "SELECT patch_id FROM revert_proposals WHERE patch_id"
 			 " IN (SELECT value FROM json_each(?1)) AND state ="
 			 " 'waiting' AND due_at <= ?2 ORDER BY id LIMIT 1",

@@ -38,20 +38,20 @@ struct plan {
 };
 
 /* The patch and, transitively, every patch that goes with it, newest first. */
-int plan_build(struct app *app, long long root, struct plan *p);
+int plan_build(struct branch_ctx *bc, long long root, struct plan *p);
 void plan_free(struct plan *p);
 
 /*
  * A maintainer's action on a patch: a reason is required, the patch's
  * branch is followed, then BEGIN (the caller ends it with db_end()).
  */
-int patch_action_begin(struct app *app, long long patch_id,
+int patch_action_begin(struct branch_ctx *bc, long long patch_id,
 		       const char *reason);
 /* Flags inside the caller's transaction; returns the event id. */
-long long flag_locked(struct app *app, long long id, const char *reason,
+long long flag_locked(struct branch_ctx *bc, long long id, const char *reason,
 		      const struct evidence *ev);
 /* Stores a revert and its items (in the caller's transaction). */
-int insert_revert(struct app *app, long long root, const char *reason,
+int insert_revert(struct branch_ctx *bc, long long root, const char *reason,
 		  const struct plan *p, const char *state, const char *base,
 		  const char *chain_tip, long long *revert_id);
 

@@ -70,10 +70,10 @@ static int cmp_newest_first(const void *a, const void *b)
 }
 
 /* The patch and, transitively, every patch that goes with it. */
-int plan_build(struct app *app, long long root, struct plan *p)
+int plan_build(struct branch_ctx *bc, long long root, struct plan *p)
 {
 	enum patch_state s;
-	int ret = queue_get_state(app->db, root, &s);
+	int ret = queue_get_state(bc->db, root, &s);
 
 	memset(p, 0, sizeof(*p));
 	if (ret < 0)
@@ -82,10 +82,10 @@ int plan_build(struct app *app, long long root, struct plan *p)
 		return err_set(ERR_CONFLICT,
 			       "patch %lld is %s: there is nothing to revert",
 			       root, queue_state_name(s));
-	if ((ret = plan_add(app->db, p, root, xstrdup("the broken patch"))) < 0)
+	if ((ret = plan_add(bc->db, p, root, xstrdup("the broken patch"))) < 0)
 		return ret;
 	for (size_t i = 0; i < p->n; i++) {
-		json_t *deps = queue_dependents_json(app->db, p->v[i].id), *d;
+		json_t *deps = queue_dependents_json(bc->db, p->v[i].id), *d;
 		size_t k;
 		if (!deps) {
 			plan_free(p);
@@ -108,7 +108,7 @@ int plan_build(struct app *app, long long root, struct plan *p)
 					? "later part of the series of patch %lld"
 					: "Fixes: names patch %lld",
 				p->v[i].id);
-			if ((ret = plan_add(app->db, p, dep, why)) < 0) {
+			if ((ret = plan_add(bc->db, p, dep, why)) < 0) {
 				json_decref(deps);
 				plan_free(p);
 				return ret;
@@ -142,31 +142,32 @@ static json_t *plan_json(long long root, const struct plan *p)
 	return o;
 }
 
-json_t *revert_plan(struct app *app, long long patch_id)
+json_t *revert_plan(struct branch_ctx *bc, long long patch_id)
 {
 	struct plan p;
 	json_t *o;
 
-	if (queue_follow_patch(app, patch_id) < 0 ||
-	    plan_build(app, patch_id, &p) < 0)
+	if (queue_follow_patch(bc, patch_id) < 0 ||
+	    plan_build(bc, patch_id, &p) < 0)
 		return NULL;
 	o = plan_json(patch_id, &p);
 	plan_free(&p);
 	return o;
 }
 
-int revert_store_plan(struct app *app, long long patch_id, const char *reason)
+int revert_store_plan(struct branch_ctx *bc, long long patch_id,
+		      const char *reason)
 {
 	struct plan p;
 	long long id;
-	int ret = queue_follow_patch(app, patch_id);
+	int ret = queue_follow_patch(bc, patch_id);
 
-	if (ret < 0 || (ret = plan_build(app, patch_id, &p)) < 0)
+	if (ret < 0 || (ret = plan_build(bc, patch_id, &p)) < 0)
 		return ret;
-	if ((ret = db_begin(app->db)) < 0)
+	if ((ret = db_begin(bc->db)) < 0)
 		goto out;
-	ret = db_end(app->db, insert_revert(app, patch_id, reason, &p,
-					    "planned", NULL, NULL, &id));
+	ret = db_end(bc->db, insert_revert(bc, patch_id, reason, &p, "planned",
+					   NULL, NULL, &id));
 out:
 	plan_free(&p);
 	return ret < 0 ? ret : 0;

@@ -57,13 +57,13 @@ static char *slug(const char *subject)
  * Writes the revert into the queue directory and names it in `series`.
  * Idempotent (a resumed revert writes the same file and no second line).
  */
-static int write_queue_patch(struct app *app, const char *name,
+static int write_queue_patch(struct branch_ctx *bc, const char *name,
 			     const char *text, char **path_out)
 {
-	char *path = xstrfmt("%s/%s", app->cfg.queue_dir, name);
+	char *path = xstrfmt("%s/%s", bc->cfg.queue_dir, name);
 	int ret = write_file_atomic(path, text, strlen(text));
 
-	if (ret == 0 && (ret = series_append(app->cfg.queue_dir, name)) > 0)
+	if (ret == 0 && (ret = series_append(bc->cfg.queue_dir, name)) > 0)
 		ret = 0;
 	*path_out = ret == 0 ? path : NULL;
 	if (ret < 0)
@@ -77,25 +77,25 @@ static int write_queue_patch(struct app *app, const char *name,
  * directory is the queue stableq keeps. After the commit: the store is
  * what counts, and a failure here is only logged.
  */
-static void leave_out_of_series(struct app *app, long long revert_id,
+static void leave_out_of_series(struct branch_ctx *bc, long long revert_id,
 				const char *reason)
 {
-	char *qdir = app->cfg.queue_dir && *app->cfg.queue_dir
-			     ? realpath(app->cfg.queue_dir, NULL)
+	char *qdir = bc->cfg.queue_dir && *bc->cfg.queue_dir
+			     ? realpath(bc->cfg.queue_dir, NULL)
 			     : NULL;
 	sqlite3_stmt *st;
 
 	if (!qdir)
 		return;
-	st = db_prepare(app->db,
+	st = db_prepare(bc->db,
 			"SELECT patch_id FROM revert_items WHERE revert_id = ?"
 			" AND action = 'drop' ORDER BY ord",
 			"i", revert_id);
 	while (st && sqlite3_step(st) == SQLITE_ROW) {
 		long long pid = sqlite3_column_int64(st, 0), source = 0;
 		char *file = NULL, *dir = NULL, *src = NULL;
-		if (queue_patch_file(app->db, pid, &file, &source) == 0 &&
-		    file && intake_series_path(app->db, source, &dir) == 0)
+		if (queue_patch_file(bc->db, pid, &file, &source) == 0 &&
+		    file && intake_series_path(bc->db, source, &dir) == 0)
 			src = realpath(dir, NULL);
 		err_clear();
 		if (src && !strcmp(src, qdir)) {
@@ -117,29 +117,29 @@ static void leave_out_of_series(struct app *app, long long revert_id,
 }
 
 /* The effects of a plan, all in one transaction: states, events, mail. */
-static int finish(struct app *app, long long revert_id)
+static int finish(struct branch_ctx *bc, long long revert_id)
 {
 	sqlite3_stmt *st;
 	long long root = 0, ev;
 	char *reason = NULL;
 	int ret;
 
-	if ((ret = db_query_int(app->db, &root,
-				"SELECT patch_id FROM reverts WHERE id = ?", "i",
-				revert_id)) < 0 ||
-	    (ret = db_query_text(app->db, &reason,
+	if ((ret = db_query_int(bc->db, &root,
+				"SELECT patch_id FROM reverts WHERE id = ?",
+				"i", revert_id)) < 0 ||
+	    (ret = db_query_text(bc->db, &reason,
 				 "SELECT reason FROM reverts WHERE id = ?", "i",
 				 revert_id)) < 0)
 		return ret;
 	/* files first: rewriting them is harmless if the transaction fails */
-	st = db_prepare(app->db,
+	st = db_prepare(bc->db,
 			"SELECT id, patch_text, revert_commit, patch_id FROM"
 			" revert_items WHERE revert_id = ? AND action ="
 			" 'revert' AND done = 0",
 			"i", revert_id);
 	while (st && sqlite3_step(st) == SQLITE_ROW) {
 		char *subject = NULL;
-		if (queue_patch_subject(app->db, sqlite3_column_int64(st, 3),
+		if (queue_patch_subject(bc->db, sqlite3_column_int64(st, 3),
 					&subject, NULL) < 0)
 			err_clear();
 		char *sl = slug(subject);
@@ -148,26 +148,29 @@ static int finish(struct app *app, long long revert_id)
 				     db_col_text(st, 2), sl);
 		free(sl);
 		char *path = NULL;
-		if (write_queue_patch(app, name, db_col_text(st, 1), &path) < 0 ||
-		    db_exec(app->db,
-			    "UPDATE revert_items SET patch_path = ? WHERE id = ?",
-			    "ti", path, (long long)sqlite3_column_int64(st, 0)) < 0)
+		if (write_queue_patch(bc, name, db_col_text(st, 1), &path) <
+			    0 ||
+		    db_exec(bc->db,
+			    "UPDATE revert_items SET patch_path = ? WHERE id = "
+			    "?",
+			    "ti", path,
+			    (long long)sqlite3_column_int64(st, 0)) < 0)
 			log_warnx("revert %lld: %s", revert_id, err_msg());
 		free(name);
 		free(path);
 	}
 	sqlite3_finalize(st);
 
-	if ((ret = db_begin(app->db)) < 0)
+	if ((ret = db_begin(bc->db)) < 0)
 		goto out;
 	enum patch_state rs;
-	if ((ret = queue_get_state(app->db, root, &rs)) < 0)
+	if ((ret = queue_get_state(bc->db, root, &rs)) < 0)
 		goto fail;
-	if (rs != PS_BROKEN && (ev = flag_locked(app, root, reason, NULL)) < 0) {
+	if (rs != PS_BROKEN && (ev = flag_locked(bc, root, reason, NULL)) < 0) {
 		ret = (int)ev;
 		goto fail;
 	}
-	st = db_prepare(app->db,
+	st = db_prepare(bc->db,
 			"SELECT id, patch_id, action, why, patch_text FROM"
 			" revert_items WHERE revert_id = ? AND done = 0 ORDER"
 			" BY ord",
@@ -180,34 +183,35 @@ static int finish(struct app *app, long long revert_id)
 		char *r = xstrfmt("%s%s%s", reason,
 				  pid == root ? "" : "; goes with it: ",
 				  pid == root ? "" : why);
-		ev = queue_set_state(app->db, pid,
+		ev = queue_set_state(bc->db, pid,
 				     is_revert ? PS_REVERTED : PS_DROPPED, r,
-				     app->actor);
+				     bc->actor);
 		/* the branch, as the stable maintainers' mail names it */
-		char *what = is_revert
-				     ? xstrfmt("Your patch was reverted from the"
-					       " %s-stable branch (%s)",
-					       app->cfg.branch_key,
-					       app->cfg.branch)
-				     : xstrfmt("Your patch was dropped from the"
-					       " %s-stable queue",
-					       app->cfg.branch_key);
+		char *what =
+			is_revert ? xstrfmt("Your patch was reverted from the"
+					    " %s-stable branch (%s)",
+					    bc->cfg.branch_key, bc->cfg.branch)
+				  : xstrfmt("Your patch was dropped from the"
+					    " %s-stable queue",
+					    bc->cfg.branch_key);
 		if (ev >= 0)
 			ev = queue_notify(
-				app->db, &app->cfg,
+				bc->db, &bc->cfg,
 				&(struct notice){
 					.patch_id = pid,
 					.event_id = ev,
-					.kind = is_revert ? "reverted" : "dropped",
+					.kind = is_revert ? "reverted"
+							  : "dropped",
 					.what = what,
 					.why = r,
-					.revert_patch = is_revert ? db_col_text(st, 4)
-								  : NULL,
+					.revert_patch =
+						is_revert ? db_col_text(st, 4)
+							  : NULL,
 				});
 		free(what);
 		free(r);
 		if (ev < 0 ||
-		    db_exec(app->db,
+		    db_exec(bc->db,
 			    "UPDATE revert_items SET done = 1 WHERE id = ?",
 			    "i", item) < 0) {
 			ret = ev < 0 ? (int)ev : ERR_IO;
@@ -216,58 +220,61 @@ static int finish(struct app *app, long long revert_id)
 		}
 	}
 	sqlite3_finalize(st);
-	if ((ret = db_exec(app->db,
+	if ((ret = db_exec(bc->db,
 			   "UPDATE reverts SET state = 'done', finished_at ="
 			   " strftime('%Y-%m-%dT%H:%M:%SZ','now') WHERE id = ?",
 			   "i", revert_id)) < 0)
 		goto fail;
-	if ((ev = event_add(app->db, app->actor, "revert", revert_id, "done",
-			    "patch %lld and its dependents taken out", root)) < 0 ||
-	    (ret = queue_link_dependencies(app->db)) < 0) {
+	if ((ev = event_add(bc->db, bc->actor, "revert", revert_id, "done",
+			    "patch %lld and its dependents taken out", root)) <
+		    0 ||
+	    (ret = queue_link_dependencies(bc->db)) < 0) {
 		ret = ev < 0 ? (int)ev : ret;
 		goto fail;
 	}
 	ret = 0;
 fail:
-	if ((ret = db_end(app->db, ret)) < 0)
+	if ((ret = db_end(bc->db, ret)) < 0)
 		goto out;
 	log_info("revert %lld: done (patch %lld)", revert_id, root);
-	leave_out_of_series(app, revert_id, reason);
+	leave_out_of_series(bc, revert_id, reason);
 out:
 	free(reason);
 	return ret;
 }
 
-int insert_revert(struct app *app, long long root, const char *reason,
+int insert_revert(struct branch_ctx *bc, long long root, const char *reason,
 		  const struct plan *p, const char *state, const char *base,
 		  const char *chain_tip, long long *revert_id)
 {
-	int ret = db_exec(app->db,
+	int ret = db_exec(bc->db,
 			  "INSERT INTO reverts (patch_id, state, reason, actor,"
 			  " base_commit, chain_tip) VALUES (?, ?, ?, ?, ?, ?)",
-			  "itttt" "t", root, state, reason, app->actor, base,
-			  chain_tip);
+			  "itttt"
+			  "t",
+			  root, state, reason, bc->actor, base, chain_tip);
 	if (ret < 0)
 		return ret;
-	*revert_id = db_last_id(app->db);
+	*revert_id = db_last_id(bc->db);
 	for (size_t i = 0; i < p->n; i++) {
 		const struct item *it = &p->v[i];
-		ret = db_exec(app->db,
-			      "INSERT INTO revert_items (revert_id, ord, patch_id,"
-			      " action, why, revert_commit, patch_text) VALUES"
-			      " (?, ?, ?, ?, ?, NULL, NULL)",
-			      "iditt", *revert_id, (int)i, it->id,
-			      it->revert ? "revert" : "drop", it->why);
+		ret = db_exec(
+			bc->db,
+			"INSERT INTO revert_items (revert_id, ord, patch_id,"
+			" action, why, revert_commit, patch_text) VALUES"
+			" (?, ?, ?, ?, ?, NULL, NULL)",
+			"iditt", *revert_id, (int)i, it->id,
+			it->revert ? "revert" : "drop", it->why);
 		if (ret < 0)
 			return ret;
 	}
-	return (int)event_add(app->db, app->actor, "revert", *revert_id,
-			      state, "patch %lld: %zu patch(es) to take out: %s",
-			      root, p->n, reason);
+	return (int)event_add(bc->db, bc->actor, "revert", *revert_id, state,
+			      "patch %lld: %zu patch(es) to take out: %s", root,
+			      p->n, reason);
 }
 
-int revert_execute(struct app *app, long long patch_id, const char *reason,
-		   long long *revert_id)
+int revert_execute(struct branch_ctx *bc, long long patch_id,
+		   const char *reason, long long *revert_id)
 {
 	struct plan p;
 	struct repo *r = NULL;
@@ -279,10 +286,10 @@ int revert_execute(struct app *app, long long patch_id, const char *reason,
 	*revert_id = 0;
 	if (!reason || !*reason)
 		return err_set(ERR_INVALID, "a reason is required");
-	if ((ret = queue_follow_patch(app, patch_id)) < 0 ||
-	    (ret = revert_resume(app)) < 0)
+	if ((ret = queue_follow_patch(bc, patch_id)) < 0 ||
+	    (ret = revert_resume(bc)) < 0)
 		return ret;
-	if ((ret = plan_build(app, patch_id, &p)) < 0)
+	if ((ret = plan_build(bc, patch_id, &p)) < 0)
 		return ret;
 	commits = xcalloc(p.n, sizeof(*commits));
 	texts = xcalloc(p.n, sizeof(*texts));
@@ -291,8 +298,8 @@ int revert_execute(struct app *app, long long patch_id, const char *reason,
 	if (nrev) {
 		/* The revert chain is made on a side branch first: a conflict
 		 * changes nothing, and the stable branch moves in one step. */
-		if ((ret = repo_open(&r, app->cfg.tree_dir)) < 0 ||
-		    (ret = repo_branch_tip(r, app->cfg.branch, tip)) < 0 ||
+		if ((ret = repo_open(&r, bc->cfg.tree_dir)) < 0 ||
+		    (ret = repo_branch_tip(r, bc->cfg.branch, tip)) < 0 ||
 		    (ret = repo_set_branch(r, "stableq/revert", tip, NULL)) < 0)
 			goto out;
 		for (size_t i = 0; i < p.n; i++) {
@@ -315,46 +322,49 @@ int revert_execute(struct app *app, long long patch_id, const char *reason,
 			memcpy(chain, out, sizeof(chain));
 		}
 	}
-	if ((ret = db_begin(app->db)) < 0)
+	if ((ret = db_begin(bc->db)) < 0)
 		goto out;
 	/* a stored plan (auto_revert = plan) is replaced by the real thing */
-	ret = db_exec(app->db,
+	ret = db_exec(bc->db,
 		      "DELETE FROM revert_items WHERE revert_id IN (SELECT id"
 		      " FROM reverts WHERE patch_id = ? AND state = 'planned')",
 		      "i", patch_id);
 	if (ret >= 0)
-		ret = db_exec(app->db,
-			      "DELETE FROM reverts WHERE patch_id = ? AND state ="
-			      " 'planned'",
-			      "i", patch_id);
+		ret = db_exec(
+			bc->db,
+			"DELETE FROM reverts WHERE patch_id = ? AND state ="
+			" 'planned'",
+			"i", patch_id);
 	if (ret >= 0)
-		ret = insert_revert(app, patch_id, reason, &p,
-			    nrev ? "applying" : "done", nrev ? tip : NULL,
-			    nrev ? chain : NULL, revert_id);
+		ret = insert_revert(
+			bc, patch_id, reason, &p, nrev ? "applying" : "done",
+			nrev ? tip : NULL, nrev ? chain : NULL, revert_id);
 	for (size_t i = 0; ret >= 0 && i < p.n; i++)
 		if (commits[i])
-			ret = db_exec(app->db,
-				      "UPDATE revert_items SET revert_commit = ?,"
-				      " patch_text = ? WHERE revert_id = ? AND"
-				      " patch_id = ?",
-				      "ttii", commits[i], texts[i], *revert_id,
-				      p.v[i].id);
-	if ((ret = db_end(app->db, ret)) < 0) {
+			ret = db_exec(
+				bc->db,
+				"UPDATE revert_items SET revert_commit = ?,"
+				" patch_text = ? WHERE revert_id = ? AND"
+				" patch_id = ?",
+				"ttii", commits[i], texts[i], *revert_id,
+				p.v[i].id);
+	if ((ret = db_end(bc->db, ret)) < 0) {
 		*revert_id = 0;
 		goto out;
 	}
 	if (!nrev) {
 		/* drops only: the effects follow in their own transaction */
-		ret = db_exec(app->db,
-			      "UPDATE reverts SET state = 'applying' WHERE id = ?",
-			      "i", *revert_id);
+		ret = db_exec(
+			bc->db,
+			"UPDATE reverts SET state = 'applying' WHERE id = ?",
+			"i", *revert_id);
 		if (ret >= 0)
-			ret = finish(app, *revert_id);
+			ret = finish(bc, *revert_id);
 		goto out;
 	}
 	crash_point("revert-before-branch");
-	if ((ret = repo_set_branch(r, app->cfg.branch, chain, tip)) < 0) {
-		if (db_exec(app->db,
+	if ((ret = repo_set_branch(r, bc->cfg.branch, chain, tip)) < 0) {
+		if (db_exec(bc->db,
 			    "UPDATE reverts SET state = 'failed' WHERE id = ?",
 			    "i", *revert_id) < 0)
 			log_warnx("revert %lld: cannot mark it failed: %s",
@@ -362,7 +372,7 @@ int revert_execute(struct app *app, long long patch_id, const char *reason,
 		goto out;
 	}
 	crash_point("revert-after-branch");
-	ret = finish(app, *revert_id);
+	ret = finish(bc, *revert_id);
 out:
 	for (size_t i = 0; i < p.n; i++) {
 		free(commits[i]);
@@ -375,11 +385,11 @@ out:
 	return ret < 0 ? ret : 0;
 }
 
-int revert_resume(struct app *app)
+int revert_resume(struct branch_ctx *bc)
 {
-	char *ids = queue_branch_patches(app->db, app->branch_id);
+	char *ids = queue_branch_patches(bc->db, bc->branch_id);
 	sqlite3_stmt *st =
-		ids ? db_prepare(app->db,
+		ids ? db_prepare(bc->db,
 				 "SELECT id, base_commit, chain_tip"
 				 " FROM reverts WHERE state ="
 				 " 'applying' AND patch_id IN (SELECT"
@@ -397,18 +407,18 @@ int revert_resume(struct app *app)
 		char tip[REPO_HEX_SIZE];
 
 		if (base && chain) {
-			if (!r && (ret = repo_open(&r, app->cfg.tree_dir)) < 0)
+			if (!r && (ret = repo_open(&r, bc->cfg.tree_dir)) < 0)
 				break;
-			if ((ret = repo_branch_tip(r, app->cfg.branch, tip)) < 0)
+			if ((ret = repo_branch_tip(r, bc->cfg.branch, tip)) < 0)
 				break;
 			if (!strcmp(tip, base)) {
-				ret = repo_set_branch(r, app->cfg.branch, chain,
+				ret = repo_set_branch(r, bc->cfg.branch, chain,
 						      base);
 			} else if (repo_commit_in_history(r, tip, chain) <= 0) {
 				log_warnx("revert %lld: the branch moved since"
 					  " it was planned; marked failed",
 					  id);
-				if ((ret = db_exec(app->db,
+				if ((ret = db_exec(bc->db,
 						   "UPDATE reverts SET state ="
 						   " 'failed' WHERE id = ?",
 						   "i", id)) < 0)
@@ -419,7 +429,7 @@ int revert_resume(struct app *app)
 				break;
 		}
 		log_info("revert %lld: resuming after an interruption", id);
-		if ((ret = finish(app, id)) < 0)
+		if ((ret = finish(bc, id)) < 0)
 			break;
 	}
 	sqlite3_finalize(st);
@@ -516,37 +526,38 @@ char *revert_patch_text(sqlite3 *db, long long revert_id)
 
 /* ---- confirming: the branch and what is left of the queue pass again ---- */
 
-int revert_run(struct app *app, long long patch_id, const char *reason,
+int revert_run(struct branch_ctx *bc, long long patch_id, const char *reason,
 	       int confirm, long long *revert_id, long long *confirm_id)
 {
 	long long cid;
 	int ret;
 
 	*confirm_id = 0;
-	if ((ret = revert_execute(app, patch_id, reason, revert_id)) < 0)
+	if ((ret = revert_execute(bc, patch_id, reason, revert_id)) < 0)
 		return ret;
 	if (!confirm)
 		return 0;
-	if ((ret = db_begin(app->db)) < 0)
+	if ((ret = db_begin(bc->db)) < 0)
 		return ret;
-	cid = candidate_create_on(app->db, app->branch_id, NULL, 0, 0,
-				  "confirm", 0, app->actor);
+	cid = candidate_create_on(bc->db, bc->branch_id, NULL, 0, 0, "confirm",
+				  0, bc->actor);
 	ret = cid < 0 ? (int)cid
-		      : db_exec(app->db,
+		      : db_exec(bc->db,
 				"UPDATE reverts SET confirm_candidate_id = ?"
 				" WHERE id = ?",
 				"ii", cid, *revert_id);
 	if (ret >= 0)
-		ret = (int)event_add(app->db, app->actor, "revert", *revert_id,
+		ret = (int)event_add(bc->db, bc->actor, "revert", *revert_id,
 				     "confirming", "candidate %lld confirms it",
 				     cid);
-	if ((ret = db_end(app->db, ret)) < 0)
+	if ((ret = db_end(bc->db, ret)) < 0)
 		return ret;
 	*confirm_id = cid;
 	return 0;
 }
 
-int revert_confirm(struct app *app, long long revert_id, long long *confirm_id,
+int revert_confirm(struct branch_ctx *bc, long long revert_id,
+		   long long *confirm_id,
 		   void (*progress)(const char *line, void *ctx), void *ctx)
 {
 	long long cid = 0;
@@ -554,7 +565,7 @@ int revert_confirm(struct app *app, long long revert_id, long long *confirm_id,
 	int ok, ret;
 
 	*confirm_id = 0;
-	if ((ret = db_query_int(app->db, &cid,
+	if ((ret = db_query_int(bc->db, &cid,
 				"SELECT confirm_candidate_id FROM reverts WHERE"
 				" id = ? AND confirm_candidate_id IS NOT NULL",
 				"i", revert_id)) == ERR_NOTFOUND)
@@ -565,28 +576,28 @@ int revert_confirm(struct app *app, long long revert_id, long long *confirm_id,
 	if (ret < 0)
 		return ret;
 	*confirm_id = cid;
-	if ((ret = queue_follow_candidate(app, cid)) < 0)
+	if ((ret = queue_follow_candidate(bc, cid)) < 0)
 		return ret;
-	v = candidate_verdict_of(app->db, cid);
+	v = candidate_verdict_of(bc->db, cid);
 	if (v == CV_NONE) {
 		/* not run yet, or interrupted: run it now */
-		if ((ret = candidate_run(app, cid, 1, progress, ctx)) < 0)
+		if ((ret = candidate_run(bc, cid, 1, progress, ctx)) < 0)
 			return ret;
-		v = candidate_verdict_of(app->db, cid);
+		v = candidate_verdict_of(bc->db, cid);
 	}
 	ok = v == CV_PASS;
-	if ((ret = db_begin(app->db)) < 0)
+	if ((ret = db_begin(bc->db)) < 0)
 		goto out;
-	ret = db_exec(app->db,
+	ret = db_exec(bc->db,
 		      "UPDATE reverts SET state = ? WHERE id = ? AND state"
 		      " IN ('done','confirmed')",
 		      "ti", ok ? "confirmed" : "done", revert_id);
 	if (ret >= 0)
-		ret = (int)event_add(app->db, app->actor, "revert", revert_id,
-				     ok ? "confirmed" : "unconfirmed",
-				     "candidate %lld: %s", cid,
-				     v ? candidate_verdict_name(v) : "no verdict");
-	if ((ret = db_end(app->db, ret)) < 0)
+		ret = (int)event_add(
+			bc->db, bc->actor, "revert", revert_id,
+			ok ? "confirmed" : "unconfirmed", "candidate %lld: %s",
+			cid, v ? candidate_verdict_name(v) : "no verdict");
+	if ((ret = db_end(bc->db, ret)) < 0)
 		goto out;
 	log_info("revert %lld: candidate %lld: %s", revert_id, cid,
 		 ok ? "confirmed" : v ? candidate_verdict_name(v) : "no verdict");
@@ -604,14 +615,14 @@ static int first_of(sqlite3 *db, char *ids, const char *sql, long long *id)
 	return ret == 0;
 }
 
-int revert_confirm_due(struct app *app, long long *revert_id)
+int revert_confirm_due(struct branch_ctx *bc, long long *revert_id)
 {
 	/* a confirmation candidate whose outcome the revert has not recorded */
 	sqlite3_stmt *st;
-	char *ids = queue_branch_patches(app->db, app->branch_id);
+	char *ids = queue_branch_patches(bc->db, bc->branch_id);
 	int found = 0;
 
-	st = ids ? db_prepare(app->db,
+	st = ids ? db_prepare(bc->db,
 			      "SELECT id FROM reverts WHERE patch_id IN (SELECT"
 			      " value FROM json_each(?)) AND state = 'done' AND"
 			      " confirm_candidate_id IS NOT NULL ORDER BY id",
@@ -619,7 +630,7 @@ int revert_confirm_due(struct app *app, long long *revert_id)
 		 : NULL;
 	while (!found && st && sqlite3_step(st) == SQLITE_ROW) {
 		long long id = sqlite3_column_int64(st, 0);
-		if (event_happened(app->db, "revert", id, "confirmed",
+		if (event_happened(bc->db, "revert", id, "confirmed",
 				   "unconfirmed") == 0) {
 			*revert_id = id;
 			found = 1;
@@ -630,31 +641,31 @@ int revert_confirm_due(struct app *app, long long *revert_id)
 	return found;
 }
 
-int revert_due(struct app *app, long long *id)
+int revert_due(struct branch_ctx *bc, long long *id)
 {
-	return !strcmp(app->cfg.auto_revert, "yes") &&
-	       first_of(app->db,
-			queue_state_ids(app->db, app->branch_id, PS_BROKEN),
+	return !strcmp(bc->cfg.auto_revert, "yes") &&
+	       first_of(bc->db,
+			queue_state_ids(bc->db, bc->branch_id, PS_BROKEN),
 			"SELECT value FROM json_each(?) WHERE NOT EXISTS"
 			" (SELECT 1 FROM reverts r WHERE r.patch_id = value AND"
 			" r.state != 'failed') ORDER BY value LIMIT 1",
 			id);
 }
 
-int revert_plan_due(struct app *app, long long *id)
+int revert_plan_due(struct branch_ctx *bc, long long *id)
 {
-	return !strcmp(app->cfg.auto_revert, "plan") &&
-	       first_of(app->db,
-			queue_state_ids(app->db, app->branch_id, PS_BROKEN),
+	return !strcmp(bc->cfg.auto_revert, "plan") &&
+	       first_of(bc->db,
+			queue_state_ids(bc->db, bc->branch_id, PS_BROKEN),
 			"SELECT value FROM json_each(?) WHERE NOT EXISTS"
 			" (SELECT 1 FROM reverts r WHERE r.patch_id = value)"
 			" ORDER BY value LIMIT 1",
 			id);
 }
 
-int revert_resume_due(struct app *app, long long *id)
+int revert_resume_due(struct branch_ctx *bc, long long *id)
 {
-	return first_of(app->db, queue_branch_patches(app->db, app->branch_id),
+	return first_of(bc->db, queue_branch_patches(bc->db, bc->branch_id),
 			"SELECT id FROM reverts WHERE patch_id IN (SELECT value"
 			" FROM json_each(?)) AND state = 'applying' ORDER BY id"
 			" LIMIT 1",

@@ -2,7 +2,7 @@
 #ifndef STABLEQ_REVERT_H
 #define STABLEQ_REVERT_H
 
-#include "app.h"
+#include "ctx.h"
 
 #include <jansson.h>
 
@@ -20,8 +20,8 @@ struct evidence {
  * transaction. ERR_NOTFOUND for an unknown id, ERR_CONFLICT if it is
  * already broken, dropped or reverted.
  */
-int flag_patch(struct app *app, long long patch_id, const char *reason,
-		const struct evidence *ev);
+int flag_patch(struct branch_ctx *bc, long long patch_id, const char *reason,
+	       const struct evidence *ev);
 
 /*
  * The plan for taking a patch out: itself and every patch that goes with
@@ -30,7 +30,7 @@ int flag_patch(struct app *app, long long patch_id, const char *reason,
  * [{patch_id, subject, action, why}]} or NULL (unknown id, already
  * reverted: err_msg()).
  */
-json_t *revert_plan(struct app *app, long long patch_id);
+json_t *revert_plan(struct branch_ctx *bc, long long patch_id);
 
 /*
  * Carries out the plan (flagging the patch broken first if it is not):
@@ -41,13 +41,14 @@ json_t *revert_plan(struct app *app, long long patch_id);
  * crash at any point leaves either nothing done or a state that
  * revert_resume() completes. Sets *revert_id.
  */
-int revert_execute(struct app *app, long long patch_id, const char *reason,
-		   long long *revert_id);
+int revert_execute(struct branch_ctx *bc, long long patch_id,
+		   const char *reason, long long *revert_id);
 /*
  * Stores the plan as a revert in state 'planned' (auto_revert = plan): it
  * waits there for a maintainer, who runs it with revert_execute().
  */
-int revert_store_plan(struct app *app, long long patch_id, const char *reason);
+int revert_store_plan(struct branch_ctx *bc, long long patch_id,
+		      const char *reason);
 /*
  * The one way to take a broken patch out, for the CLI, the daemon and the
  * API alike: revert_execute(), then (confirm) the request for its
@@ -57,7 +58,7 @@ int revert_store_plan(struct app *app, long long patch_id, const char *reason);
  * the daemon as its next step after the API or its own revert (the
  * `confirm` job, revert_confirm_due(), runs `stableq revert --confirm`).
  */
-int revert_run(struct app *app, long long patch_id, const char *reason,
+int revert_run(struct branch_ctx *bc, long long patch_id, const char *reason,
 	       int confirm, long long *revert_id, long long *confirm_id);
 /*
  * Runs the revert's confirmation candidate (*confirm_id) if it has no
@@ -66,21 +67,22 @@ int revert_run(struct app *app, long long patch_id, const char *reason,
  * confirmed, 0 not, negative when the candidate could not be run
  * (ERR_NOTFOUND: no such revert, or none with a confirmation).
  */
-int revert_confirm(struct app *app, long long revert_id, long long *confirm_id,
+int revert_confirm(struct branch_ctx *bc, long long revert_id,
+		   long long *confirm_id,
 		   void (*progress)(const char *line, void *ctx), void *ctx);
 /* A revert whose confirmation is still to be run or recorded (1, *id). */
-int revert_confirm_due(struct app *app, long long *revert_id);
+int revert_confirm_due(struct branch_ctx *bc, long long *revert_id);
 /*
  * Jobs of the daemon's: a broken patch still to take out (*id), with
  * auto_revert = yes (revert_due) or waiting for a maintainer's plan
  * (revert_plan_due: auto_revert = plan); a revert to complete after a
  * crash (revert_resume_due).
  */
-int revert_due(struct app *app, long long *id);
-int revert_plan_due(struct app *app, long long *id);
-int revert_resume_due(struct app *app, long long *id);
+int revert_due(struct branch_ctx *bc, long long *id);
+int revert_plan_due(struct branch_ctx *bc, long long *id);
+int revert_resume_due(struct branch_ctx *bc, long long *id);
 /* Completes reverts interrupted by a crash. Safe to call at every start. */
-int revert_resume(struct app *app);
+int revert_resume(struct branch_ctx *bc);
 json_t *revert_json(sqlite3 *db, long long revert_id);
 json_t *revert_list_json(sqlite3 *db);
 /* The revert patches of a revert, concatenated (text/x-patch); caller frees. */
@@ -91,7 +93,8 @@ char *revert_patch_text(sqlite3 *db, long long revert_id);
  * with a reason: it is queued, the override recorded as a verdict and an
  * event.
  */
-int override_patch(struct app *app, long long patch_id, const char *reason);
+int override_patch(struct branch_ctx *bc, long long patch_id,
+		   const char *reason);
 
 /*
  * Guarded automatic reverts (revert-guard.c). revert_guard(): 1 when the
@@ -112,14 +115,14 @@ int override_patch(struct app *app, long long patch_id, const char *reason);
  * stores the plan for the maintainer; 1 when it stopped one, 0 when
  * message_id is no waiting proposal's.
  */
-int revert_guard(struct app *app, long long patch_id, char **why);
-int revert_auto(struct app *app, long long patch_id, long long *revert_id,
+int revert_guard(struct branch_ctx *bc, long long patch_id, char **why);
+int revert_auto(struct branch_ctx *bc, long long patch_id, long long *revert_id,
 		long long *confirm_id);
-int revert_propose(struct app *app, long long patch_id);
-int revert_proposal_stop(struct app *app, const char *message_id,
+int revert_propose(struct branch_ctx *bc, long long patch_id);
+int revert_proposal_stop(struct branch_ctx *bc, const char *message_id,
 			 const char *by);
-int revert_propose_due(struct app *app, long long *id);
-int revert_grace_due(struct app *app, long long *id);
+int revert_propose_due(struct branch_ctx *bc, long long *id);
+int revert_grace_due(struct branch_ctx *bc, long long *id);
 
 /* {"revert id": its culprit's patch id} of the ids (a JSON array text). */
 json_t *revert_patch_ids(sqlite3 *db, const char *ids);

@@ -1,6 +1,6 @@
 /* rc.c: `stableq rc`: the review series out to the list, its window and testers. */
 #include "rc.h"
-#include "app.h"
+#include "ctx.h"
 #include "check.h"
 #include "db.h"
 #include "event.h"
@@ -32,25 +32,26 @@ static char *next_version(const char *v)
 }
 
 /* The version the next release will have, and its rc number. */
-static int rc_version(struct app *app, char **out)
+static int rc_version(struct branch_ctx *bc, char **out)
 {
-	char *tree = repo_dir_branch_version(app->cfg.tree_dir, app->cfg.branch);
+	char *tree = repo_dir_branch_version(bc->cfg.tree_dir, bc->cfg.branch);
 	char *next = next_version(tree), *released = NULL;
 	long long n = 0;
 
 	free(tree);
 	if (!next)
-		return err_set(ERR_NOTFOUND,
-			       "branch %s: no X.Y.Z version for %s in %s (stableq"
-			       " tree init)",
-			       app->cfg.branch_key, app->cfg.branch,
-			       app->cfg.tree_dir);
+		return err_set(
+			ERR_NOTFOUND,
+			"branch %s: no X.Y.Z version for %s in %s (stableq"
+			" tree init)",
+			bc->cfg.branch_key, bc->cfg.branch, bc->cfg.tree_dir);
 	/* released already: the one after it */
-	db_query_text(app->db, &released,
-		      "SELECT substr(version, 1, instr(version, '-rc') - 1) FROM"
-		      " rcs WHERE branch_id = ? AND state = 'released' ORDER BY"
-		      " id DESC LIMIT 1",
-		      "i", app->branch_id);
+	db_query_text(
+		bc->db, &released,
+		"SELECT substr(version, 1, instr(version, '-rc') - 1) FROM"
+		" rcs WHERE branch_id = ? AND state = 'released' ORDER BY"
+		" id DESC LIMIT 1",
+		"i", bc->branch_id);
 	while (released && !strcmp(released, next)) {
 		char *n2 = next_version(next);
 		free(next);
@@ -58,10 +59,10 @@ static int rc_version(struct app *app, char **out)
 	}
 	free(released);
 	char *like = xstrfmt("%s-rc%%", next);
-	db_query_int(app->db, &n,
+	db_query_int(bc->db, &n,
 		     "SELECT count(*) FROM rcs WHERE branch_id = ? AND version"
 		     " LIKE ?",
-		     "it", app->branch_id, like);
+		     "it", bc->branch_id, like);
 	free(like);
 	*out = xstrfmt("%s-rc%lld", next, n + 1);
 	free(next);
@@ -133,14 +134,15 @@ static const char *jstr(const json_t *o, const char *k)
 }
 
 /* The cover letter's body. */
-static void cover_body(struct strbuf *b, struct app *app, const char *version,
-		       time_t deadline, long long rc, json_t *patches)
+static void cover_body(struct strbuf *b, struct branch_ctx *bc,
+		       const char *version, time_t deadline, long long rc,
+		       json_t *patches)
 {
 	struct dstat *ds = NULL;
 	size_t nds = 0, n = json_array_size(patches);
 	char base[64];
-	const char *url = *app->cfg.public_url ? app->cfg.public_url : NULL;
-	char *fallback = url ? NULL : xstrfmt("http://%s", app->cfg.listen);
+	const char *url = *bc->cfg.public_url ? bc->cfg.public_url : NULL;
+	char *fallback = url ? NULL : xstrfmt("http://%s", bc->cfg.listen);
 
 	snprintf(base, sizeof(base), "%.*s", (int)strcspn(version, "-"), version);
 	strbuf_addf(b,
@@ -151,13 +153,14 @@ static void cover_body(struct strbuf *b, struct app *app, const char *version,
 		    "Responses should be made by ",
 		    base, n);
 	rfc5322_date(b, deadline);
-	strbuf_addf(b, ".\nAnything received after that time might be too"
-		       " late.\n\nThe patches, their checks and this rc can be"
-		       " fetched from stableq at:\n\t%s/api/v1/rc?branch=%s\n"
-		       "and each patch at %s/api/v1/patches/ID\n\nthanks,\n\n"
-		       "stableq (rc %lld)\n\n-------------\nPseudo-Shortlog of"
-		       " commits:\n",
-		    url ? url : fallback, app->cfg.branch_key,
+	strbuf_addf(b,
+		    ".\nAnything received after that time might be too"
+		    " late.\n\nThe patches, their checks and this rc can be"
+		    " fetched from stableq at:\n\t%s/api/v1/rc?branch=%s\n"
+		    "and each patch at %s/api/v1/patches/ID\n\nthanks,\n\n"
+		    "stableq (rc %lld)\n\n-------------\nPseudo-Shortlog of"
+		    " commits:\n",
+		    url ? url : fallback, bc->cfg.branch_key,
 		    url ? url : fallback, rc);
 	free(fallback);
 	/* by author, in queue order of each author's first patch */
@@ -200,31 +203,32 @@ static void patch_body(struct strbuf *b, const char *key, const json_t *p)
 	strbuf_addstr(b, jstr(p, "diff"));
 }
 
-int rc_prepare(struct app *app, long long *id)
+int rc_prepare(struct branch_ctx *bc, long long *id)
 {
 	long long *ids = NULL;
 	size_t n = 0;
 	char *version = NULL, *cover_id = NULL;
 	json_t *patches = json_array();
 	struct strbuf body = STRBUF_INIT;
-	time_t deadline = time(NULL) + app->cfg.rc_window;
+	time_t deadline = time(NULL) + bc->cfg.rc_window;
 	int ret, width = 1;
 
 	*id = 0;
-	if (!*app->cfg.rc_list) {
+	if (!*bc->cfg.rc_list) {
 		ret = err_set(ERR_INVALID, "rc_list is not configured: where"
 					   " would the review series go?");
 		goto out;
 	}
-	if ((ret = queue_ids(app->db, app->branch_id, PS_QUEUED, &ids, &n)) < 0)
+	if ((ret = queue_ids(bc->db, bc->branch_id, PS_QUEUED, &ids, &n)) < 0)
 		goto out;
 	if (!n) {
-		ret = err_set(ERR_CONFLICT, "branch %s: no queued patches to"
-					    " review",
-			      app->cfg.branch_key);
+		ret = err_set(ERR_CONFLICT,
+			      "branch %s: no queued patches to"
+			      " review",
+			      bc->cfg.branch_key);
 		goto out;
 	}
-	if ((ret = rc_version(app, &version)) < 0)
+	if ((ret = rc_version(bc, &version)) < 0)
 		goto out;
 	/* NNN/N as stable maintainers number them: 00/42, 000/123 */
 	for (size_t k = n; k >= 10; k /= 10)
@@ -232,35 +236,35 @@ int rc_prepare(struct app *app, long long *id)
 	if (width < 2)
 		width = 2;
 	for (size_t i = 0; i < n; i++) {
-		json_t *p = queue_patch_json(app->db, ids[i], 1);
+		json_t *p = queue_patch_json(bc->db, ids[i], 1);
 		if (!p) {
 			ret = ERR_IO;
 			goto out;
 		}
 		json_array_append_new(patches, p);
 	}
-	if ((ret = db_begin(app->db)) < 0)
+	if ((ret = db_begin(bc->db)) < 0)
 		goto out;
-	ret = db_exec(app->db,
+	ret = db_exec(bc->db,
 		      "UPDATE rcs SET state = 'superseded' WHERE branch_id = ?"
 		      " AND state = 'open'",
-		      "i", app->branch_id);
+		      "i", bc->branch_id);
 	if (ret < 0 ||
-	    (ret = db_exec(app->db,
+	    (ret = db_exec(bc->db,
 			   "INSERT INTO rcs (branch_id, version, deadline,"
 			   " cover_message_id, actor) VALUES (?, ?, ?, '', ?)",
-			   "itit", app->branch_id, version, (long long)deadline,
-			   app->actor)) < 0)
+			   "itit", bc->branch_id, version, (long long)deadline,
+			   bc->actor)) < 0)
 		goto fail;
-	*id = db_last_id(app->db);
-	cover_body(&body, app, version, deadline, *id, patches);
+	*id = db_last_id(bc->db);
+	cover_body(&body, bc, version, deadline, *id, patches);
 	{
 		char *subject = xstrfmt("[PATCH %s %0*d/%zu] %s review",
-					app->cfg.branch_key, width, 0, n,
+					bc->cfg.branch_key, width, 0, n,
 					version);
 		long long m = compose_list(
-			app->db, &app->cfg,
-			&(struct list_mail){ .kind = "rc", .to = app->cfg.rc_list,
+			bc->db, &bc->cfg,
+			&(struct list_mail){ .kind = "rc", .to = bc->cfg.rc_list,
 					     .subject = subject, .body = body.buf },
 			&cover_id);
 		free(subject);
@@ -269,22 +273,22 @@ int rc_prepare(struct app *app, long long *id)
 			goto fail;
 		}
 	}
-	if ((ret = db_exec(app->db,
+	if ((ret = db_exec(bc->db,
 			   "UPDATE rcs SET cover_message_id = ? WHERE id = ?",
 			   "ti", cover_id, *id)) < 0)
 		goto fail;
 	for (size_t i = 0; i < n; i++) {
 		const json_t *p = json_array_get(patches, i);
-		char *subject = xstrfmt("[PATCH %s %0*zu/%zu] %s",
-					app->cfg.branch_key, width, i + 1, n,
-					jstr(p, "subject"));
+		char *subject =
+			xstrfmt("[PATCH %s %0*zu/%zu] %s", bc->cfg.branch_key,
+				width, i + 1, n, jstr(p, "subject"));
 		char *mid = NULL;
 		strbuf_reset(&body);
-		patch_body(&body, app->cfg.branch_key, p);
+		patch_body(&body, bc->cfg.branch_key, p);
 		long long m = compose_list(
-			app->db, &app->cfg,
+			bc->db, &bc->cfg,
 			&(struct list_mail){ .kind = "rc", .patch_id = ids[i],
-					     .to = app->cfg.rc_list,
+					     .to = bc->cfg.rc_list,
 					     .subject = subject,
 					     .in_reply_to = cover_id,
 					     .body = body.buf },
@@ -294,7 +298,7 @@ int rc_prepare(struct app *app, long long *id)
 			ret = (int)m;
 			goto fail;
 		}
-		ret = db_exec(app->db,
+		ret = db_exec(bc->db,
 			      "INSERT INTO rc_patches (rc_id, patch_id, pos,"
 			      " message_id) VALUES (?, ?, ?, ?)",
 			      "iiit", *id, ids[i], (long long)(i + 1), mid);
@@ -302,18 +306,18 @@ int rc_prepare(struct app *app, long long *id)
 		if (ret < 0)
 			goto fail;
 	}
-	if ((ret = (int)event_add(app->db, app->actor, "rc", *id, "mailed",
+	if ((ret = (int)event_add(bc->db, bc->actor, "rc", *id, "mailed",
 				  "%s: %zu patches to %s, deadline %lld",
-				  version, n, app->cfg.rc_list,
+				  version, n, bc->cfg.rc_list,
 				  (long long)deadline)) < 0 ||
-	    (ret = db_commit(app->db)) < 0)
+	    (ret = db_commit(bc->db)) < 0)
 		goto fail;
 	log_info("rc %lld: %s: %zu patches to %s", *id, version, n,
-		 app->cfg.rc_list);
+		 bc->cfg.rc_list);
 	ret = 0;
 	goto out;
 fail:
-	db_rollback(app->db);
+	db_rollback(bc->db);
 	*id = 0;
 out:
 	strbuf_release(&body);
@@ -344,13 +348,13 @@ static long long first_held(sqlite3 *db, long long rc)
 	return held;
 }
 
-int rc_release_check(struct app *app)
+int rc_release_check(struct branch_ctx *bc)
 {
-	sqlite3_stmt *st = db_prepare(app->db,
+	sqlite3_stmt *st = db_prepare(bc->db,
 				      "SELECT id, version, deadline FROM rcs"
 				      " WHERE branch_id = ? AND state = 'open'"
 				      " ORDER BY id DESC LIMIT 1",
-				      "i", app->branch_id);
+				      "i", bc->branch_id);
 	long long rc = 0, deadline = 0, held = 0;
 	char *version = NULL, *subject = NULL;
 	int ret = 0;
@@ -373,8 +377,8 @@ int rc_release_check(struct app *app)
 			      " %lld): release after it",
 			      version, d.buf, rc);
 		strbuf_release(&d);
-	} else if ((held = first_held(app->db, rc)) > 0) {
-		queue_patch_subject(app->db, held, &subject, NULL);
+	} else if ((held = first_held(bc->db, rc)) > 0) {
+		queue_patch_subject(bc->db, held, &subject, NULL);
 		ret = err_set(ERR_CONFLICT,
 			      "patch %lld (\"%s\") of %s is held: send the next"
 			      " rc without it (stableq rc) or override it",

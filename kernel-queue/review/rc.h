@@ -5,7 +5,7 @@
 #include <jansson.h>
 #include <sqlite3.h>
 
-struct app;
+struct branch_ctx;
 
 /*
  * Prepares the next review series of the selected branch, as stable
@@ -20,7 +20,7 @@ struct app;
  * are not queued, so a patch held in -rc1 leaves -rc2. Refuses (ERR_INVALID)
  * without rc_list, (ERR_CONFLICT) with nothing queued. *id: the rc.
  */
-int rc_prepare(struct app *app, long long *id);
+int rc_prepare(struct branch_ctx *bc, long long *id);
 
 /*
  * 0 when the selected branch may be released; ERR_CONFLICT naming why
@@ -28,7 +28,7 @@ int rc_prepare(struct app *app, long long *id);
  * is held. A branch without an rc is not held back. rc_released() marks
  * the open rc released (inside the caller's transaction).
  */
-int rc_release_check(struct app *app);
+int rc_release_check(struct branch_ctx *bc);
 int rc_released(sqlite3 *db, long long branch);
 
 /*

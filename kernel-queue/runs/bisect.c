@@ -18,7 +18,7 @@ enum outcome { GOOD, BAD, FLAKY };
 static const char *const outcome_name[] = { "good", "bad", "flaky" };
 
 struct bis {
-	struct app *app;
+	struct branch_ctx *bc;
 	long long id;          /* bisection */
 	long long *patches;    /* the failing candidate's patch list */
 	size_t n;
@@ -68,10 +68,10 @@ static void step_progress(struct bis *b)
 {
 	char *label = xstrfmt("bisection %lld", b->id);
 
-	progress_set(b->app->db, "bisection", b->id, label, b->steps_done,
+	progress_set(b->bc->db, "bisection", b->id, label, b->steps_done,
 		     b->steps_total, "steps");
 	/* progress only: a step not counted is no harm */
-	if (db_exec(b->app->db,
+	if (db_exec(b->bc->db,
 		    "UPDATE bisections SET steps_done = ?, steps_total = ?"
 		    " WHERE id = ?",
 		    "iii", (long long)b->steps_done, (long long)b->steps_total,
@@ -90,7 +90,7 @@ static void say(struct bis *b, const char *line)
 /* Per test across runs: every run failed -> fail, mixed -> flaky. */
 static enum outcome classify(struct bis *b, long long cid, struct strbuf *why)
 {
-	enum cand_verdict verdict = candidate_verdict_of(b->app->db, cid);
+	enum cand_verdict verdict = candidate_verdict_of(b->bc->db, cid);
 	enum outcome o = GOOD;
 	size_t i;
 	json_t *t;
@@ -115,14 +115,14 @@ static enum outcome classify(struct bis *b, long long cid, struct strbuf *why)
 	for (i = 0; i < json_array_size(b->steer);) {
 		long long fails = 0, passes = 0;
 		t = json_array_get(b->steer, i);
-		testcase_results(b->app->db, cid, json_string_value(t), &fails,
+		testcase_results(b->bc->db, cid, json_string_value(t), &fails,
 				 &passes);
 		if (fails && passes) {
 			/* mixed results on one build: it stops steering */
 			strbuf_addf(why, "%s%s is flaky, no longer steers",
 				    why->len ? ", " : "", json_string_value(t));
 			if (!b->replaying)
-				event_add(b->app->db, "bisection", "bisection",
+				event_add(b->bc->db, "bisection", "bisection",
 					  b->id, "flaky",
 					  "%s: passes and fails on candidate"
 					  " %lld",
@@ -173,41 +173,41 @@ static int evaluate(struct bis *b, size_t prefix, int runs, const char *kind,
 	if (b->budget > 0)
 		b->budget--;
 
-	cid = candidate_create_on(b->app->db, b->app->branch_id, b->patches,
-				  prefix, 0,
-			       !strcmp(kind, "confirm") ? "confirm" : "bisect",
-			       b->id, "bisection");
+	cid = candidate_create_on(
+		b->bc->db, b->bc->branch_id, b->patches, prefix, 0,
+		!strcmp(kind, "confirm") ? "confirm" : "bisect", b->id,
+		"bisection");
 	if (cid < 0)
 		return (int)cid;
 	/* a bisect 'confirm' candidate is not the queue's confirmation */
-	if ((ret = candidate_set_purpose(b->app->db, cid, "bisect")) < 0)
+	if ((ret = candidate_set_purpose(b->bc->db, cid, "bisect")) < 0)
 		return ret;
 	/* a search step boots only the steering tests; the confirmation runs
 	 * the whole set */
 	if (!strcmp(kind, "search") && !b->by_build && !b->by_hang &&
 	    json_array_size(b->steer) &&
-	    (ret = candidate_set_tests_only(b->app->db, cid, b->steer)) < 0)
+	    (ret = candidate_set_tests_only(b->bc->db, cid, b->steer)) < 0)
 		return ret;
 	snprintf(line, sizeof(line), "%s: prefix %zu/%zu (candidate %lld, %d run%s)",
 		 kind, prefix, b->n, cid, runs, runs == 1 ? "" : "s");
 	say(b, line);
 	b->steps_done++;
 	step_progress(b);
-	if ((ret = candidate_run(b->app, cid, runs, b->progress, b->ctx)) < 0)
+	if ((ret = candidate_run(b->bc, cid, runs, b->progress, b->ctx)) < 0)
 		return ret;
 	b->last_candidate = cid;
 	*out = classify(b, cid, &why);
 	/* the steps are what a resumed bisection replays */
-	ret = db_exec(b->app->db,
+	ret = db_exec(b->bc->db,
 		      "INSERT INTO bisection_steps (bisection_id, prefix_len,"
 		      " candidate_id, result, kind) VALUES (?, ?, ?, ?, ?)",
 		      "iiitt", b->id, (long long)prefix, cid,
 		      outcome_name[*out], kind);
 	/* a state the cache held cost a boot, not a build */
 	if (ret >= 0)
-		ret = candidate_cost(b->app->db, cid, &builds, &boots);
+		ret = candidate_cost(b->bc->db, cid, &builds, &boots);
 	if (ret >= 0)
-		ret = db_exec(b->app->db,
+		ret = db_exec(b->bc->db,
 			      "UPDATE bisections SET builds_used = builds_used"
 			      " + ?, boots_used = boots_used + ? WHERE id = ?",
 			      "iii", builds, boots, b->id);
@@ -225,7 +225,7 @@ static int evaluate(struct bis *b, size_t prefix, int runs, const char *kind,
 static int end(struct bis *b, const char *state, long long culprit,
 	       const char *detail)
 {
-	return db_exec(b->app->db,
+	return db_exec(b->bc->db,
 		       "UPDATE bisections SET state = ?, culprit_patch_id ="
 		       " NULLIF(?, 0), detail = ?, finished_at ="
 		       " strftime('%Y-%m-%dT%H:%M:%SZ','now') WHERE id = ?",
@@ -252,18 +252,19 @@ static long long resumable(struct bis *b, long long candidate_id)
 	long long id = 0;
 	sqlite3_stmt *st;
 
-	if (db_query_int(b->app->db, &id,
+	if (db_query_int(b->bc->db, &id,
 			 "SELECT id FROM bisections WHERE candidate_id = ? AND"
 			 " state = 'running' ORDER BY id DESC LIMIT 1",
 			 "i", candidate_id) < 0) {
 		err_clear();
 		return 0;
 	}
-	st = db_prepare(b->app->db,
-			"SELECT candidate_id FROM bisection_steps WHERE"
-			" bisection_id = ? AND candidate_id IS NOT NULL ORDER BY"
-			" id",
-			"i", id);
+	st = db_prepare(
+		b->bc->db,
+		"SELECT candidate_id FROM bisection_steps WHERE"
+		" bisection_id = ? AND candidate_id IS NOT NULL ORDER BY"
+		" id",
+		"i", id);
 	while (st && sqlite3_step(st) == SQLITE_ROW) {
 		b->done = xrealloc(b->done, (b->ndone + 1) * sizeof(*b->done));
 		b->done[b->ndone++] = sqlite3_column_int64(st, 0);
@@ -272,21 +273,22 @@ static long long resumable(struct bis *b, long long candidate_id)
 	return id;
 }
 
-int bisect_run(struct app *app, long long candidate_id, int budget,
+int bisect_run(struct branch_ctx *bc, long long candidate_id, int budget,
 	       long long *bisection_id,
 	       void (*progress)(const char *line, void *ctx), void *ctx)
 {
-	struct bis b = { .app = app, .progress = progress, .ctx = ctx,
+	struct bis b = { .bc = bc, .progress = progress, .ctx = ctx,
 			 .budget = budget };
-	enum cand_verdict verdict = candidate_verdict_of(app->db, candidate_id);
+	enum cand_verdict verdict = candidate_verdict_of(bc->db, candidate_id);
 	json_t *v;
 	size_t i;
 	enum outcome o;
-	int ret, confirm = app->cfg.bisect_confirm > 0 ? app->cfg.bisect_confirm : 1;
+	int ret, confirm = bc->cfg.bisect_confirm > 0 ? bc->cfg.bisect_confirm
+						      : 1;
 
 	*bisection_id = 0;
 	if (verdict != CV_NONE &&
-	    (ret = candidate_on_branch(app, candidate_id)) < 0)
+	    (ret = candidate_on_branch(bc, candidate_id)) < 0)
 		return ret;
 	if (verdict == CV_NONE)
 		return err_set(ERR_NOTFOUND,
@@ -299,7 +301,7 @@ int bisect_run(struct app *app, long long candidate_id, int budget,
 			       candidate_id, candidate_verdict_name(verdict));
 	b.by_build = verdict == CV_BUILD_FAILED;
 	b.by_hang = verdict == CV_HANG;
-	if ((ret = candidate_patch_ids(app->db, candidate_id, &b.patches,
+	if ((ret = candidate_patch_ids(bc->db, candidate_id, &b.patches,
 				       &b.n)) < 0)
 		return ret;
 	if (!b.n) {
@@ -311,13 +313,13 @@ int bisect_run(struct app *app, long long candidate_id, int budget,
 	}
 	/* a candidate classified against the tip steers by its regressions
 	 * alone: a known failure fails on every prefix */
-	json_t *regressions = b.by_build || b.by_hang
-				      ? NULL
-				      : testcase_regressions(app->db,
-							     candidate_id);
+	json_t *regressions =
+		b.by_build || b.by_hang
+			? NULL
+			: testcase_regressions(bc->db, candidate_id);
 	b.steer = b.by_build || b.by_hang
 			  ? json_array()
-			  : testcase_failed_names(app->db, candidate_id);
+			  : testcase_failed_names(bc->db, candidate_id);
 	if (b.steer && regressions) {
 		json_t *keep = json_array();
 		json_array_foreach(b.steer, i, v)
@@ -353,7 +355,7 @@ int bisect_run(struct app *app, long long candidate_id, int budget,
 			 b.ndone, b.ndone == 1 ? "" : "s");
 	} else {
 		char *steer_text = json_dumps(b.steer, JSON_COMPACT);
-		ret = db_exec(app->db,
+		ret = db_exec(bc->db,
 			      "INSERT INTO bisections (candidate_id,"
 			      " failing_tests, good, bad) VALUES (?, ?, -1, ?)",
 			      "iti", candidate_id,
@@ -364,8 +366,8 @@ int bisect_run(struct app *app, long long candidate_id, int budget,
 		free(steer_text);
 		if (ret < 0)
 			goto out;
-		b.id = *bisection_id = db_last_id(app->db);
-		event_add(app->db, app->actor, "bisection", b.id, "started",
+		b.id = *bisection_id = db_last_id(bc->db);
+		event_add(bc->db, bc->actor, "bisection", b.id, "started",
 			  "candidate %lld, %zu patches", candidate_id, b.n);
 	}
 
@@ -389,7 +391,7 @@ int bisect_run(struct app *app, long long candidate_id, int budget,
 			goto out;
 		}
 		bisect_window_record(&w, mid, o == BAD);
-		if ((ret = db_exec(app->db,
+		if ((ret = db_exec(bc->db,
 				   "UPDATE bisections SET good = ?, bad = ?"
 				   " WHERE id = ?",
 				   "iii", (long long)w.good, (long long)w.bad,
@@ -413,7 +415,7 @@ int bisect_run(struct app *app, long long candidate_id, int budget,
 				       " recorded as flaky"
 				     : "the culprit's prefix passed when repeated");
 		if (o == FLAKY && ret >= 0)
-			ret = testcase_mark_flaky(app->db, bad_cid);
+			ret = testcase_mark_flaky(bc->db, bad_cid);
 		goto out;
 	}
 	if ((ret = evaluate(&b, hi - 1, confirm, "confirm", &o)) != 0)
@@ -440,8 +442,8 @@ int bisect_run(struct app *app, long long candidate_id, int budget,
 		else if (i == 6)
 			strbuf_addstr(&failing, ", ...");
 	}
-	char *excerpt = excerpt_of(app->db, bad_cid, test);
-	long long build_id = candidate_build_id(app->db, bad_cid);
+	char *excerpt = excerpt_of(bc->db, bad_cid, test);
+	long long build_id = candidate_build_id(bc->db, bad_cid);
 	if (build_id < 0) {
 		build_id = 0;
 		err_clear();
@@ -451,10 +453,10 @@ int bisect_run(struct app *app, long long candidate_id, int budget,
 			       culprit, (size_t)hi, b.n, confirm);
 	end(&b, "found", culprit, detail);
 	/* the flag and its events say who raised it: this bisection */
-	const char *caller = app->actor;
+	const char *caller = bc->actor;
 	char *actor = xstrfmt("bisection:%lld", b.id);
-	app->actor = actor;
-	event_add(app->db, app->actor, "bisection", b.id, "found", "%s", detail);
+	bc->actor = actor;
+	event_add(bc->db, bc->actor, "bisection", b.id, "found", "%s", detail);
 	char *reason = xstrfmt("bisection %lld: %s%s", b.id,
 			       b.by_build ? "the build fails from this patch on"
 			       : b.by_hang ? "the guest hangs from this patch on"
@@ -466,7 +468,7 @@ int bisect_run(struct app *app, long long candidate_id, int budget,
 	 * built (coverage): the evidence names the object and its error */
 	char *object = NULL;
 	if (b.by_build)
-		object = candidate_object_failure(app->db, bad_cid);
+		object = candidate_object_failure(bc->db, bad_cid);
 	struct evidence ev = {
 		.test = object	    ? object
 			: b.by_build ? "build"
@@ -477,9 +479,9 @@ int bisect_run(struct app *app, long long candidate_id, int budget,
 		.bisection_id = b.id,
 	};
 	enum patch_state cs;
-	if (queue_get_state(app->db, culprit, &cs) == 0 && cs != PS_BROKEN)
-		ret = flag_patch(app, culprit, reason, &ev);
-	app->actor = caller;
+	if (queue_get_state(bc->db, culprit, &cs) == 0 && cs != PS_BROKEN)
+		ret = flag_patch(bc, culprit, reason, &ev);
+	bc->actor = caller;
 	free(actor);
 	say(&b, detail);
 	free(detail);
@@ -490,8 +492,8 @@ out:
 	if (b.id) {
 		/* paused (ret 1): it runs on, its progress stays */
 		if (ret != 1)
-			progress_clear(app->db, "bisection", b.id);
-		char *line = bisect_summary(app->db, b.id);
+			progress_clear(bc->db, "bisection", b.id);
+		char *line = bisect_summary(bc->db, b.id);
 		log_info("%s", line);
 		free(line);
 	}
@@ -583,12 +585,12 @@ json_t *bisect_json(sqlite3 *db, long long id)
 	return o;
 }
 
-int bisect_due(struct app *app, long long *id)
+int bisect_due(struct branch_ctx *bc, long long *id)
 {
-	long long c = candidate_failed_tip(app->db, app->branch_id), n = 1;
+	long long c = candidate_failed_tip(bc->db, bc->branch_id), n = 1;
 
 	if (!c ||
-	    db_query_int(app->db, &n,
+	    db_query_int(bc->db, &n,
 			 "SELECT COUNT(*) FROM bisections WHERE"
 			 " candidate_id = ? AND state != 'running' AND"
 			 " NOT (state = 'failed' AND detail LIKE"
@@ -600,9 +602,9 @@ int bisect_due(struct app *app, long long *id)
 	return 1;
 }
 
-int bisect_interrupted(struct app *app, long long candidate_id)
+int bisect_interrupted(struct branch_ctx *bc, long long candidate_id)
 {
-	return db_exec(app->db,
+	return db_exec(bc->db,
 		       "UPDATE bisections SET state = 'failed', detail ="
 		       " 'interrupted: stopped while it ran; bisected again',"
 		       " finished_at = strftime('%Y-%m-%dT%H:%M:%SZ','now')"

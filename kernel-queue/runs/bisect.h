@@ -2,7 +2,7 @@
 #ifndef STABLEQ_BISECT_H
 #define STABLEQ_BISECT_H
 
-#include "app.h"
+#include "ctx.h"
 
 #include <jansson.h>
 
@@ -26,7 +26,7 @@
  * steps (replayed from their stored results, not built again). The daemon
  * bisects one step at a time, so another branch's step can come between.
  */
-int bisect_run(struct app *app, long long candidate_id, int budget,
+int bisect_run(struct branch_ctx *bc, long long candidate_id, int budget,
 	       long long *bisection_id,
 	       void (*progress)(const char *line, void *ctx), void *ctx);
 json_t *bisect_json(sqlite3 *db, long long id);
@@ -62,8 +62,8 @@ char *bisect_summary_of(sqlite3 *db, long long candidate_id);
  * (state failed, "interrupted: ...") and does not count, so it is bisected
  * again.
  */
-int bisect_due(struct app *app, long long *id);
-int bisect_interrupted(struct app *app, long long candidate_id);
+int bisect_due(struct branch_ctx *bc, long long *id);
+int bisect_interrupted(struct branch_ctx *bc, long long candidate_id);
 
 /* The culprit of candidate_id's newest finished bisection (0: none). */
 long long bisect_culprit_of(sqlite3 *db, long long candidate_id);

@@ -254,7 +254,7 @@ static int finish(sqlite3 *db, long long id, enum cand_verdict v,
 }
 
 /* Applies the candidate's patches onto the branch: one commit, one tree. */
-static int apply_all(struct app *app, struct repo *r, long long id,
+static int apply_all(struct branch_ctx *bc, struct repo *r, long long id,
 		     json_t *ids, char commit[REPO_HEX_SIZE],
 		     char tree[REPO_HEX_SIZE], struct strbuf *fail)
 {
@@ -264,15 +264,15 @@ static int apply_all(struct app *app, struct repo *r, long long id,
 	json_t *v;
 	int ret;
 
-	if ((ret = repo_branch_tip(r, app->cfg.branch, tip)) < 0 ||
+	if ((ret = repo_branch_tip(r, bc->cfg.branch, tip)) < 0 ||
 	    (ret = repo_tree_of(r, tip, tree)) < 0)
 		return ret;
 	strbuf_addf(&msg, "stableq candidate %lld: %s + %zu patches\n\n", id,
-		    app->cfg.branch, json_array_size(ids));
+		    bc->cfg.branch, json_array_size(ids));
 	json_array_foreach(ids, i, v)
 	{
 		long long pid = json_integer_value(v);
-		json_t *pt = queue_patch_content_json(app->db, pid);
+		json_t *pt = queue_patch_content_json(bc->db, pid);
 		const char *d = queue_field(pt, "diff");
 		const char *s = queue_field(pt, "subject");
 		char *diff = d ? xstrdup(d) : NULL;
@@ -314,12 +314,12 @@ static int apply_all(struct app *app, struct repo *r, long long id,
 }
 
 /* One build directory, one worktree: one candidate at a time. */
-static int lock_builds(struct app *app, int *fd)
+static int lock_builds(struct branch_ctx *bc, int *fd)
 {
-	char *path = xstrfmt("%s/.stableq-candidate.lock", app->cfg.build_dir);
+	char *path = xstrfmt("%s/.stableq-candidate.lock", bc->cfg.build_dir);
 	int ret = 0;
 
-	mkdir_p(app->cfg.build_dir);
+	mkdir_p(bc->cfg.build_dir);
 	*fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (*fd < 0)
 		ret = err_set(ERR_IO, "%s: %s", path, strerror(errno));
@@ -435,20 +435,21 @@ static size_t boot_files(const char *tests_file, const char *guest,
 }
 
 /* The branch's guest configuration (guest_config, guestconf.h). */
-static const struct guestconf *guest_of(const struct app *app)
+static const struct guestconf *guest_of(const struct branch_ctx *bc)
 {
-	const struct guestconf *g = guestconf_find(app->cfg.guest_config);
+	const struct guestconf *g = guestconf_find(bc->cfg.guest_config);
 
 	return g ? g : guestconf_find("quick");
 }
 
 /* The guest configuration's identity: with src, what comes from the tree. */
-static int config_hash(const struct app *app, const char *src, char out[65])
+static int config_hash(const struct branch_ctx *bc, const char *src,
+		       char out[65])
 {
-	const struct guestconf *g = guest_of(app);
+	const struct guestconf *g = guest_of(bc);
 
-	return guestconf_hash(g, src, guestconf_fragments(g, &app->cfg),
-			      app->cfg.kunit_deny, out);
+	return guestconf_hash(g, src, guestconf_fragments(g, &bc->cfg),
+			      bc->cfg.kunit_deny, out);
 }
 
 static char *cache_dir(const struct config *c)
@@ -471,8 +472,8 @@ static void build_progress(void *vctx, long done, long total)
 }
 
 /* The cache key of a state: tree, configuration, compiler. "" if unknown. */
-static void state_key(const struct app *app, const char *tree, char key[65],
-		      char chash[65])
+static void state_key(const struct branch_ctx *bc, const char *tree,
+		      char key[65], char chash[65])
 {
 	char *cc = NULL;
 
@@ -481,7 +482,7 @@ static void state_key(const struct app *app, const char *tree, char key[65],
 	 * The fragments alone: the tinyconfig base is part of the tree, and
 	 * the worktree holds another state until checked out.
 	 */
-	if (config_hash(app, NULL, chash) < 0 ||
+	if (config_hash(bc, NULL, chash) < 0 ||
 	    buildcache_compiler_id(&cc) < 0 ||
 	    buildcache_key(tree, chash, cc, key) < 0) {
 		log_warnx("build cache: %s: building", err_msg());
@@ -496,7 +497,7 @@ static void state_key(const struct app *app, const char *tree, char key[65],
  * marked cached (its log is the one of the build that made it); any other
  * is checked out, built, and stored in the cache.
  */
-static int build_state(struct app *app, struct repo *r, long long id,
+static int build_state(struct branch_ctx *bc, struct repo *r, long long id,
 		       const char *commit, const char *tree, struct built *out,
 		       void (*progress)(const char *, void *), void *ctx)
 {
@@ -505,24 +506,24 @@ static int build_state(struct app *app, struct repo *r, long long id,
 	size_t ntests = 0, nfiles;
 	const char **files = NULL;
 	char key[65] = "", chash[65] = "";
-	char *cdir = cache_dir(&app->cfg), *entry = NULL;
+	char *cdir = cache_dir(&bc->cfg), *entry = NULL;
 	char *blog = NULL;
 	double t0 = now_monotonic();
 	long long build_id;
 	int ret;
 
-	nfiles = boot_files(app->cfg.tests_file, app->cfg.guest_config, &files,
+	nfiles = boot_files(bc->cfg.tests_file, bc->cfg.guest_config, &files,
 			    &tests, &ntests);
-	if (app->cfg.build_cache_mb > 0 && nfiles)
-		state_key(app, tree, key, chash);
+	if (bc->cfg.build_cache_mb > 0 && nfiles)
+		state_key(bc, tree, key, chash);
 	if (key[0] && buildcache_lookup(cdir, key, files, nfiles, &entry)) {
 		char *orig_log = NULL;
-		db_query_text(app->db, &orig_log,
+		db_query_text(bc->db, &orig_log,
 			      "SELECT log_path FROM builds WHERE cache_key = ?"
 			      " AND cached = 0 ORDER BY id DESC LIMIT 1",
 			      "t", key);
 		err_clear();
-		ret = db_exec(app->db,
+		ret = db_exec(bc->db,
 			      "INSERT INTO builds (commit_sha, tree_sha,"
 			      " config_hash, result, seconds, log_path,"
 			      " cache_key, cached) VALUES (?, ?, ?, 'ok', ?, ?,"
@@ -532,8 +533,8 @@ static int build_state(struct app *app, struct repo *r, long long id,
 		free(orig_log);
 		if (ret < 0)
 			goto out;
-		build_id = db_last_id(app->db);
-		if ((ret = db_exec(app->db,
+		build_id = db_last_id(bc->db);
+		if ((ret = db_exec(bc->db,
 				   "UPDATE candidates SET build_id = ? WHERE"
 				   " id = ?",
 				   "ii", build_id, id)) < 0)
@@ -553,48 +554,51 @@ static int build_state(struct app *app, struct repo *r, long long id,
 	if ((ret = repo_checkout(r, commit)) < 0)
 		goto out;
 	struct build_progress bp = {
-		.db = app->db,
+		.db = bc->db,
 		.id = id,
 		.label = xstrfmt("candidate %lld: building", id),
 	};
 	struct kbuild_opts ko = {
-		.src_dir = app->cfg.tree_dir,
-		.build_dir = app->cfg.build_dir,
-		.config_dir = guestconf_fragments(guest_of(app), &app->cfg),
-		.guest = guest_of(app),
-		.kunit_deny = app->cfg.kunit_deny,
-		.ccache_dir = app->cfg.ccache_dir,
-		.icecc = app->cfg.icecc,
-		.jobs = app->cfg.make_jobs,
-		.timeout_s = app->cfg.build_timeout,
+		.src_dir = bc->cfg.tree_dir,
+		.build_dir = bc->cfg.build_dir,
+		.config_dir = guestconf_fragments(guest_of(bc), &bc->cfg),
+		.guest = guest_of(bc),
+		.kunit_deny = bc->cfg.kunit_deny,
+		.ccache_dir = bc->cfg.ccache_dir,
+		.icecc = bc->cfg.icecc,
+		.jobs = bc->cfg.make_jobs,
+		.timeout_s = bc->cfg.build_timeout,
 		.progress = build_progress,
 		.progress_ctx = &bp,
 	};
 	{
 		long long next = 0;
-		db_query_int(app->db, &next,
-			     "SELECT COALESCE(MAX(id), 0) + 1 FROM builds", NULL);
-		blog = xstrfmt("%s/log/build-%lld.log", app->cfg.var_dir, next);
+		db_query_int(bc->db, &next,
+			     "SELECT COALESCE(MAX(id), 0) + 1 FROM builds",
+			     NULL);
+		blog = xstrfmt("%s/log/build-%lld.log", bc->cfg.var_dir, next);
 	}
 	ko.log_path = blog;
 	say(progress, ctx, "candidate %lld: building %.12s (log %s)", id, commit,
 	    blog);
 	ret = kbuild_run(&ko, &kb);
-	progress_clear(app->db, "build", id);
+	progress_clear(bc->db, "build", id);
 	free(bp.label);
 	if (ret < 0 && !kb.config_hash[0])
 		goto out;
-	ret = db_exec(app->db,
+	ret = db_exec(bc->db,
 		      "INSERT INTO builds (commit_sha, tree_sha, config_hash,"
 		      " result, seconds, log_path, error_excerpt, cache_key)"
 		      " VALUES (?, ?, ?, ?, ?, ?, ?, NULLIF(?, ''))",
-		      "tttt" "fttt", commit, tree, kb.config_hash,
-		      kb.ok ? "ok" : "failed", kb.seconds, blog,
+		      "tttt"
+		      "fttt",
+		      commit, tree, kb.config_hash, kb.ok ? "ok" : "failed",
+		      kb.seconds, blog,
 		      kb.ok ? NULL : (kb.error ? kb.error : err_msg()), key);
 	if (ret < 0)
 		goto out;
-	build_id = db_last_id(app->db);
-	if ((ret = db_exec(app->db,
+	build_id = db_last_id(bc->db);
+	if ((ret = db_exec(bc->db,
 			   "UPDATE candidates SET build_id = ? WHERE id = ?",
 			   "ii", build_id, id)) < 0)
 		goto out;
@@ -607,8 +611,8 @@ static int build_state(struct app *app, struct repo *r, long long id,
 		goto out;
 	}
 	if (key[0] &&
-	    buildcache_store(cdir, key, app->cfg.build_dir, files, nfiles,
-			     (unsigned long long)app->cfg.build_cache_mb << 20,
+	    buildcache_store(cdir, key, bc->cfg.build_dir, files, nfiles,
+			     (unsigned long long)bc->cfg.build_cache_mb << 20,
 			     &entry) < 0) {
 		log_warnx("candidate %lld: build cache: %s", id, err_msg());
 		err_clear();
@@ -618,7 +622,7 @@ static int build_state(struct app *app, struct repo *r, long long id,
 		out->kernel = xstrfmt("%s/" BZIMAGE, entry);
 		entry = NULL;
 	} else {
-		out->dir = xstrdup(app->cfg.build_dir);
+		out->dir = xstrdup(bc->cfg.build_dir);
 		out->kernel = xstrdup(kb.bzimage);
 	}
 out:
@@ -632,27 +636,29 @@ out:
 }
 
 /* The kselftests of the state checked out at commit (kselftest.h). */
-static int build_kselftests(struct app *app, struct repo *r, long long id,
+static int build_kselftests(struct branch_ctx *bc, struct repo *r, long long id,
 			    const char *commit, struct built *bs,
 			    void (*progress)(const char *, void *), void *ctx)
 {
 	/* beside the kernel's build directory: shared like it */
-	char *cc = NULL, *bdir = xstrfmt("%s-kselftest", app->cfg.build_dir);
+	char *cc = NULL, *bdir = xstrfmt("%s-kselftest", bc->cfg.build_dir);
 	char *cdir = xstrfmt("%s-cache", bdir);
 	struct kselftest_opts ko = {
-		.tests_file = app->cfg.tests_file,
-		.guest_config = app->cfg.guest_config,
-		.src_dir = app->cfg.tree_dir,
-		.build_dir = bdir, .cache_dir = cdir,
-		.ccache_dir = app->cfg.ccache_dir, .jobs = app->cfg.make_jobs,
-		.timeout_s = app->cfg.build_timeout,
+		.tests_file = bc->cfg.tests_file,
+		.guest_config = bc->cfg.guest_config,
+		.src_dir = bc->cfg.tree_dir,
+		.build_dir = bdir,
+		.cache_dir = cdir,
+		.ccache_dir = bc->cfg.ccache_dir,
+		.jobs = bc->cfg.make_jobs,
+		.timeout_s = bc->cfg.build_timeout,
 	};
 	int ret;
 
 	if (buildcache_compiler_id(&cc) < 0)
 		err_clear();
 	ko.compiler_id = cc;
-	ko.log_path = xstrfmt("%s/log/kselftest-%lld.log", app->cfg.var_dir, id);
+	ko.log_path = xstrfmt("%s/log/kselftest-%lld.log", bc->cfg.var_dir, id);
 	if ((ret = repo_checkout(r, commit)) == 0 &&
 	    (ret = kselftest_prepare(&ko, &bs->ksft)) == 0 && bs->ksft.ntargets) {
 		size_t built = 0, tests = 0;
@@ -678,50 +684,51 @@ static int build_kselftests(struct app *app, struct repo *r, long long id,
  * coverage itself cannot run (a broken toolchain), the candidate goes on
  * and says so in its coverage line.
  */
-static int run_coverage(struct app *app, struct repo *r, long long id,
+static int run_coverage(struct branch_ctx *bc, struct repo *r, long long id,
 			const char *commit,
-			void (*progress)(const char *line, void *ctx), void *ctx)
+			void (*progress)(const char *line, void *ctx),
+			void *ctx)
 {
 	struct coverage_result cr = { 0 };
 	char tip[REPO_HEX_SIZE];
 	int ret;
 
-	set_step(app->db, id, "coverage");
+	set_step(bc->db, id, "coverage");
 	/* a state from the build cache was not checked out: coverage
 	 * compiles from the worktree (only changed files are written) */
 	if ((ret = repo_checkout(r, commit)) < 0 ||
-	    (ret = repo_branch_tip(r, app->cfg.branch, tip)) < 0)
+	    (ret = repo_branch_tip(r, bc->cfg.branch, tip)) < 0)
 		return ret;
-	ret = coverage_run(app, r, id, tip, commit, &cr, progress, ctx);
+	ret = coverage_run(bc, r, id, tip, commit, &cr, progress, ctx);
 	if (ret < 0) {
 		char *msg = xstrfmt("not measured: %s", err_msg());
 		log_warnx("candidate %lld: coverage %s", id, msg);
-		ret = db_exec(app->db,
+		ret = db_exec(bc->db,
 			      "UPDATE candidates SET coverage = ? WHERE id = ?",
 			      "ti", msg, id);
 		free(msg);
 		if (ret > 0)
 			ret = 0;
 	} else if (cr.failed) {
-		ret = finish(app->db, id, CV_BUILD_FAILED, cr.error);
+		ret = finish(bc->db, id, CV_BUILD_FAILED, cr.error);
 		ret = ret < 0 ? ret : 1;
 	}
 	coverage_result_release(&cr);
 	return ret;
 }
 
-int candidate_on_branch(struct app *app, long long id)
+int candidate_on_branch(struct branch_ctx *bc, long long id)
 {
 	char *key = NULL;
-	int ret = queue_candidate_branch(app->db, id, &key);
+	int ret = queue_candidate_branch(bc->db, id, &key);
 
 	if (ret < 0)
 		return ret;
-	if (strcmp(key, app->cfg.branch_key))
+	if (strcmp(key, bc->cfg.branch_key))
 		ret = err_set(ERR_INVALID,
 			      "candidate %lld is on branch %s, not %s"
 			      " (--branch %s)",
-			      id, key, app->cfg.branch_key, key);
+			      id, key, bc->cfg.branch_key, key);
 	free(key);
 	return ret;
 }
@@ -806,25 +813,25 @@ int candidate_set_tests_only(sqlite3 *db, long long id, json_t *names)
 }
 
 /* One boot of the built state, its results stored as run `run`. */
-static int boot_once(struct app *app, long long id, const struct built *bs,
-		     int run, int runs, int *hung,
+static int boot_once(struct branch_ctx *bc, long long id,
+		     const struct built *bs, int run, int runs, int *hung,
 		     void (*progress)(const char *line, void *ctx), void *ctx)
 {
-	char *work = xstrfmt("%s/guest", app->cfg.var_dir);
-	char *clog = xstrfmt("%s/log/console-%lld-%d.log", app->cfg.var_dir, id,
-			     run);
+	char *work = xstrfmt("%s/guest", bc->cfg.var_dir);
+	char *clog =
+		xstrfmt("%s/log/console-%lld-%d.log", bc->cfg.var_dir, id, run);
 	struct runner_opts ro = {
 		.build_dir = bs->dir,
 		.kernel = bs->kernel,
-		.tests_file = app->cfg.tests_file,
-		.guest_config = app->cfg.guest_config,
-		.accel = app->cfg.qemu_accel,
-		.memory_mb = app->cfg.qemu_memory > guest_of(app)->memory_mb
-				     ? app->cfg.qemu_memory
-				     : guest_of(app)->memory_mb,
-		.timeout_s = app->cfg.boot_timeout > guest_of(app)->boot_timeout_s
-				     ? app->cfg.boot_timeout
-				     : guest_of(app)->boot_timeout_s,
+		.tests_file = bc->cfg.tests_file,
+		.guest_config = bc->cfg.guest_config,
+		.accel = bc->cfg.qemu_accel,
+		.memory_mb = bc->cfg.qemu_memory > guest_of(bc)->memory_mb
+				     ? bc->cfg.qemu_memory
+				     : guest_of(bc)->memory_mb,
+		.timeout_s = bc->cfg.boot_timeout > guest_of(bc)->boot_timeout_s
+				     ? bc->cfg.boot_timeout
+				     : guest_of(bc)->boot_timeout_s,
 		.work_dir = work,
 		.log_path = clog,
 		.kselftests = &bs->ksft,
@@ -833,7 +840,7 @@ static int boot_once(struct app *app, long long id, const struct built *bs,
 	struct only only = { 0 };
 	int ret;
 
-	if (tests_only(app->db, id, &only)) {
+	if (tests_only(bc->db, id, &only)) {
 		ro.only = (const char *const *)only.names;
 		ro.nonly = only.n;
 		ro.append = only.append;
@@ -848,10 +855,11 @@ static int boot_once(struct app *app, long long id, const struct built *bs,
 	only_release(&only);
 	free(work);
 	/* the candidate's log is the console of its last boot */
-	if (db_exec(app->db,
+	if (db_exec(bc->db,
 		    "UPDATE candidates SET boots = boots + 1,"
 		    " log_path = ? WHERE id = ?",
-		    "ti", clog, id) < 0 && ret >= 0)
+		    "ti", clog, id) < 0 &&
+	    ret >= 0)
 		ret = ERR_IO;
 	free(clog);
 	if (ret < 0) {
@@ -864,7 +872,7 @@ static int boot_once(struct app *app, long long id, const struct built *bs,
 	    run, run_verdict_name(rr.verdict), rr.report.nresults, rr.seconds,
 	    rr.accel ? rr.accel : "?", rr.reason && *rr.reason ? ": " : "",
 	    rr.reason ? rr.reason : "");
-	ret = store_tests(app->db, id, run, &rr);
+	ret = store_tests(bc->db, id, run, &rr);
 	runner_result_release(&rr);
 	return ret;
 }
@@ -921,20 +929,20 @@ static int of_queue(sqlite3 *db, long long id)
 }
 
 /* Compared with the tip: a queue candidate of patches, test_baseline. */
-static int tip_applies(struct app *app, long long id)
+static int tip_applies(struct branch_ctx *bc, long long id)
 {
-	return !strcmp(app->cfg.test_baseline, "yes") &&
-	       of_queue_with(app->db, id, 1);
+	return !strcmp(bc->cfg.test_baseline, "yes") &&
+	       of_queue_with(bc->db, id, 1);
 }
 
-static int testset_hash(struct app *app, long long id)
+static int testset_hash(struct branch_ctx *bc, long long id)
 {
 	char h[65];
-	int ret = testcase_set_hash(app->cfg.tests_file, h);
+	int ret = testcase_set_hash(bc->cfg.tests_file, h);
 
 	if (ret < 0)
 		return ret;
-	return db_exec(app->db,
+	return db_exec(bc->db,
 		       "UPDATE candidates SET testset_hash = ? WHERE id = ?",
 		       "ti", h, id);
 }
@@ -947,7 +955,7 @@ static int testset_hash(struct app *app, long long id)
  * else a new 'baseline' candidate of no patches, run now (its build comes
  * from the build cache when the state was built before).
  */
-static int tip_run(struct app *app, long long id, long long *tip_id,
+static int tip_run(struct branch_ctx *bc, long long id, long long *tip_id,
 		   void (*progress)(const char *line, void *ctx), void *ctx)
 {
 	struct repo *r = NULL;
@@ -957,21 +965,20 @@ static int tip_run(struct app *app, long long id, long long *tip_id,
 	int ret;
 
 	*tip_id = 0;
-	if ((ret = repo_open(&r, app->cfg.tree_dir)) < 0)
+	if ((ret = repo_open(&r, bc->cfg.tree_dir)) < 0)
 		return ret;
-	ret = repo_branch_tip(r, app->cfg.branch, tip);
+	ret = repo_branch_tip(r, bc->cfg.branch, tip);
 	if (ret >= 0)
 		ret = repo_tree_of(r, tip, tree);
 	repo_free(r);
-	if (ret < 0 ||
-	    (ret = config_hash(app, NULL, chash)) < 0 ||
-	    (ret = config_hash(app, app->cfg.tree_dir, chash_src)) < 0 ||
-	    (ret = testcase_set_hash(app->cfg.tests_file, thash)) < 0 ||
-	    (ret = db_query_int(app->db, &branch,
+	if (ret < 0 || (ret = config_hash(bc, NULL, chash)) < 0 ||
+	    (ret = config_hash(bc, bc->cfg.tree_dir, chash_src)) < 0 ||
+	    (ret = testcase_set_hash(bc->cfg.tests_file, thash)) < 0 ||
+	    (ret = db_query_int(bc->db, &branch,
 				"SELECT branch_id FROM candidates WHERE id = ?",
 				"i", id)) < 0)
 		return ret;
-	db_query_int(app->db, tip_id,
+	db_query_int(bc->db, tip_id,
 		     "SELECT c.id FROM candidates c JOIN builds b ON b.id ="
 		     " c.build_id WHERE c.branch_id = ? AND c.purpose ="
 		     " 'baseline' AND c.patch_ids = '[]' AND c.verdict IN"
@@ -987,15 +994,15 @@ static int tip_run(struct app *app, long long id, long long *tip_id,
 		    id, *tip_id);
 		return 0;
 	}
-	long long cid = candidate_create_on(app->db, branch, (long long[]){ 0 },
+	long long cid = candidate_create_on(bc->db, branch, (long long[]){ 0 },
 					    0, 0, "baseline", 0, "candidate");
 	if (cid < 0)
 		return (int)cid;
 	say(progress, ctx, "candidate %lld: running the test set on the tip"
 	    " (candidate %lld)", id, cid);
-	if ((ret = candidate_run(app, cid, 1, progress, ctx)) < 0)
+	if ((ret = candidate_run(bc, cid, 1, progress, ctx)) < 0)
 		return ret;
-	enum cand_verdict v = candidate_verdict_of(app->db, cid);
+	enum cand_verdict v = candidate_verdict_of(bc->db, cid);
 
 	if (v != CV_PASS && v != CV_FAIL && v != CV_HANG)
 		return err_set(ERR_CONFLICT,
@@ -1005,7 +1012,7 @@ static int tip_run(struct app *app, long long id, long long *tip_id,
 	return 0;
 }
 
-int candidate_run(struct app *app, long long id, int runs,
+int candidate_run(struct branch_ctx *bc, long long id, int runs,
 		  void (*progress)(const char *line, void *ctx), void *ctx)
 {
 	struct repo *r = NULL;
@@ -1018,77 +1025,80 @@ int candidate_run(struct app *app, long long id, int runs,
 
 	if (runs < 1)
 		runs = 1;
-	if ((ret = candidate_on_branch(app, id)) < 0)
+	if ((ret = candidate_on_branch(bc, id)) < 0)
 		return ret;
-	if (!(ids = candidate_patch_list(app->db, id))) {
+	if (!(ids = candidate_patch_list(bc->db, id))) {
 		ret = err_last() < 0 ? err_last() : ERR_IO;
 		goto out;
 	}
-	if ((ret = lock_builds(app, &lockfd)) < 0)
+	if ((ret = lock_builds(bc, &lockfd)) < 0)
 		goto out;
-	logdir = xstrfmt("%s/log", app->cfg.var_dir);
+	logdir = xstrfmt("%s/log", bc->cfg.var_dir);
 	mkdir_p(logdir);
 	free(logdir);
 
 	/* apply */
-	set_step(app->db, id, "apply");
+	set_step(bc->db, id, "apply");
 	say(progress, ctx, "candidate %lld: applying %zu patches onto %s", id,
-	    json_array_size(ids), app->cfg.branch);
-	if ((ret = repo_open(&r, app->cfg.tree_dir)) < 0) {
+	    json_array_size(ids), bc->cfg.branch);
+	if ((ret = repo_open(&r, bc->cfg.tree_dir)) < 0) {
 		err_prefix(ret, "the stable tree (run `stableq tree init`)");
 		goto out;
 	}
-	ret = apply_all(app, r, id, ids, commit, tree, &why);
+	ret = apply_all(bc, r, id, ids, commit, tree, &why);
 	if (ret < 0)
 		goto out;
 	if (ret > 0) {
-		ret = finish(app->db, id, CV_APPLY_FAILED, why.buf);
+		ret = finish(bc->db, id, CV_APPLY_FAILED, why.buf);
 		goto out;
 	}
-	if ((ret = db_exec(app->db,
+	if ((ret = db_exec(bc->db,
 			   "UPDATE candidates SET commit_sha = ? WHERE id = ?",
 			   "ti", commit, id)) < 0)
 		goto out;
 	/* build, or take the state from the build cache */
-	set_step(app->db, id, "build");
-	if ((ret = build_state(app, r, id, commit, tree, &bs, progress, ctx)) <
+	set_step(bc->db, id, "build");
+	if ((ret = build_state(bc, r, id, commit, tree, &bs, progress, ctx)) <
 	    0)
 		goto out;
 	if (!bs.ok) {
-		ret = finish(app->db, id, CV_BUILD_FAILED, bs.error);
+		ret = finish(bc->db, id, CV_BUILD_FAILED, bs.error);
 		goto out;
 	}
-	if ((ret = run_coverage(app, r, id, commit, progress, ctx)) != 0)
+	if ((ret = run_coverage(bc, r, id, commit, progress, ctx)) != 0)
 		goto out; /* build-failed (1) or could not run */
-	if ((ret = build_kselftests(app, r, id, commit, &bs, progress, ctx)) < 0)
+	if ((ret = build_kselftests(bc, r, id, commit, &bs, progress, ctx)) < 0)
 		goto out;
 
 	/* boot and test, runs times on the same build */
-	set_step(app->db, id, "boot");
+	set_step(bc->db, id, "boot");
 	int run;
 	for (run = 1; run <= runs; run++)
-		if ((ret = boot_once(app, id, &bs, run, runs, &hung, progress,
+		if ((ret = boot_once(bc, id, &bs, run, runs, &hung, progress,
 				     ctx)) < 0)
 			goto out;
 	/* a test that only failed boots again before the verdict */
-	for (int retry = 0; retry < app->cfg.test_retries && !hung &&
-			    retries_apply(app->db, id) && failing_only(app->db, id);
+	for (int retry = 0;
+	     retry < bc->cfg.test_retries && !hung &&
+	     retries_apply(bc->db, id) && failing_only(bc->db, id);
 	     retry++, run++) {
-		say(progress, ctx, "candidate %lld: a test failed: booting again"
-		    " (retry %d of %d)", id, retry + 1, app->cfg.test_retries);
-		if ((ret = boot_once(app, id, &bs, run, run, &hung, progress,
+		say(progress, ctx,
+		    "candidate %lld: a test failed: booting again"
+		    " (retry %d of %d)",
+		    id, retry + 1, bc->cfg.test_retries);
+		if ((ret = boot_once(bc, id, &bs, run, run, &hung, progress,
 				     ctx)) < 0)
 			goto out;
 	}
-	enum cand_verdict verdict = aggregate(app->db, id, &why, hung);
-	if (testset_hash(app, id) < 0)
+	enum cand_verdict verdict = aggregate(bc->db, id, &why, hung);
+	if (testset_hash(bc, id) < 0)
 		err_clear();
 	/* failures are measured against the tip: only regressions fail it */
-	if (verdict != CV_PASS && !hung && tip_applies(app, id)) {
+	if (verdict != CV_PASS && !hung && tip_applies(bc, id)) {
 		long long tip_id = 0;
 		close(lockfd); /* the tip's run takes the lock itself */
 		lockfd = -1;
-		if (tip_run(app, id, &tip_id, progress, ctx) < 0) {
+		if (tip_run(bc, id, &tip_id, progress, ctx) < 0) {
 			log_warnx("candidate %lld: no run of the tip: %s", id,
 				  err_msg());
 			err_clear();
@@ -1096,34 +1106,35 @@ int candidate_run(struct app *app, long long id, int runs,
 		}
 		strbuf_reset(&why);
 		struct testcase_counts tc;
-		if ((ret = testcase_classify(app->db, id, tip_id, &tc, &why)) <
+		if ((ret = testcase_classify(bc->db, id, tip_id, &tc, &why)) <
 		    0)
 			goto out;
 		verdict = tc.regressions ? CV_FAIL : CV_PASS;
-	} else if (of_queue(app->db, id)) {
+	} else if (of_queue(bc->db, id)) {
 		struct strbuf unused = STRBUF_INIT;
-		ret = testcase_classify(app->db, id, 0, NULL, &unused);
+		ret = testcase_classify(bc->db, id, 0, NULL, &unused);
 		strbuf_release(&unused);
 		if (ret < 0)
 			goto out;
 	}
-	ret = finish(app->db, id, verdict, why.len ? why.buf : NULL);
+	ret = finish(bc->db, id, verdict, why.len ? why.buf : NULL);
 	/* which of the patches' lines ran: after the verdict, never
 	 * changing it (gcov.h) */
-	if (ret >= 0 && !strcmp(app->cfg.coverage_boot, "yes") &&
-	    verdict != CV_HANG && of_queue_with(app->db, id, 1)) {
-		if (lockfd >= 0 || lock_builds(app, &lockfd) >= 0)
-			gcov_boot(app, r, id, commit, progress, ctx);
+	if (ret >= 0 && !strcmp(bc->cfg.coverage_boot, "yes") &&
+	    verdict != CV_HANG && of_queue_with(bc->db, id, 1)) {
+		if (lockfd >= 0 || lock_builds(bc, &lockfd) >= 0)
+			gcov_boot(bc, r, id, commit, progress, ctx);
 		err_clear(); /* a failure is the coverage boot's summary */
 	}
 out:
 	if (ret < 0) {
 		/* could not run at all: say so on the row, never leave it pending */
 		char *msg = xstrdup(err_msg());
-		if (db_exec(app->db,
+		if (db_exec(bc->db,
 			    "UPDATE candidates SET step = 'done', verdict ="
 			    " NULL, detail = ?, finished_at ="
-			    " strftime('%Y-%m-%dT%H:%M:%SZ','now') WHERE id = ?",
+			    " strftime('%Y-%m-%dT%H:%M:%SZ','now') WHERE id = "
+			    "?",
 			    "ti", msg, id) < 0)
 			log_warnx("candidate %lld: cannot record the failure:"
 				  " %s", id, err_msg());
@@ -1139,23 +1150,23 @@ out:
 	return ret < 0 ? ret : 0;
 }
 
-int candidate_pending_due(struct app *app, long long *id)
+int candidate_pending_due(struct branch_ctx *bc, long long *id)
 {
-	return (*id = candidate_next_pending(app->db, app->branch_id)) > 0;
+	return (*id = candidate_next_pending(bc->db, bc->branch_id)) > 0;
 }
 
-int candidate_queue_due(struct app *app, long long *id)
+int candidate_queue_due(struct branch_ctx *bc, long long *id)
 {
 	char *queued;
 	long long c;
 	int ret;
 
 	*id = 0;
-	if (queue_count(app->db, app->branch_id, PS_QUEUED) <= 0 ||
-	    !(queued = queue_queued_ids(app->db, app->branch_id)))
+	if (queue_count(bc->db, bc->branch_id, PS_QUEUED) <= 0 ||
+	    !(queued = queue_queued_ids(bc->db, bc->branch_id)))
 		return 0;
 	/* no queue or confirm candidate of exactly these patches yet */
-	ret = candidate_with_patches(app->db, app->branch_id, queued, 0, &c);
+	ret = candidate_with_patches(bc->db, bc->branch_id, queued, 0, &c);
 	free(queued);
 	if (ret != ERR_NOTFOUND)
 		return 0;
@@ -1164,15 +1175,16 @@ int candidate_queue_due(struct app *app, long long *id)
 	return 1;
 }
 
-int candidate_interrupted(struct app *app, long long id)
+int candidate_interrupted(struct branch_ctx *bc, long long id)
 {
-	int ret = db_exec(app->db,
-			  "UPDATE candidates SET step = 'pending' WHERE id = ? AND"
-			  " verdict IS NULL",
-			  "i", id);
+	int ret = db_exec(
+		bc->db,
+		"UPDATE candidates SET step = 'pending' WHERE id = ? AND"
+		" verdict IS NULL",
+		"i", id);
 
 	if (ret >= 0)
-		ret = (int)event_add(app->db, app->actor, "candidate", id,
+		ret = (int)event_add(bc->db, bc->actor, "candidate", id,
 				     "interrupted",
 				     "stopped while it ran; it runs again");
 	return ret < 0 ? ret : 0;

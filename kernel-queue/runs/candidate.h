@@ -2,7 +2,7 @@
 #ifndef STABLEQ_CANDIDATE_H
 #define STABLEQ_CANDIDATE_H
 
-#include "app.h"
+#include "ctx.h"
 
 #include <jansson.h>
 
@@ -25,10 +25,10 @@ long long candidate_create(sqlite3 *db, const long long *patch_ids, size_t n,
 			   long long upto, const char *purpose,
 			   long long bisection_id, const char *actor);
 /*
- * 0 when candidate id is on app's selected branch, else negative with
+ * 0 when candidate id is on bc's selected branch, else negative with
  * "candidate 12 is on branch 6.12, not 6.1 (--branch 6.12)".
  */
-int candidate_on_branch(struct app *app, long long id);
+int candidate_on_branch(struct branch_ctx *bc, long long id);
 /*
  * Runs a pending candidate to its verdict (runs: boots of the same build,
  * >= 1; a test with mixed results across runs is recorded 'flaky').
@@ -36,7 +36,7 @@ int candidate_on_branch(struct app *app, long long id);
  * was stored (look at it with candidate_verdict()), negative when the
  * candidate could not be run at all (the tree is missing...).
  */
-int candidate_run(struct app *app, long long id, int runs,
+int candidate_run(struct branch_ctx *bc, long long id, int runs,
 		  void (*progress)(const char *line, void *ctx), void *ctx);
 /*
  * Boot only these tests (names: a JSON array, borrowed; NULL: the whole set):
@@ -91,11 +91,11 @@ json_t *candidate_json(sqlite3 *db, long long id);
 /* Oldest pending candidate of branch (0: any), 0 if none. */
 long long candidate_next_pending(sqlite3 *db, long long branch);
 /* Jobs of the daemon's: a pending candidate to run (*id) ... */
-int candidate_pending_due(struct app *app, long long *id);
+int candidate_pending_due(struct branch_ctx *bc, long long *id);
 /* ... the queued patches changed since their last candidate ... */
-int candidate_queue_due(struct app *app, long long *id);
+int candidate_queue_due(struct branch_ctx *bc, long long *id);
 /* ... and a candidate whose run was stopped goes back to pending. */
-int candidate_interrupted(struct app *app, long long id);
+int candidate_interrupted(struct branch_ctx *bc, long long id);
 
 /*
  * A candidate's columns and lists, for the modules that show or steer

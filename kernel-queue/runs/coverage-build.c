@@ -23,8 +23,7 @@ static const char *const ostate_names[] = { "unknown", "ok", "failed",
 
 static char *arch_dir(struct cov *c, int a)
 {
-	return xstrfmt("%s/%s", c->app->cfg.coverage_build_dir,
-		       arches[a].karch);
+	return xstrfmt("%s/%s", c->bc->cfg.coverage_build_dir, arches[a].karch);
 }
 
 /* The configuration key: label and a hash of the fragment. */
@@ -33,7 +32,7 @@ static char *config_key(struct cov *c, int a)
 	struct strbuf sb = STRBUF_INIT;
 	unsigned long h = 5381;
 
-	if (strbuf_read_file(&sb, c->app->cfg.coverage_config, 1u << 20) < 0)
+	if (strbuf_read_file(&sb, c->bc->cfg.coverage_config, 1u << 20) < 0)
 		err_clear();
 	for (size_t i = 0; i < sb.len; i++)
 		h = h * 33 + (unsigned char)sb.buf[i];
@@ -72,8 +71,8 @@ static void mk_release(struct mk *m)
 static int mk_init(struct cov *c, int a, struct mk *m)
 {
 	char *wrapper, *text, *real;
-	long nj = c->app->cfg.make_jobs > 0 ? c->app->cfg.make_jobs
-					    : sysconf(_SC_NPROCESSORS_ONLN);
+	long nj = c->bc->cfg.make_jobs > 0 ? c->bc->cfg.make_jobs
+					   : sysconf(_SC_NPROCESSORS_ONLN);
 	int ret;
 
 	memset(m, 0, sizeof(*m));
@@ -102,8 +101,8 @@ static int mk_init(struct cov *c, int a, struct mk *m)
 	m->ko = (struct kbuild_opts){
 		.src_dir = c->src,
 		.build_dir = m->dir,
-		.ccache_dir = c->app->cfg.ccache_dir,
-		.icecc = c->app->cfg.icecc,
+		.ccache_dir = c->bc->cfg.ccache_dir,
+		.icecc = c->bc->cfg.icecc,
 		.log_path = c->log_path,
 	};
 	return ret < 0 ? ret : 0;
@@ -132,7 +131,7 @@ static int mk_run(struct cov *c, struct mk *m, const char *const *targets,
 	for (size_t i = 0; i < n; i++)
 		strvec_push(&argv, targets[i]);
 	if (n == 1 && !strcmp(targets[0], "allmodconfig")) {
-		char *frag = realpath(c->app->cfg.coverage_config, NULL);
+		char *frag = realpath(c->bc->cfg.coverage_config, NULL);
 		if (frag)
 			strvec_pushf(&env, "KCONFIG_ALLCONFIG=%s", frag);
 		free(frag);
@@ -487,7 +486,7 @@ static void load_results(struct cov *c, int a, const char *key, int before)
 		if (o->arch != a || (before && !o->need_before) ||
 		    *res != O_UNKNOWN)
 			continue;
-		st = db_stmt(c->app->db,
+		st = db_stmt(c->bc->db,
 			     "SELECT result, warnings, error FROM"
 			     " object_builds WHERE tree_sha = ? AND config"
 			     " = ? AND object = ?",
@@ -518,7 +517,7 @@ static void store_results(struct cov *c, int a, const char *key, int before)
 		if (o->arch != a || res == O_UNKNOWN)
 			continue;
 		/* a cache of results: one not stored is compiled again */
-		if (db_exec(c->app->db,
+		if (db_exec(c->bc->db,
 			    "INSERT OR REPLACE INTO object_builds (tree_sha,"
 			    " config, object, result, warnings, error) VALUES"
 			    " (?, ?, ?, ?, ?, ?)",

@@ -2,7 +2,7 @@
 #ifndef STABLEQ_COVERAGE_INT_H
 #define STABLEQ_COVERAGE_INT_H
 
-#include "app.h"
+#include "ctx.h"
 #include "repo.h"
 #include "strbuf.h"
 
@@ -80,7 +80,7 @@ struct obj {
 };
 
 struct cov {
-	struct app *app;
+	struct branch_ctx *bc;
 	struct repo *r;
 	long long id;
 	const char *base, *commit;

@@ -483,7 +483,7 @@ void coverage_route_release(struct coverage_route *r)
 
 static int plan(struct cov *c, const struct guest *g)
 {
-	const char *guest_build = c->app->cfg.build_dir;
+	const char *guest_build = c->bc->cfg.build_dir;
 	char *gb = realpath(guest_build, NULL);
 	struct coverage_route rt = { 0 };
 	int ret = 0;

@@ -169,7 +169,7 @@ static void judge(struct cov *c)
 /* Per patch: failed > booted > compiled > not-built > no-code. */
 static int store(struct cov *c, struct coverage_result *res)
 {
-	sqlite3 *db = c->app->db;
+	sqlite3 *db = c->bc->db;
 	long long prev = -1;
 	int patch_code = 0, patch_comp = 0, patch_boot = 0, patch_warn = 0;
 	struct strbuf warn = STRBUF_INIT;
@@ -266,14 +266,14 @@ fail:
 
 static int load_entries(struct cov *c)
 {
-	json_t *ids = candidate_patch_list(c->app->db, c->id), *v;
+	json_t *ids = candidate_patch_list(c->bc->db, c->id), *v;
 	size_t i;
 
 	if (!ids)
 		return err_last() < 0 ? err_last() : ERR_IO;
 	json_array_foreach(ids, i, v)
 	{
-		json_t *files = queue_patch_files_json(c->app->db,
+		json_t *files = queue_patch_files_json(c->bc->db,
 						       json_integer_value(v));
 		json_t *f;
 		size_t k;
@@ -325,31 +325,31 @@ static void cov_release(struct cov *c)
 	free(c->log_path);
 }
 
-int coverage_run(struct app *app, struct repo *r, long long id,
+int coverage_run(struct branch_ctx *bc, struct repo *r, long long id,
 		 const char *base, const char *commit,
 		 struct coverage_result *res,
 		 void (*progress)(const char *line, void *ctx), void *ctx)
 {
-	struct cov c = { .app = app, .r = r, .id = id, .base = base,
+	struct cov c = { .bc = bc, .r = r, .id = id, .base = base,
 			 .commit = commit, .progress = progress, .ctx = ctx };
 	double t0 = now_monotonic();
 	int ret, on_base = 0;
 
 	memset(res, 0, sizeof(*res));
-	c.src = realpath(app->cfg.tree_dir, NULL);
+	c.src = realpath(bc->cfg.tree_dir, NULL);
 	if (!c.src) {
-		ret = err_set(ERR_NOTFOUND, "%s: %s", app->cfg.tree_dir,
+		ret = err_set(ERR_NOTFOUND, "%s: %s", bc->cfg.tree_dir,
 			      strerror(errno));
 		goto out;
 	}
-	c.log_path = xstrfmt("%s/log/coverage-%lld.log", app->cfg.var_dir, id);
+	c.log_path = xstrfmt("%s/log/coverage-%lld.log", bc->cfg.var_dir, id);
 	unlink(c.log_path);
 	c.deadline = now_monotonic() +
-		     (app->cfg.build_timeout > 0 ? app->cfg.build_timeout : 3600);
+		     (bc->cfg.build_timeout > 0 ? bc->cfg.build_timeout : 3600);
 	if ((ret = repo_tree_of(r, base, c.base_tree)) < 0 ||
 	    (ret = repo_tree_of(r, commit, c.cand_tree)) < 0 ||
 	    (ret = load_entries(&c)) < 0 ||
-	    (ret = cov_plan(&c, app->cfg.build_dir)) < 0)
+	    (ret = cov_plan(&c, bc->cfg.build_dir)) < 0)
 		goto out;
 	for (size_t a = 0; a < NARCH; a++)
 		if ((ret = cov_build_arch(&c, (int)a, &on_base)) < 0)

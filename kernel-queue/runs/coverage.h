@@ -2,7 +2,7 @@
 #ifndef STABLEQ_COVERAGE_H
 #define STABLEQ_COVERAGE_H
 
-#include "app.h"
+#include "ctx.h"
 #include "repo.h"
 
 #include <jansson.h>
@@ -70,7 +70,7 @@ struct coverage_result {
  * NULL. Returns 0 when it ran (res says what it found), negative when it
  * could not (err_msg()).
  */
-int coverage_run(struct app *app, struct repo *r, long long id,
+int coverage_run(struct branch_ctx *bc, struct repo *r, long long id,
 		 const char *base, const char *commit,
 		 struct coverage_result *res,
 		 void (*progress)(const char *line, void *ctx), void *ctx);

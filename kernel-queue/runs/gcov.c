@@ -259,7 +259,7 @@ char *gcov_lines_text(long executed, long executable, long changed)
 /* ---- the coverage boot ---- */
 
 struct boot {
-	struct app *app;
+	struct branch_ctx *bc;
 	long long id;
 	struct gcov_file *files;
 	size_t nfiles;
@@ -336,7 +336,7 @@ static int gcov_off(const char *tree, const char *object)
 /* The patches' added lines, and which objects to profile. */
 static int plan(struct boot *b)
 {
-	sqlite3 *db = b->app->db;
+	sqlite3 *db = b->bc->db;
 	json_t *cov = coverage_candidate_json(db, b->id);
 	json_t *patches = json_object_get(cov, "patches"), *p;
 	size_t i;
@@ -384,7 +384,7 @@ static int plan(struct boot *b)
 			}
 			char *obj = xstrfmt("%.*s.o", (int)strlen(path) - 2,
 					    path);
-			if (gcov_off(b->app->cfg.tree_dir, obj)) {
+			if (gcov_off(b->bc->cfg.tree_dir, obj)) {
 				gf->why = xstrfmt("its Makefile turns gcov off"
 						  " for %s", obj);
 				free(obj);
@@ -412,12 +412,12 @@ static int write_config(struct boot *b, char **cfgdir)
 	*cfgdir = xstrfmt("%s/config", b->dir);
 	rm_rf(*cfgdir);
 	if ((ret = mkdir_p(*cfgdir)) < 0 ||
-	    (ret = kconfig_fragments(b->app->cfg.kernel_config_dir, &frags,
+	    (ret = kconfig_fragments(b->bc->cfg.kernel_config_dir, &frags,
 				     &n)) < 0)
 		return ret;
 	for (size_t i = 0; i < n && ret >= 0; i++) {
 		struct strbuf sb = STRBUF_INIT;
-		char *src = xstrfmt("%s/%s", b->app->cfg.kernel_config_dir,
+		char *src = xstrfmt("%s/%s", b->bc->cfg.kernel_config_dir,
 				    frags[i]);
 		char *dst = xstrfmt("%s/%s", *cfgdir, frags[i]);
 		ret = strbuf_read_file(&sb, src, 1 << 20);
@@ -442,7 +442,7 @@ static int build(struct boot *b, char **bzimage)
 	struct strvec vars = STRVEC_INIT;
 	struct kbuild_result kb = { 0 };
 	char *cfgdir = NULL;
-	char *blog = xstrfmt("%s/log/gcov-build-%lld.log", b->app->cfg.var_dir,
+	char *blog = xstrfmt("%s/log/gcov-build-%lld.log", b->bc->cfg.var_dir,
 			     b->id);
 	int ret;
 
@@ -454,13 +454,13 @@ static int build(struct boot *b, char **bzimage)
 		strvec_pushf(&vars, "GCOV_PROFILE_%s=y", base ? base + 1 : o);
 	}
 	struct kbuild_opts ko = {
-		.src_dir = b->app->cfg.tree_dir,
+		.src_dir = b->bc->cfg.tree_dir,
 		.build_dir = b->build,
 		.config_dir = cfgdir,
-		.ccache_dir = b->app->cfg.ccache_dir,
-		.icecc = b->app->cfg.icecc,
-		.jobs = b->app->cfg.make_jobs,
-		.timeout_s = b->app->cfg.build_timeout,
+		.ccache_dir = b->bc->cfg.ccache_dir,
+		.icecc = b->bc->cfg.icecc,
+		.jobs = b->bc->cfg.make_jobs,
+		.timeout_s = b->bc->cfg.build_timeout,
 		.log_path = blog,
 		.make_vars = (const char *const *)vars.v,
 	};
@@ -578,7 +578,7 @@ static json_t *missed_json(const struct gcov_file *f)
 static int store(struct boot *b, const char *summary, const char *log_path,
 		 double seconds, int profiled)
 {
-	sqlite3 *db = b->app->db;
+	sqlite3 *db = b->bc->db;
 	json_t *objs = json_array();
 	char *ojson;
 	int ret;
@@ -634,12 +634,12 @@ out:
 	return ret;
 }
 
-int gcov_boot(struct app *app, struct repo *r, long long id,
-	      const char *commit,
-	      void (*progress)(const char *line, void *ctx), void *ctx)
+int gcov_boot(struct branch_ctx *bc, struct repo *r, long long id,
+	      const char *commit, void (*progress)(const char *line, void *ctx),
+	      void *ctx)
 {
 	struct boot b = {
-		.app = app,
+		.bc = bc,
 		.id = id,
 		.objects = STRVEC_INIT,
 		.progress = progress,
@@ -651,7 +651,7 @@ int gcov_boot(struct app *app, struct repo *r, long long id,
 	double t0 = now_monotonic();
 	int ret;
 
-	b.dir = xstrfmt("%s/gcov", app->cfg.coverage_build_dir);
+	b.dir = xstrfmt("%s/gcov", bc->cfg.coverage_build_dir);
 	b.build = xstrfmt("%s/build", b.dir);
 	if ((ret = mkdir_p(b.build)) < 0 || (ret = plan(&b)) < 0)
 		goto out;
@@ -673,8 +673,8 @@ int gcov_boot(struct app *app, struct repo *r, long long id,
 		unlink(g);
 		free(g);
 	}
-	work = xstrfmt("%s/guest-gcov", app->cfg.var_dir);
-	clog = xstrfmt("%s/log/gcov-console-%lld.log", app->cfg.var_dir, id);
+	work = xstrfmt("%s/guest-gcov", bc->cfg.var_dir);
+	clog = xstrfmt("%s/log/gcov-console-%lld.log", bc->cfg.var_dir, id);
 	/* the whole test set, as the candidate ran it, on the gcov kernel */
 	struct runner_opts ro = {
 		.append = "stableq.gcov",
@@ -682,10 +682,10 @@ int gcov_boot(struct app *app, struct repo *r, long long id,
 		.kernel = bzimage,
 		.work_dir = work,
 		.log_path = clog,
-		.tests_file = app->cfg.tests_file,
-		.accel = app->cfg.qemu_accel,
-		.timeout_s = app->cfg.boot_timeout,
-		.memory_mb = app->cfg.qemu_memory,
+		.tests_file = bc->cfg.tests_file,
+		.accel = bc->cfg.qemu_accel,
+		.timeout_s = bc->cfg.boot_timeout,
+		.memory_mb = bc->cfg.qemu_memory,
 	};
 	say(&b, "candidate %lld: coverage boot: booting (console %s)", id,
 	    clog);

@@ -2,7 +2,7 @@
 #ifndef STABLEQ_GCOV_H
 #define STABLEQ_GCOV_H
 
-#include "app.h"
+#include "ctx.h"
 #include "repo.h"
 #include "strbuf.h"
 
@@ -105,9 +105,9 @@ char *gcov_lines_text(long executed, long executable, long changed);
  * 0 when it ran or had nothing to profile, negative when it could not
  * (err_msg(); stored as the coverage boot's summary too).
  */
-int gcov_boot(struct app *app, struct repo *r, long long id,
-	      const char *commit,
-	      void (*progress)(const char *line, void *ctx), void *ctx);
+int gcov_boot(struct branch_ctx *bc, struct repo *r, long long id,
+	      const char *commit, void (*progress)(const char *line, void *ctx),
+	      void *ctx);
 
 /*
  * The patch's lines in candidate cid (cid 0: the newest candidate with a
