@@ -336,7 +336,7 @@ static int store(sqlite3 *db, long long branch, unsigned flags,
 			source_id = db_last_id(db);
 			last_path = ps->paths[i];
 		}
-		ret = queue_add(db, to, ps->v[i], source_id, &id);
+		ret = queue_add(db, to, ps->v[i], source_id, actor, &id);
 		if (ret < 0) {
 			err_prefix(ret, "%s", ps->paths[i]);
 			goto fail;

@@ -122,8 +122,8 @@ static enum outcome classify(struct bis *b, long long cid, struct strbuf *why)
 			strbuf_addf(why, "%s%s is flaky, no longer steers",
 				    why->len ? ", " : "", json_string_value(t));
 			if (!b->replaying)
-				event_add(b->app->db, "bisection", "bisection",
-					  b->id, "flaky",
+				event_add(b->app->db, b->app->actor,
+					  "bisection", b->id, "flaky",
 					  "%s: passes and fails on candidate"
 					  " %lld",
 					  json_string_value(t), cid);
@@ -173,10 +173,10 @@ static int evaluate(struct bis *b, size_t prefix, int runs, const char *kind,
 	if (b->budget > 0)
 		b->budget--;
 
-	cid = candidate_create_on(b->app->db, b->app->branch_id, b->patches,
-				  prefix, 0,
-			       !strcmp(kind, "confirm") ? "confirm" : "bisect",
-			       b->id, "bisection");
+	cid = candidate_create_on(
+		b->app->db, b->app->branch_id, b->patches, prefix, 0,
+		!strcmp(kind, "confirm") ? "confirm" : "bisect", b->id,
+		b->app->actor);
 	if (cid < 0)
 		return (int)cid;
 	/* a bisect 'confirm' candidate is not the queue's confirmation */
