@@ -12,6 +12,7 @@
 #include "strbuf.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -120,7 +121,14 @@ static unsigned flags_for(int nbranches, int branch_named)
 	return branch_named ? INTAKE_STRICT : INTAKE_ROUTE | INTAKE_STRICT;
 }
 
-int intake_submit(struct app *app, long long branch,
+static atomic_int running;
+
+int intake_running(void)
+{
+	return atomic_load(&running);
+}
+
+static int submit(struct app *app, long long branch,
 		  const struct intake_source *src,
 		  const struct intake_report *rep, struct intake_result *res)
 {
@@ -146,6 +154,18 @@ int intake_submit(struct app *app, long long branch,
 		res->checks = intake_check(app, res, rep ? rep->checked : NULL,
 					   rep ? rep->ctx : NULL);
 	return 0;
+}
+
+int intake_submit(struct app *app, long long branch,
+		  const struct intake_source *src,
+		  const struct intake_report *rep, struct intake_result *res)
+{
+	int ret;
+
+	atomic_fetch_add(&running, 1);
+	ret = submit(app, branch, src, rep, res);
+	atomic_fetch_sub(&running, 1);
+	return ret;
 }
 
 void intake_result_release(struct intake_result *r)
