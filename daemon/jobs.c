@@ -10,12 +10,24 @@
 #include "revert.h"
 #include "verify.h"
 
+/*
+ * The check step (the patches left 'imported') waits while a POST
+ * /patches of this process checks the patches it just imported: they are
+ * 'imported' until its checks store their verdicts, and the step would
+ * check them (and the whole queue) again, as the daemon.
+ */
+static int check_step_due(struct branch_ctx *bc, long long *id)
+{
+	*id = 0;
+	return intake_running() ? 0 : check_due(bc, id);
+}
+
 const struct job jobs[] = {
 	/* name            due()                  argv                                          s     builds once interrupted, summary */
 	{ "tree init",     repo_init_due,         { "tree", "init" },                           3600, 0, 0, NULL },
 	{ "import",        intake_queue_due,      { "import", "{queue_dir}" },                  600,  0, 1, NULL },
 	{ "mail intake",   mailin_due,            { "intake" },                                 600,  0, 0, NULL },
-	{ "check",         check_due,             { "check" },                                  3600, 0, 0, NULL },
+	{ "check",         check_step_due,        { "check" },                                  3600, 0, 0, NULL },
 	{ "revert resume", revert_resume_due,     { "revert", "--resume" },                     3600, 0, 0, NULL },
 	{ "confirm",       revert_confirm_due,    { "revert", "--confirm", "{id}" },            0,    1, 0, NULL, NULL },
 	{ "candidate",     candidate_pending_due, { "candidate", "--run", "{id}" },             0,    1, 0, candidate_interrupted, candidate_summary },

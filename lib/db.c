@@ -405,19 +405,158 @@ static int fk_check(sqlite3 *db)
 	return ret;
 }
 
-static int migrate_one(sqlite3 *db, const struct embedded_file *f, int n)
-{
-	char pragma[64];
+/*
+ * The migrations are the files sql/NNN-name.sql, applied in name order and
+ * recorded by name in schema_migrations (sql/schema_migrations.sql, run
+ * before them). A store from before names were kept has only PRAGMA
+ * user_version, the count of migrations applied in order: its names are
+ * the first user_version of this binary's, recorded once.
+ */
+static const char sql_applied_count[] =
+	"SELECT COUNT(*) FROM schema_migrations";
+static const char sql_applied_has[] =
+	"SELECT COUNT(*) FROM schema_migrations WHERE name = ?";
+static const char sql_applied_add[] =
+	"INSERT INTO schema_migrations (name, applied_at) VALUES (?, CASE WHEN"
+	" ? THEN strftime('%Y-%m-%dT%H:%M:%SZ','now') END)";
+static const char sql_applied_names[] =
+	"SELECT name FROM schema_migrations ORDER BY name";
+static const char sql_applied_table[] =
+	"SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name ="
+	" 'schema_migrations'";
 
-	if (db_begin(db) < 0)
+const char *db_migration_name(const char *path)
+{
+	const char *name = path + 4;
+	size_t n;
+
+	if (strncmp(path, "sql/", 4) || strspn(name, "0123456789") != 3 ||
+	    name[3] != '-')
+		return NULL;
+	n = strlen(name);
+	return n > 8 && !strcmp(name + n - 4, ".sql") ? name : NULL;
+}
+
+/* The migrations compiled in, in order; *n gets their count. */
+static const struct embedded_file **migrations(size_t *n)
+{
+	const struct embedded_file **v = NULL;
+	size_t alloc = 0;
+
+	*n = 0;
+	for (const struct embedded_file *f = embedded_files; f->path; f++) {
+		if (!db_migration_name(f->path))
+			continue;
+		if (*n == alloc) {
+			alloc = alloc ? alloc * 2 : 32;
+			v = xrealloc(v, alloc * sizeof(*v));
+		}
+		v[(*n)++] = f;
+	}
+	return v;
+}
+
+/* Sets PRAGMA user_version to the count of migrations applied. */
+static int count_applied(sqlite3 *db)
+{
+	long long n = 0;
+	char pragma[64];
+	int ret = db_query_int(db, &n, sql_applied_count, NULL);
+
+	if (ret < 0)
+		return ret;
+	snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %lld", n);
+	return db_exec_script(db, pragma);
+}
+
+/*
+ * The table of applied migrations, made once, with its rows for a store
+ * made when user_version counted them: the first version of this
+ * binary's. Once it is there, opening the store writes nothing.
+ */
+static int names_from_counter(sqlite3 *db, const struct embedded_file **m,
+			      size_t n)
+{
+	const struct embedded_file *f =
+		embed_find("sql/schema_migrations.sql", NULL);
+	long long version = 0, have = 0;
+	int ret = db_query_int(db, &have, sql_applied_table, NULL);
+
+	if (ret < 0 || have)
+		return ret < 0 ? ret : 0;
+	if (!f)
+		return err_set(ERR_IO, "sql/schema_migrations.sql is not"
+				       " compiled in");
+	if ((ret = db_begin(db)) < 0)
+		return ret;
+	if ((ret = db_exec_script(db, f->start)) < 0 ||
+	    (ret = db_query_int(db, &have, sql_applied_count, NULL)) < 0 ||
+	    (ret = db_query_int(db, &version, "PRAGMA user_version", NULL)) < 0)
+		goto out;
+	if (have || !version)
+		goto out;
+	if (version > (long long)n) {
+		ret = err_set(ERR_INVALID,
+			      "database schema version %lld is newer than this"
+			      " stableq knows (%zu)",
+			      version, n);
+		goto out;
+	}
+	for (long long i = 0; i < version && ret >= 0; i++)
+		ret = db_exec(db, sql_applied_add, "td",
+			      db_migration_name(m[i]->path), 0);
+out:
+	return db_end(db, ret < 0 ? ret : 0);
+}
+
+/* The first migration the store has that is not among m, refused. */
+static int refuse_unknown(sqlite3 *db, const struct embedded_file **m, size_t n)
+{
+	sqlite3_stmt *st = db_prepare(db, sql_applied_names, NULL);
+	int ret = 0;
+
+	if (!st)
 		return ERR_IO;
-	snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %d", n);
-	if (db_end(db, db_exec_script(db, f->start) < 0 || fk_check(db) < 0 ||
-			       db_exec_script(db, pragma) < 0
-		       ? ERR_IO
-		       : 0) < 0)
-		return err_prefix(ERR_IO, "migration %s", f->path);
-	return 0;
+	while (!ret && sqlite3_step(st) == SQLITE_ROW) {
+		const char *name = db_col_text(st, 0);
+		size_t i = 0;
+		while (i < n && strcmp(db_migration_name(m[i]->path), name))
+			i++;
+		if (i == n)
+			ret = err_set(ERR_INVALID,
+				      "the store has migration %s, which this"
+				      " stableq does not know (a newer stableq"
+				      " or another branch's applied it):"
+				      " refusing to open it",
+				      name);
+	}
+	sqlite3_finalize(st);
+	return ret;
+}
+
+/*
+ * One migration in its transaction, unless the store has it: read first,
+ * then again inside the transaction (another process may have applied it
+ * in between).
+ */
+static int migrate_one(sqlite3 *db, const struct embedded_file *f)
+{
+	const char *name = db_migration_name(f->path);
+	long long have = 0;
+	int ret = db_query_int(db, &have, sql_applied_has, "t", name);
+
+	if (ret < 0 || have)
+		return ret < 0 ? ret : 0;
+	if ((ret = db_begin(db)) < 0)
+		return ret;
+	ret = db_query_int(db, &have, sql_applied_has, "t", name);
+	if (ret >= 0 && !have &&
+	    ((ret = db_exec_script(db, f->start)) < 0 ||
+	     (ret = fk_check(db)) < 0 ||
+	     (ret = db_exec(db, sql_applied_add, "td", name, 1)) < 0 ||
+	     (ret = count_applied(db)) < 0))
+		err_prefix(ret, "migration %s", f->path);
+	return db_end(db, ret < 0 ? ret : 0);
 }
 
 /*
@@ -427,32 +566,21 @@ static int migrate_one(sqlite3 *db, const struct embedded_file *f, int n)
  */
 static int migrate(sqlite3 *db)
 {
-	long long version = 0;
-	int n = 0, ret = 0;
+	size_t n = 0;
+	const struct embedded_file **m = migrations(&n);
+	int ret;
 
-	if (db_query_int(db, &version, "PRAGMA user_version", NULL) < 0)
-		return ERR_IO;
-	if (db_exec_script(db, "PRAGMA foreign_keys = OFF") < 0)
-		return ERR_IO;
-	for (const struct embedded_file *f = embedded_files; f->path; f++) {
-		if (strncmp(f->path, "sql/", 4) || !strstr(f->path, ".sql"))
-			continue;
-		n++;
-		if (n <= version)
-			continue;
-		if ((ret = migrate_one(db, f, n)) < 0)
-			break;
-	}
-	if (db_exec_script(db, "PRAGMA foreign_keys = ON") < 0 && !ret)
+	if ((ret = db_exec_script(db, "PRAGMA foreign_keys = OFF")) < 0)
+		goto out;
+	if ((ret = names_from_counter(db, m, n)) >= 0 &&
+	    (ret = refuse_unknown(db, m, n)) >= 0)
+		for (size_t i = 0; i < n && ret >= 0; i++)
+			ret = migrate_one(db, m[i]);
+	if (db_exec_script(db, "PRAGMA foreign_keys = ON") < 0 && ret >= 0)
 		ret = ERR_IO;
-	if (ret < 0)
-		return ret;
-	if (version > n)
-		return err_set(ERR_INVALID,
-			       "database schema version %lld is newer than this "
-			       "stableq knows (%d)",
-			       version, n);
-	return 0;
+out:
+	free(m);
+	return ret < 0 ? ret : 0;
 }
 
 int db_open(sqlite3 **out, const char *path)

@@ -7,11 +7,19 @@
 
 /*
  * Opens (creating) the database at path, sets WAL mode, foreign keys and a
- * busy timeout, and applies the migrations compiled in from sql/ that
- * PRAGMA user_version says are missing, each in its own transaction.
+ * busy timeout, and applies the migrations compiled in from sql/ that the
+ * store does not have, each in its own transaction, recorded by name in
+ * schema_migrations. A store made when PRAGMA user_version counted them
+ * gets its names from that count; a store with a migration this binary
+ * does not know is refused (ERR_INVALID, naming it) and left as it was.
  * The caller owns *out and closes it with db_close().
  */
 int db_open(sqlite3 **out, const char *path);
+/*
+ * The name a compiled-in file is recorded under when it is a migration
+ * ("sql/009-branches.sql": "009-branches.sql", inside path), else NULL.
+ */
+const char *db_migration_name(const char *path);
 void db_close(sqlite3 *db);
 
 /*

@@ -208,7 +208,8 @@ is "$(sqlite3 "$T/old.db" "SELECT key || ' ' || name FROM branches")" "6.1 linux
 is "$(sqlite3 "$T/old.db" "SELECT COUNT(*) FROM patches WHERE branch_id = (SELECT id FROM branches WHERE key = '6.1')") $(sqlite3 "$T/old.db" "SELECT COUNT(*) FROM candidates WHERE branch_id IS NOT NULL")" \
 	"2 1" "every patch and candidate is 6.1's"
 is "$(sqlite3 "$T/old.db" "PRAGMA foreign_key_check")" "" "foreign keys hold"
-is "$(sqlite3 "$T/old.db" "PRAGMA user_version")" "$(ls "$TOP"/sql/*.sql | wc -l)" "the store is at the last migration"
+is "$(sqlite3 "$T/old.db" "PRAGMA user_version")" "$(ls "$TOP"/sql/[0-9][0-9][0-9]-*.sql | wc -l)" "the store is at the last migration"
+is "$(sqlite3 "$T/old.db" "SELECT COUNT(*) FROM schema_migrations WHERE applied_at IS NULL")" "$(ls "$TOP"/sql/00[1-8]-*.sql | wc -l)" "... the migrations it had recorded by name from its counter, not run again"
 is "$(sqlite3 "$T/old.db" "SELECT COUNT(*) FROM flags f JOIN patches p ON p.id = f.patch_id")" 1 "a flag still finds its patch through the rebuilt table"
 
 # --- the daemon: branches take turns, one step each ------------------------------

@@ -188,6 +188,12 @@ try:
           '... the source is recorded with actor token:alice')
     t.ok(q("SELECT 1 FROM events WHERE kind = 'imported' AND actor = 'token:alice'"),
          '... and so is the import event')
+    # checked in the POST (intake_submit()), as the token that sent them:
+    # the same events as through the CLI or the daemon, the check's own too
+    for p in (A, B):
+        t.is_(q("SELECT kind, actor FROM events WHERE subject_kind = 'patch' AND subject_id = ? ORDER BY id", p),
+              [('imported', 'token:alice'), ('checked', 'token:alice'), ('state', 'token:alice')],
+              '... patch %d: imported, checked and state events, by token:alice' % p)
 
     s, h, raw, j = w.post('/patches', mbox, headers={'Content-Type': 'text/plain; charset=utf-8'}, token=tok)
     t.ok(s == 200 and j['added'] == 0 and j['duplicates'] == 2 and j['ids'] == [A, B],

@@ -104,14 +104,16 @@ try:
     t.ok(re.search(r'bisection \d+: (patch \d+, confirmed|failed|flaky)', log),
          "... and what a bisection found", log[-2000:])
     # an API import is checked in its POST (one intake call for every
-    # door), as the token that sent it; the daemon's own steps act as the
-    # daemon: none of its candidates' and bisections' events acts as the
-    # user the daemon runs as
-    t.is_(q("SELECT COUNT(*) FROM events WHERE subject_kind IN ('candidate', 'bisection')"
-            " AND actor LIKE 'user:%'"), [(0,)],
+    # door), as the token that sent it
+    actors = q("SELECT DISTINCT actor FROM events WHERE kind = 'checked' AND subject_kind = 'patch'"
+               " AND subject_id IN (%s)" % ','.join(str(i) for i in ids))
+    t.is_(actors, [('token:maint',)], "the patches imported through the API are checked as the token that sent them")
+    # the daemon's own steps act as the daemon, not as the user it runs as:
+    # every event of its candidates and bisections, but the culprit a
+    # bisection found, which is flagged by that bisection (bisection:ID)
+    t.is_(q("SELECT DISTINCT actor FROM events WHERE subject_kind IN ('candidate', 'bisection')"
+            " AND NOT (kind = 'found' AND actor = 'bisection:' || subject_id)"), [('daemon',)],
           "the daemon's steps act as the daemon, not as the user it runs as")
-    t.ok(q("SELECT COUNT(*) FROM events WHERE subject_kind IN ('candidate', 'bisection')"
-           " AND actor = 'daemon'")[0][0] > 0, "... they act as the daemon")
 
     # A candidate with the target patch that failed two tests among 92
     # passing ones (87 of them KUnit cases in three suites), and a build in

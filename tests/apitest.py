@@ -271,6 +271,15 @@ class World:
         self.proc = None
         return rc
 
+    def q(self, sql, *args):
+        """The rows of a read-only query on the store."""
+        import sqlite3
+        con = sqlite3.connect('file:%s?mode=ro' % self.db, uri=True, timeout=10)
+        try:
+            return con.execute(sql, args).fetchall()
+        finally:
+            con.close()
+
     def alive(self):
         return self.proc is not None and self.proc.poll() is None
 

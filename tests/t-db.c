@@ -1,5 +1,6 @@
 /* t-db.c: the SQLite store: migrations, bound statements, transactions, JSON rows. */
 #include "db.h"
+#include "embed.h"
 #include "event.h"
 #include "err.h"
 #include "file.h"
@@ -8,6 +9,169 @@
 
 #include <string.h>
 #include <unistd.h>
+
+/* The migrations compiled in whose names sort before upto (NULL: all). */
+static long long known(const char *upto)
+{
+	long long n = 0;
+
+	for (const struct embedded_file *f = embedded_files; f->path; f++)
+		n += db_migration_name(f->path) &&
+		     (!upto || strcmp(db_migration_name(f->path), upto) < 0);
+	return n;
+}
+
+/*
+ * A store as the position scheme left it (before schema_migrations): the
+ * first n migrations run by hand, PRAGMA user_version = n, and a row to
+ * keep. The caller frees the path.
+ */
+static char *old_store(const char *dir, const char *name, long long n)
+{
+	char *path = xstrfmt("%s/%s", dir, name), *pragma;
+	sqlite3 *raw = NULL;
+	long long i = 0;
+
+	sqlite3_open(path, &raw);
+	for (const struct embedded_file *f = embedded_files; f->path && i < n;
+	     f++)
+		if (db_migration_name(f->path) && i++ >= 0 &&
+		    sqlite3_exec(raw, f->start, NULL, NULL, NULL) != SQLITE_OK)
+			printf("# %s: %s\n", f->path, sqlite3_errmsg(raw));
+	pragma = xstrfmt("PRAGMA user_version = %lld;"
+			 " INSERT INTO sources (kind, path) VALUES ('mbox', 'old')",
+			 n);
+	sqlite3_exec(raw, pragma, NULL, NULL, NULL);
+	free(pragma);
+	sqlite3_close(raw);
+	return path;
+}
+
+static long long count(sqlite3 *db, const char *sql)
+{
+	long long n = -1;
+
+	return db_query_int(db, &n, sql, NULL) < 0 ? -1 : n;
+}
+
+/* Migrations by name: a fresh store, one from the position scheme, an unknown one. */
+static void migrations(const char *dir)
+{
+	long long all = known(NULL), before = known("012-");
+	sqlite3 *db = NULL;
+	char *path;
+
+	ok(all >= 15, "the migrations compiled in are sql/NNN-*.sql (%lld)", all);
+	is_str(db_migration_name("sql/009-branches.sql"), "009-branches.sql",
+	       "a migration's name is its file's");
+	ok(!db_migration_name("sql/schema_migrations.sql") &&
+	   !db_migration_name("web/app.js") && !db_migration_name("sql/09-x.sql"),
+	   "... and nothing else is a migration");
+
+	/* fresh */
+	path = xstrfmt("%s/fresh.db", dir);
+	ok(db_open(&db, path) == 0, "a fresh store opens");
+	is_int(count(db, "SELECT COUNT(*) FROM schema_migrations WHERE"
+			 " applied_at IS NOT NULL"), all,
+	       "... with every migration recorded by name, with its time");
+	is_int(count(db, "SELECT COUNT(*) FROM schema_migrations WHERE name ="
+			 " '001-init.sql' OR name = '016-executed-lines.sql'"), 2,
+	       "... named as the files are (001-init.sql ... 016-executed-lines.sql)");
+	is_int(count(db, "PRAGMA user_version"), all,
+	       "... and user_version still counts them");
+	db_close(db);
+	db = NULL;
+	free(path);
+
+	/* the position scheme: the migrations before 012, then everything */
+	path = old_store(dir, "old.db", before);
+	ok(db_open(&db, path) == 0,
+	   "a store of the position scheme (user_version %lld, before 012) opens",
+	   before);
+	is_int(count(db, "SELECT COUNT(*) FROM schema_migrations WHERE"
+			 " applied_at IS NULL"), before,
+	       "... its first %lld migrations recorded by name from the counter,"
+	       " not run again (001 would fail)", before);
+	is_int(count(db, "SELECT COUNT(*) FROM schema_migrations WHERE"
+			 " applied_at IS NULL AND name < '012-'"),
+	       before, "... they are 001 to 011");
+	is_int(count(db, "SELECT COUNT(*) FROM schema_migrations WHERE"
+			 " applied_at IS NOT NULL"), all - before,
+	       "... and the ones after them applied now");
+	is_int(count(db, "SELECT COUNT(*) FROM sqlite_master WHERE name ="
+			 " 'tokens' AND sql LIKE '%scope%'"), 1,
+	       "... 012 ran (tokens have a scope)");
+	is_int(count(db, "SELECT COUNT(*) FROM sources WHERE path = 'old'"), 1,
+	       "... and the store's rows are there");
+	db_close(db);
+	db = NULL;
+	ok(db_open(&db, path) == 0, "it opens again");
+	is_int(count(db, "SELECT COUNT(*) FROM schema_migrations"), all,
+	       "... nothing recorded twice");
+	db_close(db);
+	db = NULL;
+	free(path);
+
+	/* the position scheme at the last migration: nothing to run */
+	path = old_store(dir, "full.db", all);
+	ok(db_open(&db, path) == 0, "a store of the position scheme at the last"
+				    " migration opens");
+	is_int(count(db, "SELECT COUNT(*) FROM schema_migrations WHERE"
+			 " applied_at IS NULL"), all,
+	       "... every migration recorded from the counter, none run");
+	db_close(db);
+	db = NULL;
+	free(path);
+
+	/* a counter past what this binary knows, before names */
+	path = old_store(dir, "newer.db", all);
+	{
+		sqlite3 *raw = NULL;
+		char *pragma = xstrfmt("PRAGMA user_version = %lld", all + 1);
+		sqlite3_open(path, &raw);
+		sqlite3_exec(raw, pragma, NULL, NULL, NULL);
+		sqlite3_close(raw);
+		free(pragma);
+	}
+	is_int(db_open(&db, path), ERR_INVALID,
+	       "a store of the position scheme past this binary's migrations is"
+	       " refused");
+	like(err_msg(), "newer than this stableq knows", "... saying why");
+	free(path);
+
+	/*
+	 * A migration merged from another branch, numbered before ones the
+	 * store has (the position scheme would skip it): 014 as if it came
+	 * with a merge, its jobs table still there.
+	 */
+	path = xstrfmt("%s/fresh.db", dir);
+	ok(db_open(&db, path) == 0, "the fresh store opens");
+	db_exec(db, "DELETE FROM schema_migrations WHERE name = ?", "t",
+		"014-drop-jobs.sql");
+	db_exec_script(db, "CREATE TABLE jobs (id INTEGER PRIMARY KEY)");
+	db_close(db);
+	db = NULL;
+	ok(db_open(&db, path) == 0, "a store without 014 but with 015 and 016 opens");
+	is_int(count(db, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'jobs'"),
+	       0, "... and 014 ran: a migration missing by name is applied"
+		  " wherever it sorts");
+	is_int(count(db, "SELECT COUNT(*) FROM schema_migrations WHERE name ="
+			 " '014-drop-jobs.sql' AND applied_at IS NOT NULL"), 1,
+	       "... and is recorded");
+
+	/* a migration this binary does not know */
+	db_exec(db, "INSERT INTO schema_migrations (name) VALUES (?)", "t",
+		"017-from-another-branch.sql");
+	db_close(db);
+	db = NULL;
+	is_int(db_open(&db, path), ERR_INVALID,
+	       "a store with a migration this binary does not know is refused");
+	like(err_msg(), "migration 017-from-another-branch.sql, which this"
+			" stableq does not know",
+	     "... naming it");
+	ok(!db, "... and not opened");
+	free(path);
+}
 
 int main(void)
 {
@@ -35,6 +199,7 @@ int main(void)
 	ok(db_open(&db, path) == 0, "db_open again");
 	ok(db_query_int(db, &n, "PRAGMA user_version", NULL) == 0 && n == v1,
 	   "... migrates nothing twice");
+	migrations(dir);
 
 	is_int(db_exec(db, "INSERT INTO sources (kind, path) VALUES (?, ?)", "tt",
 		       "mbox", "a"), 1, "db_exec returns the changes: 1");

@@ -138,7 +138,7 @@ int main(void)
 			unlink(path);
 			sqlite3_open(path, &raw);
 			for (const struct embedded_file *f = embedded_files; f->path; f++) {
-				if (strncmp(f->path, "sql/", 4) || !strstr(f->path, ".sql"))
+				if (!db_migration_name(f->path))
 					continue;
 				if (!strncmp(f->path, "sql/012-", 8))
 					break;

@@ -69,7 +69,7 @@ static inline long long tq_add_diff(struct branch_ctx *bc, const char *tag,
 		subject, tag, trailers, *trailers ? "\n" : "", diff);
 
 	if (patch_parse(&p, mail, strlen(mail), tag, 1 << 20) < 0 ||
-	    queue_add(bc->db, bc->branch_id, p, 1, &id) < 0) {
+	    queue_add(bc->db, bc->branch_id, p, 1, bc->actor, &id) < 0) {
 		printf("Bail out! patch %s: %s\n", tag, err_msg());
 		exit(1);
 	}

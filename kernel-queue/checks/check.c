@@ -417,6 +417,21 @@ static int check_one(struct check_ctx *c, struct check_row *p,
 		if (ret < 0)
 			goto out;
 	}
+	/*
+	 * Every check is in the log as 'checked', by whoever ran it (the
+	 * import's user or token, the daemon), and a change of state as
+	 * 'state' after it: a patch has the same events whichever door it
+	 * came through and whether or not the check moved it.
+	 */
+	ev = event_add(c->bc->db, c->bc->actor, "patch", p->id, "checked",
+		       "fixes=%s applies=%s fixup=%s",
+		       check_result_name(v[CHECK_FIXES]),
+		       check_result_name(v[CHECK_APPLIES]),
+		       check_result_name(v[CHECK_FIXUP]));
+	if (ev < 0) {
+		ret = (int)ev;
+		goto out;
+	}
 	if (p->state != to) {
 		/* a not-present reason names its branch already */
 		char *why = reason.len && !tested
@@ -452,16 +467,6 @@ static int check_one(struct check_ctx *c, struct check_row *p,
 			free(what);
 			if (ret < 0)
 				goto out;
-		}
-	} else {
-		ev = event_add(c->bc->db, c->bc->actor, "patch", p->id,
-			       "checked", "fixes=%s applies=%s fixup=%s",
-			       check_result_name(v[CHECK_FIXES]),
-			       check_result_name(v[CHECK_APPLIES]),
-			       check_result_name(v[CHECK_FIXUP]));
-		if (ev < 0) {
-			ret = (int)ev;
-			goto out;
 		}
 	}
 	log_info("patch %lld: fixes=%s applies=%s fixup=%s -> %s", p->id,

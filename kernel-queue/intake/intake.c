@@ -12,6 +12,7 @@
 #include "strbuf.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -118,7 +119,14 @@ static unsigned flags_for(int nbranches, int branch_named)
 	return branch_named ? INTAKE_STRICT : INTAKE_ROUTE | INTAKE_STRICT;
 }
 
-int intake_submit(struct branch_ctx *bc, long long branch,
+static atomic_int running;
+
+int intake_running(void)
+{
+	return atomic_load(&running);
+}
+
+static int submit(struct branch_ctx *bc, long long branch,
 		  const struct intake_source *src,
 		  const struct intake_report *rep, struct intake_result *res)
 {
@@ -143,6 +151,18 @@ int intake_submit(struct branch_ctx *bc, long long branch,
 		res->checks = intake_check(bc, res, rep ? rep->checked : NULL,
 					   rep ? rep->ctx : NULL);
 	return 0;
+}
+
+int intake_submit(struct branch_ctx *bc, long long branch,
+		  const struct intake_source *src,
+		  const struct intake_report *rep, struct intake_result *res)
+{
+	int ret;
+
+	atomic_fetch_add(&running, 1);
+	ret = submit(bc, branch, src, rep, res);
+	atomic_fetch_sub(&running, 1);
+	return ret;
 }
 
 void intake_result_release(struct intake_result *r)
@@ -333,7 +353,7 @@ static int store(sqlite3 *db, long long branch, unsigned flags,
 			source_id = db_last_id(db);
 			last_path = ps->paths[i];
 		}
-		ret = queue_add(db, to, ps->v[i], source_id, &id);
+		ret = queue_add(db, to, ps->v[i], source_id, actor, &id);
 		if (ret < 0) {
 			err_prefix(ret, "%s", ps->paths[i]);
 			goto fail;

@@ -118,6 +118,13 @@ struct intake_report {
 int intake_submit(struct branch_ctx *bc, long long branch,
 		  const struct intake_source *src,
 		  const struct intake_report *rep, struct intake_result *res);
+/*
+ * How many intake_submit() calls of this process are under way (any
+ * thread): from before their import is stored until their checks are
+ * done. The daemon's check step waits for them, or it would check the
+ * patches a POST /patches imported a second time, as the daemon.
+ */
+int intake_running(void);
 
 /*
  * The running queue is state, not source: when queue_dir does not exist

@@ -216,7 +216,7 @@ static int find_duplicate(sqlite3 *db, long long branch, const struct patch *p,
 }
 
 int queue_add(sqlite3 *db, long long branch, const struct patch *p,
-	      long long source_id, long long *id)
+	      long long source_id, const char *actor, long long *id)
 {
 	long long pos = 0;
 	int ret = find_duplicate(db, branch, p, id);
@@ -261,8 +261,8 @@ int queue_add(sqlite3 *db, long long branch, const struct patch *p,
 		if (ret < 0)
 			return ret;
 	}
-	if ((ret = (int)event_add(db, "intake", "patch", *id, "imported",
-				  "%s", p->subject)) < 0)
+	if ((ret = (int)event_add(db, actor, "patch", *id, "imported", "%s",
+				  p->subject)) < 0)
 		return ret;
 	return 1;
 }

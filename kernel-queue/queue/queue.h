@@ -39,11 +39,12 @@ int queue_state_parse(const char *name);
  * the caller's transaction) with its tags and files. Duplicates (same
  * Message-Id, upstream SHA or patch-id as a patch of that branch) are not
  * inserted: returns 0 and sets *id to the existing patch; a new patch
- * returns 1 and its id. The same fix queued for another branch is a row of
- * its own.
+ * returns 1 and its id, with an 'imported' event by actor (who imported
+ * it: user:NAME, token:NAME, daemon). The same fix queued for another
+ * branch is a row of its own.
  */
 int queue_add(sqlite3 *db, long long branch, const struct patch *p,
-	      long long source_id, long long *id);
+	      long long source_id, const char *actor, long long *id);
 /* The default (first configured) branch's id, or negative. */
 long long queue_default_branch(sqlite3 *db);
 

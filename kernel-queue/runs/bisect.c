@@ -122,8 +122,8 @@ static enum outcome classify(struct bis *b, long long cid, struct strbuf *why)
 			strbuf_addf(why, "%s%s is flaky, no longer steers",
 				    why->len ? ", " : "", json_string_value(t));
 			if (!b->replaying)
-				event_add(b->bc->db, "bisection", "bisection",
-					  b->id, "flaky",
+				event_add(b->bc->db, b->bc->actor,
+					  "bisection", b->id, "flaky",
 					  "%s: passes and fails on candidate"
 					  " %lld",
 					  json_string_value(t), cid);
@@ -176,7 +176,7 @@ static int evaluate(struct bis *b, size_t prefix, int runs, const char *kind,
 	cid = candidate_create_on(
 		b->bc->db, b->bc->branch_id, b->patches, prefix, 0,
 		!strcmp(kind, "confirm") ? "confirm" : "bisect", b->id,
-		"bisection");
+		b->bc->actor);
 	if (cid < 0)
 		return (int)cid;
 	/* a bisect 'confirm' candidate is not the queue's confirmation */

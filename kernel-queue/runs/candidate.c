@@ -235,9 +235,11 @@ static int set_step(sqlite3 *db, long long id, const char *step)
 		       step, id);
 }
 
-static int finish(sqlite3 *db, long long id, enum cand_verdict v,
+/* The verdict, by whoever ran the candidate (the daemon, user:NAME). */
+static int finish(struct branch_ctx *bc, long long id, enum cand_verdict v,
 		  const char *detail)
 {
+	sqlite3 *db = bc->db;
 	const char *verdict = candidate_verdict_name(v);
 	int ret = db_exec(db,
 			  "UPDATE candidates SET step = 'done', verdict = ?,"
@@ -245,7 +247,7 @@ static int finish(sqlite3 *db, long long id, enum cand_verdict v,
 			  " strftime('%Y-%m-%dT%H:%M:%SZ','now') WHERE id = ?",
 			  "tti", verdict, detail, id);
 	if (ret >= 0)
-		event_add(db, "candidate", "candidate", id, "verdict", "%s%s%s",
+		event_add(db, bc->actor, "candidate", id, "verdict", "%s%s%s",
 			  verdict, detail ? ": " : "", detail ? detail : "");
 	char *line = candidate_summary(db, id);
 	log_info("%s", line);
@@ -710,7 +712,7 @@ static int run_coverage(struct branch_ctx *bc, struct repo *r, long long id,
 		if (ret > 0)
 			ret = 0;
 	} else if (cr.failed) {
-		ret = finish(bc->db, id, CV_BUILD_FAILED, cr.error);
+		ret = finish(bc, id, CV_BUILD_FAILED, cr.error);
 		ret = ret < 0 ? ret : 1;
 	}
 	coverage_result_release(&cr);
@@ -1049,7 +1051,7 @@ int candidate_run(struct branch_ctx *bc, long long id, int runs,
 	if (ret < 0)
 		goto out;
 	if (ret > 0) {
-		ret = finish(bc->db, id, CV_APPLY_FAILED, why.buf);
+		ret = finish(bc, id, CV_APPLY_FAILED, why.buf);
 		goto out;
 	}
 	if ((ret = db_exec(bc->db,
@@ -1062,7 +1064,7 @@ int candidate_run(struct branch_ctx *bc, long long id, int runs,
 	    0)
 		goto out;
 	if (!bs.ok) {
-		ret = finish(bc->db, id, CV_BUILD_FAILED, bs.error);
+		ret = finish(bc, id, CV_BUILD_FAILED, bs.error);
 		goto out;
 	}
 	if ((ret = run_coverage(bc, r, id, commit, progress, ctx)) != 0)
@@ -1117,7 +1119,7 @@ int candidate_run(struct branch_ctx *bc, long long id, int runs,
 		if (ret < 0)
 			goto out;
 	}
-	ret = finish(bc->db, id, verdict, why.len ? why.buf : NULL);
+	ret = finish(bc, id, verdict, why.len ? why.buf : NULL);
 	/* which of the patches' lines ran: after the verdict, never
 	 * changing it (gcov.h) */
 	if (ret >= 0 && !strcmp(bc->cfg.coverage_boot, "yes") &&
