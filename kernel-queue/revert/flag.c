@@ -53,6 +53,7 @@ long long flag_locked(struct app *app, long long id, const char *reason,
 					 .what = what,
 					 .why = why.buf,
 					 .log_excerpt = ev ? ev->log_excerpt : NULL,
+					 .test = ev ? ev->test : NULL,
 				 });
 	free(what);
 	strbuf_release(&why);
