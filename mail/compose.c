@@ -114,21 +114,38 @@ static void body_wire(struct strbuf *out, const char *text, size_t n)
 	strbuf_release(&clean);
 }
 
+/*
+ * The failing test's log: its last LOG_MAX_LINES lines, at most
+ * LOG_MAX_OCTETS (where a test's failure and its end show), with what was
+ * left out said, the machine's text made harmless (text_clean_log()).
+ */
 static void body_log(struct strbuf *b, const char *log)
 {
-	size_t n = strlen(log), skip = 0;
+	size_t end = strlen(log), skip = 0, lines = 0, left = 0;
 
-	if (n > LOG_MAX_OCTETS) {
-		skip = n - LOG_MAX_OCTETS;
-		const char *nl = memchr(log + skip, '\n', n - skip);
-		if (nl && (size_t)(nl - log) < n - 1)
+	while (end && log[end - 1] == '\n')
+		end--;
+	for (size_t i = end; i > 0; i--)
+		if (log[i - 1] == '\n' && ++lines == LOG_MAX_LINES) {
+			skip = i;
+			break;
+		}
+	if (end - skip > LOG_MAX_OCTETS) {
+		const char *nl;
+		skip = end - LOG_MAX_OCTETS;
+		nl = memchr(log + skip, '\n', end - skip);
+		if (nl)
 			skip = (size_t)(nl - log) + 1;
-		strbuf_addf(b, "[... %zu bytes of the log left out ...]\n",
-			    skip);
 	}
-	strbuf_add(b, log + skip, n - skip);
-	if (n && log[n - 1] != '\n')
-		strbuf_addch(b, '\n');
+	for (size_t i = 0; i < skip; i++)
+		left += log[i] == '\n';
+	if (skip)
+		strbuf_addf(b,
+			    "[... %zu earlier line%s (%zu bytes) of the log"
+			    " left out ...]\n",
+			    left, left == 1 ? "" : "s", skip);
+	text_clean_log(b, log + skip, end - skip);
+	strbuf_addch(b, '\n');
 }
 
 /* ---- composing --------------------------------------------------------- */
@@ -301,8 +318,10 @@ static char *stable_name(const char *branch)
 /* A notice as one entry of mail.chain, its text made valid UTF-8. */
 static json_t *notice_json(const struct notice *n)
 {
-	static const char *const keys[] = {"what", "why", "log", "revert"};
-	const char *vals[] = {n->what, n->why, n->log_excerpt, n->revert_patch};
+	static const char *const keys[] = {"what", "why", "log", "revert",
+					   "test"};
+	const char *vals[] = {n->what, n->why, n->log_excerpt, n->revert_patch,
+			      n->test};
 	json_t *o = json_pack("{s:s, s:I}", "kind", n->kind, "event_id",
 			      (json_int_t)n->event_id);
 
@@ -310,7 +329,9 @@ static json_t *notice_json(const struct notice *n)
 		struct strbuf sb = STRBUF_INIT;
 		if (!vals[i] || !*vals[i])
 			continue;
-		text_clean(&sb, vals[i], strlen(vals[i]), 0);
+		/* the test's name is one line of the body */
+		text_clean(&sb, vals[i], strlen(vals[i]),
+			   !strcmp(keys[i], "test"));
 		json_object_set_new(o, keys[i], json_stringn(sb.buf, sb.len));
 		strbuf_release(&sb);
 	}
@@ -328,6 +349,7 @@ static void body_event(struct strbuf *b, const json_t *it)
 	const struct kind *k = kind_find(item_str(it, "kind"));
 	const char *what = item_str(it, "what"), *why = item_str(it, "why");
 	const char *log = item_str(it, "log"), *rev = item_str(it, "revert");
+	const char *test = item_str(it, "test");
 
 	if (what)
 		strbuf_addf(b, "%s\n", what);
@@ -340,7 +362,11 @@ static void body_event(struct strbuf *b, const json_t *it)
 			strbuf_addch(b, '\n');
 	}
 	if (log) {
-		strbuf_addstr(b, "\nLog of the failing test:\n\n");
+		if (test && *test)
+			strbuf_addf(b, "\nLog of the failing test, %s:\n\n",
+				    test);
+		else
+			strbuf_addstr(b, "\nLog of the failing test:\n\n");
 		body_log(b, log);
 	}
 	if (rev) {

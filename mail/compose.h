@@ -7,6 +7,9 @@
 #include <jansson.h>
 #include <sqlite3.h>
 
+/* The lines of a failing test's log a mail quotes: its last ones. */
+#define LOG_MAX_LINES 40
+
 /* What the mail tells the author. All strings borrowed. */
 struct notice {
 	long long patch_id;
@@ -15,6 +18,7 @@ struct notice {
 	const char *what;        /* one line: "Your patch was dropped from the 6.1 queue" */
 	const char *why;         /* the reason, several lines allowed */
 	const char *log_excerpt; /* the failing test's log lines, or NULL */
+	const char *test;        /* the test (or "build") the log is of, or NULL */
 	const char *revert_patch;/* the revert as a mail-format patch, or NULL */
 	/*
 	 * The patch, as the mail names it: {subject, subject_prefix,
@@ -50,7 +54,9 @@ struct notice {
  * Signed-off-by or mail_cc addresses are left out (logged), an address
  * that recurs (in any case) is named once, the author never in Cc. An
  * invalid mail_from also makes the mail 'invalid'. The log excerpt keeps
- * its last 32 KiB; a revert over 1 MiB is not quoted. Outside text is
+ * its last LOG_MAX_LINES lines and 32 KiB, its control characters made
+ * harmless (text_clean_log()), under a line naming the test; a revert over
+ * 1 MiB is not quoted. Outside text is
  * made valid UTF-8, control characters in header text become spaces (no
  * text from a patch can end a header line); header text is RFC 2047
  * encoded when not ASCII or when it holds "=?"; body lines longer than

@@ -76,6 +76,41 @@ void text_clean(struct strbuf *out, const char *str, size_t n, int header)
 		strbuf_trim(out);
 }
 
+/* 1 for a character a quoted log must not carry (see text_clean_log()). */
+static int log_control(const unsigned char *s, size_t l)
+{
+	if (l == 1)
+		return (s[0] < 0x20 && s[0] != '\t' && s[0] != '\n') ||
+		       s[0] == 0x7f;
+	if (l == 2) /* C1: U+0080..U+009F */
+		return s[0] == 0xc2 && s[1] < 0xa0;
+	/* U+2028, U+2029 and U+202A..U+202E; U+2066..U+2069 */
+	return l == 3 && s[0] == 0xe2 &&
+	       ((s[1] == 0x80 && s[2] >= 0xa8 && s[2] <= 0xae) ||
+		(s[1] == 0x81 && s[2] >= 0xa6 && s[2] <= 0xa9));
+}
+
+void text_clean_log(struct strbuf *out, const char *str, size_t n)
+{
+	struct strbuf body = STRBUF_INIT;
+	const unsigned char *s;
+
+	text_clean(&body, str, n, 0);
+	s = (const unsigned char *)body.buf;
+	for (size_t i = 0; i < body.len;) {
+		/* valid UTF-8 now: every sequence has its length */
+		size_t l = utf8_len(s + i, body.len - i);
+		if (!l)
+			l = 1;
+		if (log_control(s + i, l))
+			strbuf_addstr(out, "\xef\xbf\xbd");
+		else
+			strbuf_add(out, s + i, l);
+		i += l;
+	}
+	strbuf_release(&body);
+}
+
 /* Cuts sb to at most max octets, at a character boundary. */
 void utf8_truncate(struct strbuf *sb, size_t max)
 {

@@ -17,6 +17,16 @@ size_t utf8_len(const unsigned char *s, size_t n);
  */
 void text_clean(struct strbuf *out, const char *str, size_t n, int header);
 
+/*
+ * Appends s as text quoted from a machine (a guest's console, a compiler):
+ * text_clean()'s body mode, and every other control character as U+FFFD
+ * too (C0 but tab and newline, DEL, C1, the line and paragraph separators,
+ * the bidirectional embeddings, overrides and isolates), so that what a
+ * test printed cannot move a reader's cursor, recolour the terminal, or
+ * reorder the text they see.
+ */
+void text_clean_log(struct strbuf *out, const char *str, size_t n);
+
 /* Cuts sb to at most max octets, at a character boundary. */
 void utf8_truncate(struct strbuf *sb, size_t max);
 

@@ -93,5 +93,11 @@ confirm=$(db "SELECT candidate_id FROM bisection_steps WHERE bisection_id = $bid
 is "$(db "SELECT COUNT(DISTINCT name) FROM test_results WHERE candidate_id = $confirm AND name IN ('user-copy','tip-known','badptr')")" 3 \
 	"the confirmation runs the whole set"
 like "$(db "SELECT evidence FROM flags WHERE patch_id = 1")" "user-copy" "the culprit's evidence names the regressing test"
+# the author's mail: the regressing test named, its console lines quoted
+# (the confirmation's boot: from its begin marker to its end marker)
+mail=$(db "SELECT headers_and_body FROM mail WHERE patch_id = 1 ORDER BY id DESC LIMIT 1" | tr -d '\r')
+like "$mail" "regression tests fail from this patch on: user-copy" "the culprit's mail names the regressing test"
+like "$mail" "Log of the failing test, user-copy:" "... and quotes its log"
+like "$mail" "@@stableq end user-copy " "... its lines of the console, to its end marker"
 diag "$(grep -h 'booting\|results in\|tip\|only the steering' "$T/c1.log" "$T/bisect.log")"
 done_testing

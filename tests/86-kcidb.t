@@ -82,11 +82,24 @@ try:
     results = [('boot', 'pass', None), ('dmesg-clean', 'pass', None),
                ('kunit.list.list_test_init', 'pass', None), ('user-copy', 'fail', huge),
                ('badptr', 'flaky', None), ('proc-sanity', 'skip', None), (hostile, 'pass', None),
-               ('kselftest:timers:posix_timers', 'pass', None)]
+               ('kselftest:timers:posix_timers', 'pass', None),
+               # names as the runner stores them today: KUnit cases (a
+               # parameterised one too) and kselftests with dots
+               ('kunit.list.list_test_splice', 'fail', None),
+               ('kunit.overflow.shift_sane_test.u8', 'pass', None),
+               ('kselftest.size.get_size', 'fail', None),
+               ('kselftest.futex.futex_requeue.requeue_single', 'pass', None)]
     for run in (1, 2):
         for name, res, ex in results:
             db.execute('INSERT INTO test_results (candidate_id, run, name, result, detail,'
                        ' log_excerpt) VALUES (1, ?, ?, ?, ?, ?)', (run, name, res, 'detail of ' + name, ex))
+    # their standing against the tip, as testcase.c classifies them
+    standing = {'kunit.list.list_test_splice': ('regression', 'pass'),
+                'kselftest.size.get_size': ('known', 'fail'), 'badptr': ('flaky', 'pass')}
+    for name, res, ex in results:
+        status, tip = standing.get(name, (res if res in ('pass', 'skip') else 'regression', res))
+        db.execute('INSERT INTO test_cases (candidate_id, name, status, tip, runs, fails)'
+                   ' VALUES (1, ?, ?, ?, 2, ?)', (name, status, tip, 2 if res == 'fail' else 0))
     db.commit()
     db.close()
 
@@ -131,12 +144,21 @@ try:
     t.ok(not [x for x in out['tests'] if x['build_id'] == b3['id']], '... and no tests')
 
     tests1 = [x for x in out['tests'] if x['build_id'] == b1['id']]
-    t.is_(len(tests1), 16, 'every stored result of every run is a test')
+    t.is_(len(tests1), 24, 'every stored result of every run is a test')
     paths = sorted({x['path'] for x in tests1})
     t.ok({'boot', 'dmesg-clean', 'kunit.list.list_test_init', 'user-copy'} <= set(paths),
          'KCIDB paths boot, dmesg-clean, kunit.<suite>.<case>, user-copy', paths)
     t.ok('kunit.bad_suite__case__rm' in paths, 'a hostile test name keeps only [.a-zA-Z0-9_-] in its path', paths)
     t.ok('kselftest.timers.posix_timers' in paths, "a selftest's result is kselftest.TARGET.TEST", paths)
+    t.ok({'kunit.list.list_test_splice', 'kunit.overflow.shift_sane_test.u8'} <= set(paths),
+         'KUnit cases as kunit.SUITE.CASE, a parameterised one as kunit.SUITE.CASE.PARAM', paths)
+    t.ok({'kselftest.size.get_size', 'kselftest.futex.futex_requeue.requeue_single'} <= set(paths),
+         'kselftests as kselftest.TARGET.TEST, a TAP line of one as kselftest.TARGET.TEST.NAME', paths)
+    sd = {x['path']: (x['status'], x['misc'].get('standing')) for x in tests1}
+    t.is_((sd['kunit.list.list_test_splice'], sd['kselftest.size.get_size'],
+           sd['kunit.overflow.shift_sane_test.u8'], sd['badptr']),
+          (('FAIL', 'regression'), ('FAIL', 'known'), ('PASS', 'pass'), ('FAIL', 'flaky')),
+          "misc.standing: a KUnit case's regression, a kselftest's known failure, a pass, a flaky test")
     st = {x['path']: x['status'] for x in tests1}
     t.is_((st['boot'], st['user-copy'], st['badptr'], st['proc-sanity']), ('PASS', 'FAIL', 'FAIL', 'SKIP'),
           'pass/fail/flaky/skip become PASS/FAIL/FAIL/SKIP')

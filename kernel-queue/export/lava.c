@@ -6,6 +6,7 @@
 #include "file.h"
 #include "sha256.h"
 #include "strbuf.h"
+#include "testcase.h"
 #include "testset.h"
 
 #include <ctype.h>
@@ -17,6 +18,8 @@
 #include <strings.h>
 
 #define IMAGE_MAX (512u << 20)
+/* A test's name in a monitor's pattern: the console's name rule, dots. */
+#define LAVA_NAME "[A-Za-z0-9_.+:=,-]+"
 
 /* ---- YAML ---- */
 
@@ -160,23 +163,47 @@ static void regex_literal(struct strbuf *sb, const char *s)
 	}
 }
 
-/* The test action: monitors over the console, in the order it prints. */
-static json_t *test_action(const struct test_def *t, size_t n, int timeout_min,
-			   json_t *meta)
+/* LAVA's result of each exit status N of "@@stableq end NAME N": 0 passes. */
+static json_t *status_fixup(int kselftest)
+{
+	json_t *fix = json_object();
+
+	json_object_set_new(fix, "0", json_string("pass"));
+	for (char d = '1'; d <= '9'; d++) {
+		char k[2] = {d, 0};
+		json_object_set_new(fix, k, json_string("fail"));
+	}
+	if (kselftest) {
+		/* KSFT_SKIP is 4 alone; 40..49 are failures (the pattern
+		 * takes two digits for them) */
+		json_object_set_new(fix, "4", json_string("skip"));
+		for (char d = '0'; d <= '9'; d++) {
+			char k[3] = {'4', d, 0};
+			json_object_set_new(fix, k, json_string("fail"));
+		}
+	}
+	return fix;
+}
+
+/*
+ * The test action: monitors over the console, in the order it prints
+ * (LAVA runs them one after the other, each from its start to its end):
+ * KUnit's KTAP at boot, the guest tests of the set, then the kselftests
+ * (the runner appends them: kselftest_expand()). The guest tests' monitor
+ * ends where the first kselftest begins (or the tests end) without taking
+ * the line, so that the kselftests' monitor starts there: with none in
+ * the boot, it starts and ends at "@@stableq done".
+ */
+static json_t *test_action(const struct test_def *t, size_t n, int timeout_min)
 {
 	json_t *monitors = json_array(), *fix;
-	int ktap = 0, guest = 0;
+	int ktap = 0, guest = 0, kselftest = 0;
 	struct strbuf sb = STRBUF_INIT;
 
 	for (size_t i = 0; i < n; i++) {
-		char *k = xstrfmt("stableq.test.%s", t[i].name);
-		char *v = xstrfmt("%s: %s", test_kind_name(t[i].kind),
-				  t[i].description ? t[i].description : "");
-		json_object_set_new(meta, k, json_string(v));
-		free(k);
-		free(v);
 		ktap |= t[i].kind == TEST_KTAP;
 		guest |= t[i].kind == TEST_GUEST;
+		kselftest |= t[i].kind == TEST_KSELFTEST;
 	}
 	/* KUnit prints while the kernel boots, before userspace */
 	if (ktap) {
@@ -190,25 +217,36 @@ static json_t *test_action(const struct test_def *t, size_t n, int timeout_min,
 				  "(?P<test_case_id>[A-Za-z0-9_.-]+)",
 				  "fixupdict", fix));
 	}
-	/* /init's markers: "@@stableq end NAME STATUS", 0 passes */
-	if (guest) {
-		fix = json_object();
-		json_object_set_new(fix, "0", json_string("pass"));
-		for (char d = '1'; d <= '9'; d++) {
-			char k[2] = { d, 0 };
-			json_object_set_new(fix, k, json_string("fail"));
-		}
+	/* /init's markers: "@@stableq end NAME STATUS [TOKEN]", 0 passes */
+	if (guest)
 		json_array_append_new(
 			monitors,
 			json_pack("{s:s,s:s,s:s,s:s,s:o}", "name",
 				  "stableq-guest", "start", "@@stableq kernel",
+				  "end",
+				  kselftest ? "(?=@@stableq begin kselftest\\.|"
+					      "@@stableq done)"
+					    : "@@stableq done",
+				  "pattern",
+				  "@@stableq end (?P<test_case_id>" LAVA_NAME
+				  ") (?P<result>0|[1-9])[0-9]*",
+				  "fixupdict", status_fixup(0)));
+	/* the kselftests: exit status 4 (KSFT_SKIP) skips */
+	if (kselftest)
+		json_array_append_new(
+			monitors,
+			json_pack("{s:s,s:s,s:s,s:s,s:o}", "name", "kselftest",
+				  "start",
+				  "@@stableq begin kselftest\\.|"
+				  "(?=@@stableq done)",
 				  "end", "@@stableq done", "pattern",
-				  "@@stableq end (?P<test_case_id>[A-Za-z0-9_.-]+) "
-				  "(?P<result>0|[1-9])[0-9]*",
-				  "fixupdict", fix));
-	}
+				  "@@stableq end "
+				  "(?P<test_case_id>kselftest\\." LAVA_NAME
+				  ") (?P<result>4[0-9]|0|4|[1-9])"
+				  "(?=[0-9]*\\s)",
+				  "fixupdict", status_fixup(1)));
 	/* boot and console tests: what the whole console shows */
-	if (!guest) {
+	if (!guest && !kselftest) {
 		fix = json_object();
 		strbuf_addstr(&sb, "(?P<result>(?P<test_case_id>userspace");
 		json_object_set_new(fix, "userspace", json_string("pass"));
@@ -220,12 +258,12 @@ static json_t *test_action(const struct test_def *t, size_t n, int timeout_min,
 						    json_string("fail"));
 			}
 		strbuf_addstr(&sb, "))");
-		json_array_append_new(
-			monitors,
-			json_pack("{s:s,s:s,s:s,s:s,s:o}", "name",
-				  "stableq-console", "start", "Linux version",
-				  "end", "@@stableq done", "pattern", sb.buf,
-				  "fixupdict", fix));
+		json_array_append_new(monitors,
+				      json_pack("{s:s,s:s,s:s,s:s,s:o}", "name",
+						"stableq-console", "start",
+						"Linux version", "end",
+						"@@stableq done", "pattern",
+						sb.buf, "fixupdict", fix));
 	}
 	strbuf_release(&sb);
 	if (!json_array_size(monitors)) {
@@ -234,6 +272,136 @@ static json_t *test_action(const struct test_def *t, size_t n, int timeout_min,
 	}
 	return json_pack("{s:{s:o,s:o}}", "test", "timeout",
 			 minutes(timeout_min), "monitors", monitors);
+}
+
+/* ---- the test set in the metadata ---- */
+
+/* The tip's result of a test as the metadata says it, or NULL. */
+static const char *tip_text(const json_t *tip, const char *name)
+{
+	const char *r = json_string_value(json_object_get(tip, name));
+
+	if (r && !strcmp(r, "fail"))
+		return "fail, expected: a known failure (it fails on the"
+		       " branch tip)";
+	return r;
+}
+
+static void meta_set(json_t *meta, const char *prefix, const char *name,
+		     const char *value)
+{
+	char *k = xstrfmt("%s.%s", prefix, name);
+
+	json_object_set_new(meta, k, json_string(value));
+	free(k);
+}
+
+/* One test of the set: what it is, and how it stands on the tip. */
+static void meta_test(json_t *meta, const json_t *tip, const char *name,
+		      const char *what)
+{
+	const char *t = tip_text(tip, name);
+
+	meta_set(meta, "stableq.test", name, what);
+	if (t)
+		meta_set(meta, "stableq.tip", name, t);
+}
+
+/*
+ * Every test of the set in the metadata (a kselftest section as each of
+ * its targets, kselftest.TARGET), with its result on the branch tip when
+ * the candidate was compared with a run of it; then the cases below them
+ * (kunit.SUITE.CASE, kselftest.TARGET.TEST...) that do not pass there,
+ * known failures marked expected; passes are counted.
+ */
+static void meta_tests(json_t *meta, const struct test_def *t, size_t n,
+		       const json_t *tip, long long tip_id)
+{
+	long long pass = 0, fail = 0, flaky = 0, skip = 0;
+	const char *name;
+	json_t *v;
+
+	for (size_t i = 0; i < n; i++) {
+		const char *d = t[i].description ? t[i].description : "";
+		if (t[i].kind != TEST_KSELFTEST) {
+			char *what =
+				xstrfmt("%s: %s", test_kind_name(t[i].kind), d);
+			meta_test(meta, tip, t[i].name, what);
+			free(what);
+			continue;
+		}
+		for (size_t k = 0; k < t[i].ntargets; k++) {
+			char *tn = xstrfmt("kselftest.%s", t[i].targets[k]);
+			char *what = xstrfmt(
+				"kselftest: tools/testing/selftests/%s, each"
+				" test %s.TEST, %d s each ([test %s]%s%s)",
+				t[i].targets[k], tn, t[i].timeout, t[i].name,
+				*d ? ": " : "", d);
+			meta_test(meta, tip, tn, what);
+			free(tn);
+			free(what);
+		}
+	}
+	json_object_foreach((json_t *)tip, name, v)
+	{
+		const char *r = json_string_value(v);
+		char *k;
+		if (!r)
+			continue;
+		pass += !strcmp(r, "pass");
+		fail += !strcmp(r, "fail");
+		flaky += !strcmp(r, "flaky");
+		skip += !strcmp(r, "skip");
+		if (strcmp(r, "fail") && strcmp(r, "flaky"))
+			continue;
+		k = xstrfmt("stableq.tip.%s", name);
+		if (!json_object_get(meta, k))
+			meta_set(meta, "stableq.tip", name,
+				 tip_text(tip, name));
+		free(k);
+	}
+	if (tip_id > 0) {
+		char *s = xstrfmt("candidate %lld: %lld pass, %lld fail"
+				  " (expected), %lld flaky, %lld skip",
+				  tip_id, pass, fail, flaky, skip);
+		json_object_set_new(meta, "stableq.tip", json_string(s));
+		free(s);
+	} else {
+		json_object_set_new(meta, "stableq.tip",
+				    json_string("unknown: the candidate was"
+						" not compared with a run of"
+						" the branch tip"));
+	}
+}
+
+/* Minutes the guest's tests may take: each guest test's timeout, and each
+ * kselftest's (counted from the candidate's cases, at least one a target). */
+static int guest_minutes(const struct test_def *t, size_t n,
+			 const json_t *cases)
+{
+	long long secs = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (t[i].kind == TEST_GUEST)
+			secs += t[i].timeout;
+		for (size_t k = 0;
+		     t[i].kind == TEST_KSELFTEST && k < t[i].ntargets; k++) {
+			char *prefix =
+				xstrfmt("kselftest.%s.", t[i].targets[k]);
+			size_t len = strlen(prefix);
+			long long count = 0;
+			const char *name;
+			json_t *v;
+			json_object_foreach((json_t *)cases, name, v)
+			{
+				count += !strncmp(name, prefix, len) &&
+					 !strchr(name + len, '.');
+			}
+			secs += (long long)t[i].timeout * (count ? count : 1);
+			free(prefix);
+		}
+	}
+	return (int)((secs + 59) / 60);
 }
 
 static json_t *image(const char *url_base, const char *name, const char *hex,
@@ -254,7 +422,8 @@ int lava_job(sqlite3 *db, const struct config *cfg, const struct lava_opts *o,
 	char *out_dir = NULL, *abs = NULL, *url_base = NULL, *path = NULL;
 	char *kernel = NULL, *initrd = NULL, *name = NULL;
 	char khex[65] = "", ihex[65] = "";
-	long long build = 0, last = 0;
+	long long build = 0, last = 0, tip_id = 0;
+	json_t *cases = NULL;
 	struct test_def *tests = NULL;
 	size_t ntests = 0;
 	struct strbuf sb = STRBUF_INIT;
@@ -313,9 +482,13 @@ int lava_job(sqlite3 *db, const struct config *cfg, const struct lava_opts *o,
 					       '/'))
 			   : xstrfmt("file://%s", abs);
 
-	for (size_t i = 0; i < ntests; i++)
-		if (tests[i].kind == TEST_GUEST)
-			test_min += (tests[i].timeout + 59) / 60;
+	tip_id = candidate_tip(db, o->candidate);
+	cases = testcase_tip_results(db, o->candidate);
+	if (!cases) {
+		cases = json_object();
+		err_clear();
+	}
+	test_min = guest_minutes(tests, ntests, cases);
 	boot_min = (cfg->boot_timeout + 59) / 60;
 	{
 		json_t *arr = candidate_patch_list(db, o->candidate);
@@ -344,7 +517,8 @@ int lava_job(sqlite3 *db, const struct config *cfg, const struct lava_opts *o,
 		json_pack("{s:{s:s,s:s,s:o,s:{s:s}}}", "boot", "method", "qemu",
 			  "media", "tmpfs", "timeout", minutes(boot_min),
 			  "parameters", "shutdown-message", "@@stableq done"));
-	test = test_action(tests, ntests, boot_min + test_min, meta);
+	meta_tests(meta, tests, ntests, tip_id > 0 ? cases : NULL, tip_id);
+	test = test_action(tests, ntests, boot_min + test_min);
 	if (test)
 		json_array_append_new(actions, test);
 	job = json_pack(
@@ -372,6 +546,7 @@ int lava_job(sqlite3 *db, const struct config *cfg, const struct lava_opts *o,
 	ret = 0;
 out:
 	json_decref(job);
+	json_decref(cases);
 	testset_free(tests, ntests);
 	strbuf_release(&sb);
 	free(verdict);

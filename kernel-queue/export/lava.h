@@ -15,14 +15,25 @@
  * method qemu, the kernel parameters stableq's runner uses).
  *
  * The test set becomes one test action of LAVA monitors, which read the
- * console as stableq's parser does (qemu-runner/guest/README.md):
- *   guest tests   one monitor each: "@@stableq begin NAME" to
- *                 "@@stableq end NAME STATUS"; status 0 passes, any
- *                 other fails
- *   ktap tests    KUnit's "ok N case" / "not ok N case" lines at boot
- *   console tests a fail per fail_on substring seen before
- *                 "@@stableq done"
- *   boot tests    a pass once "@@stableq userspace" shows
+ * console as stableq's parser does (qemu-runner/guest/README.md), one
+ * after the other in the order the console prints:
+ *   ktap tests    "kunit": KUnit's "ok N case" / "not ok N case" lines at
+ *                 boot
+ *   guest tests   "stableq-guest": each "@@stableq end NAME STATUS";
+ *                 status 0 passes, any other fails
+ *   kselftests    "kselftest": each "@@stableq end kselftest.T.P STATUS"
+ *                 after them; 0 passes, 4 (KSFT_SKIP) skips, any other
+ *                 fails
+ *   console tests (without guest tests) a fail per fail_on substring seen
+ *                 before "@@stableq done", a pass at "userspace"
+ *
+ * The metadata carries the whole test set of tests_file: per test
+ * (a kselftest section as each target, kselftest.TARGET) what it is,
+ * stableq.test.NAME, and, when the candidate was compared with a run of
+ * the branch tip (testcase.h), its result there, stableq.tip.NAME; cases
+ * below them that fail or are flaky on the tip too, a known failure
+ * marked "fail, expected"; stableq.tip names the tip's run and counts
+ * its results.
  *
  * The build directory holds one kernel, the last one built: a candidate
  * whose build is not the last is refused (ERR_CONFLICT, saying to run the

@@ -44,16 +44,16 @@ long long flag_locked(struct branch_ctx *bc, long long id, const char *reason,
 	char *what = xstrfmt("Your patch was flagged broken in the %s-stable"
 			     " queue",
 			     bc->cfg.branch_key);
-	long long m =
-		queue_notify(bc->db, &bc->cfg,
-			     &(struct notice){
-				     .patch_id = id,
-				     .event_id = evid,
-				     .kind = "flagged",
-				     .what = what,
-				     .why = why.buf,
-				     .log_excerpt = ev ? ev->log_excerpt : NULL,
-			     });
+	long long m = queue_notify(bc->db, &bc->cfg,
+				 &(struct notice){
+					 .patch_id = id,
+					 .event_id = evid,
+					 .kind = "flagged",
+					 .what = what,
+					 .why = why.buf,
+					 .log_excerpt = ev ? ev->log_excerpt : NULL,
+					 .test = ev ? ev->test : NULL,
+				 });
 	free(what);
 	strbuf_release(&why);
 	return m < 0 ? m : evid;

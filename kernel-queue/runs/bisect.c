@@ -273,6 +273,76 @@ static long long resumable(struct bis *b, long long candidate_id)
 	return id;
 }
 
+int bisect_flag_culprit(struct branch_ctx *bc, long long bisection_id,
+			long long culprit, long long bad_cid,
+			const json_t *steer, const char *by, const char *detail)
+{
+	/* the flag and its events say who raised it: this bisection */
+	const char *caller = bc->actor;
+	char *actor = xstrfmt("bisection:%lld", bisection_id);
+	const char *test = NULL;
+	struct strbuf failing = STRBUF_INIT;
+	char *excerpt = NULL, *reason = NULL, *object = NULL;
+	long long build_id;
+	enum patch_state cs;
+	json_t *v;
+	size_t i;
+	int ret = 0;
+
+	bc->actor = actor;
+	event_add(bc->db, bc->actor, "bisection", bisection_id, "found", "%s",
+		  detail);
+	/* the evidence names the most specific failing test (a KUnit case
+	 * rather than its ktap test), the reason all of them */
+	json_array_foreach(steer, i, v)
+	{
+		const char *name = json_string_value(v);
+		if (!name)
+			continue;
+		if (!test || (strchr(name, '.') && strlen(name) > strlen(test)))
+			test = name;
+		if (i < 6)
+			strbuf_addf(&failing, "%s%s", i ? ", " : "", name);
+		else if (i == 6)
+			strbuf_addstr(&failing, ", ...");
+	}
+	excerpt = excerpt_of(bc->db, bad_cid, by ? NULL : test);
+	build_id = candidate_build_id(bc->db, bad_cid);
+	if (build_id < 0) {
+		build_id = 0;
+		err_clear();
+	}
+	reason = xstrfmt("bisection %lld: %s%s", bisection_id,
+			 !by ? "regression tests fail from this"
+			       " patch on: "
+			 : !strcmp(by, "build") ? "the build fails from this"
+						  " patch on"
+						: "the guest hangs from this"
+						  " patch on",
+			 by ? "" : failing.buf);
+	/* a touched object that does not compile while the guest kernel
+	 * built (coverage): the evidence names the object and its error */
+	if (by && !strcmp(by, "build"))
+		object = candidate_object_failure(bc->db, bad_cid);
+	struct evidence ev = {
+		.test = object ? object
+			: by   ? by
+			       : test,
+		.log_excerpt = excerpt,
+		.build_id = build_id,
+		.bisection_id = bisection_id,
+	};
+	if (queue_get_state(bc->db, culprit, &cs) == 0 && cs != PS_BROKEN)
+		ret = flag_patch(bc, culprit, reason, &ev);
+	bc->actor = caller;
+	free(actor);
+	strbuf_release(&failing);
+	free(reason);
+	free(excerpt);
+	free(object);
+	return ret;
+}
+
 int bisect_run(struct branch_ctx *bc, long long candidate_id, int budget,
 	       long long *bisection_id,
 	       void (*progress)(const char *line, void *ctx), void *ctx)
@@ -428,66 +498,17 @@ int bisect_run(struct branch_ctx *bc, long long candidate_id, int budget,
 		goto out;
 	}
 	long long culprit = b.patches[hi - 1];
-	/* the evidence names the most specific failing test (a KUnit case
-	 * rather than its ktap test), the reason all of them */
-	const char *test = NULL;
-	struct strbuf failing = STRBUF_INIT;
-	json_array_foreach(b.steer, i, v)
-	{
-		const char *name = json_string_value(v);
-		if (!test || (strchr(name, '.') && strlen(name) > strlen(test)))
-			test = name;
-		if (i < 6)
-			strbuf_addf(&failing, "%s%s", i ? ", " : "", name);
-		else if (i == 6)
-			strbuf_addstr(&failing, ", ...");
-	}
-	char *excerpt = excerpt_of(bc->db, bad_cid, test);
-	long long build_id = candidate_build_id(bc->db, bad_cid);
-	if (build_id < 0) {
-		build_id = 0;
-		err_clear();
-	}
 	char *detail = xstrfmt("patch %lld is the first bad patch (prefix %zu"
 			       " of %zu), confirmed %d times each way",
 			       culprit, (size_t)hi, b.n, confirm);
 	end(&b, "found", culprit, detail);
-	/* the flag and its events say who raised it: this bisection */
-	const char *caller = bc->actor;
-	char *actor = xstrfmt("bisection:%lld", b.id);
-	bc->actor = actor;
-	event_add(bc->db, bc->actor, "bisection", b.id, "found", "%s", detail);
-	char *reason = xstrfmt("bisection %lld: %s%s", b.id,
-			       b.by_build ? "the build fails from this patch on"
-			       : b.by_hang ? "the guest hangs from this patch on"
-					   : "regression tests fail from this"
-					     " patch on: ",
-			       failing.buf);
-	strbuf_release(&failing);
-	/* a touched object that does not compile while the guest kernel
-	 * built (coverage): the evidence names the object and its error */
-	char *object = NULL;
-	if (b.by_build)
-		object = candidate_object_failure(bc->db, bad_cid);
-	struct evidence ev = {
-		.test = object	    ? object
-			: b.by_build ? "build"
-			: b.by_hang  ? "hang"
-				     : test,
-		.log_excerpt = excerpt,
-		.build_id = build_id,
-		.bisection_id = b.id,
-	};
-	enum patch_state cs;
-	if (queue_get_state(bc->db, culprit, &cs) == 0 && cs != PS_BROKEN)
-		ret = flag_patch(bc, culprit, reason, &ev);
-	bc->actor = caller;
-	free(actor);
+	ret = bisect_flag_culprit(bc, b.id, culprit, bad_cid, b.steer,
+				  b.by_build  ? "build"
+				  : b.by_hang ? "hang"
+					      : NULL,
+				  detail);
 	say(&b, detail);
 	free(detail);
-	free(reason);
-	free(excerpt);
-	free(object);
 out:
 	if (b.id) {
 		/* paused (ret 1): it runs on, its progress stays */

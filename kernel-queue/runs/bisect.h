@@ -32,6 +32,22 @@ int bisect_run(struct branch_ctx *bc, long long candidate_id, int budget,
 json_t *bisect_json(sqlite3 *db, long long id);
 
 /*
+ * What bisection bisection_id found (detail says it), as bisect_run() ends
+ * it: the 'found' event and the culprit flagged broken, both by
+ * "bisection:ID". The reason names the tests that steered (steer: a JSON
+ * array of names, the first six), the evidence the most specific of them
+ * (a KUnit case rather than its ktap test) and its log in candidate
+ * bad_cid (the culprit's prefix); by is "build" or "hang" when those
+ * steered instead (the log then the build's error). flag_patch() mails
+ * the author, naming the test and quoting the log. A culprit already
+ * broken is not flagged again. 0 or negative.
+ */
+int bisect_flag_culprit(struct branch_ctx *bc, long long bisection_id,
+			long long culprit, long long bad_cid,
+			const json_t *steer, const char *by,
+			const char *detail);
+
+/*
  * The search itself, without builds: the first bad prefix of n patches is
  * one of 0..n (0: the branch alone fails; n is known bad). The window
  * holds it in (good, bad]; bisect_window_next() names the prefix to try

@@ -189,6 +189,16 @@ json_t *testcase_list_json(sqlite3 *db, long long id, const char *status)
 		"it", id, status);
 }
 
+json_t *testcase_tip_results(sqlite3 *db, long long id)
+{
+	if (!classified(db, id))
+		return NULL;
+	return db_map_of(db_rows_json(db,
+				      "SELECT name, tip FROM test_cases WHERE"
+				      " candidate_id = ? ORDER BY name",
+				      "i", id));
+}
+
 json_t *testcase_regressions(sqlite3 *db, long long id)
 {
 	json_t *rows, *names, *v;

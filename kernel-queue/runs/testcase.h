@@ -44,6 +44,13 @@ int testcase_status_valid(const char *s);
  * when it is not NULL. NULL if the candidate was never classified.
  */
 json_t *testcase_list_json(sqlite3 *db, long long id, const char *status);
+/*
+ * Candidate id's test cases with their result on the tip it was classified
+ * against: {name: "pass" | "fail" | "flaky" | "skip" | null (the tip did
+ * not run it, or there was no tip run)}. A new reference, or NULL when the
+ * candidate was never classified.
+ */
+json_t *testcase_tip_results(sqlite3 *db, long long id);
 /* The names of its regressions (a JSON array of strings), NULL if it was
  * never classified. */
 json_t *testcase_regressions(sqlite3 *db, long long id);
