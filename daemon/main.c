@@ -165,8 +165,20 @@ static int parse_command(const struct command *cmd, int *argc, char **argv,
 		return 1;
 	for (size_t i = 0; i < NGLOBAL; i++)
 		all[k++] = global_opts[i];
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		/* a command's option with a global option's value would be
+		 * taken as the global one (--confirm as -c FILE) */
+		int v = cmd->opts[i].val;
+		if (v == 'c' || v == 'h' || v >= OPT_DB) {
+			fprintf(stderr,
+				"stableq %s: option --%s takes the value of a"
+				" global option (a bug)\n",
+				cmd->name, cmd->opts[i].name);
+			free(all);
+			return 1;
+		}
 		all[k++] = cmd->opts[i];
+	}
 	snprintf(shortopts, sizeof(shortopts), ":c:h%s",
 		 cmd->shortopts ? cmd->shortopts : "");
 	optind = 0; /* from argv[1], afresh */

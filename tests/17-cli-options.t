@@ -56,4 +56,7 @@ like "$out" "plan for patch 2" "revert ID --dry: a prefix of --dry-run"
 out=$(SQ import --help)
 is "$?" 0 "import --help: exit 0"
 like "$out" "usage: stableq [-c FILE]" "... the usage on stdout"
+out=$(SQ revert --confirm 7 2>&1)
+is "$?" 1 "revert --confirm 7: exit 1 (no such revert)"
+like "$out" "revert 7: no such revert" "... --confirm is revert's option, not the global -c FILE"
 done_testing

@@ -280,7 +280,7 @@ const struct option revert_opts[] = {
 	{ "no-confirm", no_argument, NULL, 'N' },
 	{ "auto", no_argument, NULL, 'a' },
 	{ "propose", no_argument, NULL, 'P' },
-	{ "confirm", required_argument, NULL, 'c' },
+	{ "confirm", required_argument, NULL, 'C' },
 	{ "resume", no_argument, NULL, 'R' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -299,8 +299,8 @@ int cmd_revert(struct app *app, const struct cli_opts *o, int argc, char **argv)
 
 	if (o->v['R'])
 		return revert_resume(&app->bc) < 0 ? fail("revert") : 0;
-	if (o->v['c']) {
-		if (argc > 1 || parse_id(o->v['c'], &rid) < 0) {
+	if (o->v['C']) {
+		if (argc > 1 || parse_id(o->v['C'], &rid) < 0) {
 			fprintf(stderr, "usage: stableq revert --confirm REVERT-ID\n");
 			return 2;
 		}
