@@ -180,6 +180,8 @@ qemu_accel = tcg
 test_retries = 0
 test_baseline = no
 guest_config = broad
+# a cold broad build under load outlasts the default hour
+build_timeout = 7200
 [branch $k]
 branch = linux-$k.y
 linux_source = /usr/src/linux-source-$k.tar.xz
