@@ -171,8 +171,11 @@ spread_queue() { # DIR TREE TAG: the 62 files, a one-line patch each
 	rm -f "$q/old" "$q/new"
 }
 broad() { # KEY TREE BUILD FRAGMENTS TESTS QUEUE COVER
-	local k=$1 d=$T/broad-$1
+	local k=$1 d=$T/broad-$1 queue=$6
 	mkdir -p "$d"
+	# the spread is cut from the tree that tree init makes: its queue is
+	# empty until then
+	[ "$queue" = spread ] && queue=$d/spread && mkdir -p "$queue" && : > "$queue/series"
 	cat > "$d/conf" <<CONF
 db = $d/db
 var_dir = $d/var
@@ -189,12 +192,16 @@ tree_dir = $TOP/var/$2
 build_dir = $TOP/var/$3
 broad_config_dir = $TOP/config/$4
 tests_file = $TOP/config/$5
-queue_dir = $6
+queue_dir = $queue
 coverage_build_dir = $TOP/var/$7
 CONF
 	B() { (cd "$TOP" && STABLEQ_NO_DEFAULT_CONFIG=1 ./stableq -c "$d/conf" "$@"); }
 	B tree init > /dev/null 2>&1 || { echo "bench/testset: $k: tree init failed" >&2; return 1; }
-	B import "$6" > "$d/import.log" 2>&1
+	if [ "$6" = spread ]; then
+		spread_queue "$queue" "$TOP/var/$2" "linux-$k.y" || return 1
+		[ "$(wc -l < "$queue/series")" -gt 0 ] || { echo "bench/testset: $k: the spread is empty" >&2; return 1; }
+	fi
+	B import "$queue" > "$d/import.log" 2>&1
 	s=$(date +%s)
 	B candidate > "$d/c.log" 2>&1
 	e=$(date +%s)
@@ -207,9 +214,9 @@ CONF
 	echo "  build:                       $(q "SELECT printf('%.0f s', seconds) FROM builds WHERE id = (SELECT build_id FROM candidates WHERE id = $c)")"
 	echo "  whole set, one boot:         $(grep -o "candidate $c: run 1: [a-z]*, [0-9]* results in [0-9.]* s" "$d/c.log" | awk '{ print $(NF - 1) }') s (goal < 900 s)"
 	echo "  candidate wall time:         $((e - s)) s (build, boot, coverage)"
-	if [ "$(wc -l < "$6/series")" -gt 0 ]; then
+	if [ "$(wc -l < "$queue/series")" -gt 0 ]; then
 		local np booted compiled
-		np=$(wc -l < "$6/series")
+		np=$(wc -l < "$queue/series")
 		booted=$(q "SELECT COUNT(DISTINCT patch_id) FROM coverage WHERE candidate_id = $c AND status = 'booted'")
 		compiled=$(q "SELECT COUNT(DISTINCT patch_id) FROM coverage WHERE candidate_id = $c AND status IN ('booted', 'compiled')")
 		echo "  release-like spread:         $booted of $np patches in the booted kernel, of $compiled that compile on x86_64 (goal >= half)"
@@ -220,7 +227,7 @@ for k in ${BROAD_BRANCHES:-6.1 6.12}; do
 	6.1)
 		mkdir -p "$T/empty" && : > "$T/empty/series"
 		q=$T/empty
-		[ "${SPREAD:-1}" = 0 ] || { spread_queue "$T/spread" "$TOP/var/linux" v6.1.192; q=$T/spread; }
+		[ "${SPREAD:-1}" = 0 ] || q=spread
 		broad 6.1 linux build-broad kernel-broad tests.conf "$q" build-cover ;;
 	6.12)
 		mkdir -p "$T/empty" && : > "$T/empty/series"
