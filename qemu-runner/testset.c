@@ -163,22 +163,19 @@ static int same_word(const char *a, const char *b)
 }
 
 /*
- * An entry of the same list (modules, or targets) earlier in the whole set
- * than t's i-th that same() matches with it, or NULL.
+ * A module earlier in the whole set than t's i-th that same() matches with
+ * it, or NULL.
  */
 static const char *earlier(const struct parser *p, const struct test_def *t,
-			   size_t i, int targets,
-			   int (*same)(const char *, const char *))
+			   size_t i, int (*same)(const char *, const char *))
 {
-	const char *w = targets ? t->targets[i] : t->modules[i];
+	const char *w = t->modules[i];
 
 	for (size_t j = 0; j < p->n; j++) {
 		const struct test_def *o = &p->tests[j];
-		char **v = targets ? o->targets : o->modules;
-		size_t n = targets ? o->ntargets : o->nmodules;
-		for (size_t k = 0; k < n && !(o == t && k >= i); k++)
-			if (same(v[k], w))
-				return v[k];
+		for (size_t k = 0; k < o->nmodules && !(o == t && k >= i); k++)
+			if (same(o->modules[k], w))
+				return o->modules[k];
 	}
 	return NULL;
 }
@@ -194,7 +191,7 @@ static int set_modules(struct parser *p, struct test_def *t, const char *v)
 				    "test %s: module '%s' must be a .ko path "
 				    "inside the build directory",
 				    t->name, t->modules[i]);
-		if ((o = earlier(p, t, i, 0, same_base)))
+		if ((o = earlier(p, t, i, same_base)))
 			return perr(p,
 				    "test %s: module '%s' has the same name "
 				    "in the guest as '%s'",
@@ -227,12 +224,42 @@ static int set_targets(struct parser *p, struct test_def *t, const char *v)
 				    "directory of tools/testing/selftests: "
 				    "1-40 of a-z 0-9 _ -)",
 				    t->name, t->targets[i]);
-		/* a target's tests are named by it: once in the whole set */
-		if (earlier(p, t, i, 1, same_word))
-			return perr(p, "test %s: kselftest target '%s' given "
-				       "twice",
-				    t->name, t->targets[i]);
 	}
+	return 0;
+}
+
+/* Two sections that can run on one guest: neither is tied to a guest, or
+ * both to the same one. */
+static int same_guest(const struct test_def *a, const struct test_def *b)
+{
+	return !a->guest_config || !b->guest_config ||
+	       !strcmp(a->guest_config, b->guest_config);
+}
+
+/*
+ * A target's tests are named by it (kselftest.TARGET.TEST): once in the
+ * set a guest runs. The quick and the broad guest's sections may share
+ * one, since never both run. Checked when the section ends: its
+ * guest_config may come after its targets.
+ */
+static int targets_once(struct parser *p, const struct test_def *t)
+{
+	for (size_t i = 0; i < t->ntargets; i++)
+		for (size_t j = 0; j < p->n; j++) {
+			const struct test_def *o = &p->tests[j];
+			if (!same_guest(o, t))
+				continue;
+			for (size_t k = 0; k < o->ntargets && !(o == t && k >= i);
+			     k++)
+				if (same_word(o->targets[k], t->targets[i]))
+					return perr(p,
+						    "test %s: kselftest target "
+						    "'%s' given twice%s%s%s",
+						    t->name, t->targets[i],
+						    o == t ? "" : " (also in test ",
+						    o == t ? "" : o->name,
+						    o == t ? "" : ")");
+		}
 	return 0;
 }
 
@@ -320,6 +347,8 @@ static int finish_test(struct parser *p)
 		ret = perr(p, "test %s: kselftest without targets", t->name);
 		goto out;
 	}
+	if ((ret = targets_once(p, t)) < 0)
+		goto out;
 	if ((t->kind == TEST_GUEST || t->kind == TEST_KSELFTEST) &&
 	    !t->timeout)
 		t->timeout = TESTSET_DEFAULT_TIMEOUT;

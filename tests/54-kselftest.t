@@ -24,8 +24,12 @@ cat >> "$T/tests.conf" <<'CONF'
 kind = kselftest
 targets = size kcmp user_events
 timeout = 30
+guest_config = quick
 description = three kselftest targets of the candidate's own tree
 CONF
+
+grep -q '^targets = .*\<size\>' "$TOP/config/tests.conf"
+ok $? "the shipped broad set has size too: a quick section may share it"
 
 # the queue: a patch that breaks two selftests of the tree
 S=tools/testing/selftests

@@ -32,6 +32,13 @@ static void test_parse(void)
 		{"[test k]\nkind = kselftest\ntargets = a\n[test l]\nkind = "
 		 "kselftest\ntargets = b a\n",
 		 "kselftest target 'a' given twice"},
+		{"[test k]\nkind = kselftest\ntargets = a\nguest_config = "
+		 "broad\n[test l]\nkind = kselftest\ntargets = a\n",
+		 "test l: kselftest target 'a' given twice (also in test k)"},
+		{"[test k]\nkind = kselftest\ntargets = a\nguest_config = "
+		 "broad\n[test l]\nkind = kselftest\ntargets = a\n"
+		 "guest_config = broad\n",
+		 "c:5: test l: kselftest target 'a' given twice (also in test k)"},
 		{"[test k]\nkind = kselftest\ntargets = a\ncommand = x\n",
 		 "'command' does not apply to kind kselftest"},
 		{"[test k]\nkind = guest\ncommand = x\ntargets = a\n",
@@ -48,6 +55,15 @@ static void test_parse(void)
 	is_str(t[0].targets[1], "size", "in order");
 	is_int(t[0].timeout, 30, "a timeout per test");
 	is_int(t[1].timeout, TESTSET_DEFAULT_TIMEOUT, "the default timeout");
+	testset_free(t, n);
+	/* the quick and the broad guest never run together: a target may be
+	 * in a section of each (guest_config after the targets, too) */
+	const char *guests = "[test k]\nkind = kselftest\ntargets = a b\n"
+			     "guest_config = broad\n[test l]\nkind = "
+			     "kselftest\ntargets = a\nguest_config = quick\n";
+	is_int(testset_parse(guests, strlen(guests), "c", &t, &n), 0,
+	       "a target in a broad and a quick section parses");
+	is_int((long)n, 2, "... two sections");
 	testset_free(t, n);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		int ret = testset_parse(bad[i].conf, strlen(bad[i].conf), "c",
