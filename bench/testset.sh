@@ -11,7 +11,8 @@
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+# KEEP=1 keeps the run's stores and logs (the path is printed)
+if [ "${KEEP:-0}" = 1 ]; then echo "bench/testset: keeping $T"; else trap 'rm -rf "$T"' EXIT; fi
 # QUICK=0 skips the quick guest's part (the broad part below takes long)
 if [ "${QUICK:-1}" != 0 ]; then
 cp "$TOP/config/tests.conf" "$T/tests.conf"
