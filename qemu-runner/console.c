@@ -243,6 +243,7 @@ static struct test_result *add_result(struct parse *p, const char *name,
 	t->status = st;
 	t->detail = NULL;
 	t->excerpt = NULL;
+	t->not_run = 0;
 	return t;
 }
 
@@ -636,10 +637,13 @@ static void eval_guest(struct parse *p, size_t t, struct test_result *r)
 
 	if (g->begin < 0) {
 		r->status = TEST_FAIL;
-		if (p->done_line >= 0)
+		if (p->done_line >= 0) {
 			r->detail = xstrdup("never started, although the guest "
 					    "finished its list");
-		else if (p->userspace_line < 0)
+			return;
+		}
+		r->not_run = 1;
+		if (p->userspace_line < 0)
 			r->detail = xstrdup("not run: the guest never reached "
 					    "userspace");
 		else
@@ -890,10 +894,34 @@ static char *quote_line(const struct parse *p, long i)
 	return xstrfmt("console line %ld: %s", i + 1, L(p, (size_t)i));
 }
 
+/*
+ * The console ended (the guest stopped or was killed, no "done") inside a
+ * KUnit suite: the suite is a result of its own, "kunit.SUITE", failed (or
+ * hung) with why, so the suite that took the guest down is named.
+ */
+static void open_suite(struct parse *p)
+{
+	struct kcase *c;
+
+	if (p->done_line >= 0 || !p->ktap_active || !p->names[1] ||
+	    !(c = add_case(p)))
+		return;
+	c->suite = ktap_name(p->names[1], strlen(p->names[1]), 0);
+	c->status = p->rep->killed ? TEST_HANG : TEST_FAIL;
+	c->line = (long)p->nlines - 1;
+	strbuf_addstr(&c->detail,
+		      p->rep->killed ? "did not finish: the guest was killed "
+				       "at its deadline during this suite"
+				     : "did not finish: the guest stopped "
+				       "during this suite");
+}
+
 static void evaluate(struct parse *p)
 {
 	struct console_report *r = p->rep;
 	int cases_added = 0, console_failed = 0;
+
+	open_suite(p);
 
 	for (size_t t = 0; t < p->ntests; t++) {
 		const struct test_def *d = &p->tests[t];
@@ -959,6 +987,12 @@ static void decide(struct parse *p)
 
 	r->userspace = p->userspace_line >= 0;
 	r->done = p->done_line >= 0;
+	if (!r->killed && !r->done && p->nlines) {
+		for (size_t t = 0; t < p->ntests && !r->stopped_in; t++)
+			if (p->guest[t].begin >= 0 && p->guest[t].end < 0)
+				r->stopped_in = xstrdup(p->tests[t].name);
+		r->stopped_in_kunit = !r->userspace && p->ktap_seen;
+	}
 	for (size_t i = 0; i < r->nresults && !bad; i++)
 		if (r->results[i].status == TEST_FAIL ||
 		    r->results[i].status == TEST_HANG)
@@ -1111,6 +1145,7 @@ void console_report_release(struct console_report *rep)
 	free(rep->kernel_release);
 	free(rep->problem);
 	free(rep->reason);
+	free(rep->stopped_in);
 	memset(rep, 0, sizeof(*rep));
 }
 
@@ -1126,6 +1161,7 @@ void console_report_add(struct console_report *rep, const char *name,
 	t->status = status;
 	t->detail = xstrdup(detail ? detail : "");
 	t->excerpt = NULL;
+	t->not_run = 0;
 	if (status != TEST_FAIL || rep->verdict != VERDICT_PASS)
 		return;
 	rep->verdict = VERDICT_FAIL;

@@ -55,6 +55,9 @@ struct test_result {
 	enum test_status status;
 	char *detail;  /* why, for humans, a few KB at most; "" on a pass */
 	char *excerpt; /* the console lines around the failure, or NULL */
+	int not_run;   /* a guest test that never began because the guest
+			* stopped or was killed first: a later boot may run
+			* it (runner_boot() does, after a stop) */
 };
 
 struct console_report {
@@ -67,6 +70,11 @@ struct console_report {
 	char *kernel_release; /* from "@@stableq kernel X", or NULL */
 	char *problem;        /* the first panic/Oops/BUG/WARNING/KASAN line,
 			       * or NULL */
+	char *stopped_in;     /* the guest stopped by itself (a panic: not
+			       * killed, no "done") during this guest test,
+			       * or NULL */
+	int stopped_in_kunit; /* ... or before userspace, during built-in
+			       * KUnit */
 	enum run_verdict verdict;
 	char *reason;         /* one line: why not pass; "" on pass */
 };

@@ -6,6 +6,7 @@
 #include "qemu.h"
 #include "spawn.h"
 #include "strbuf.h"
+#include "strvec.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -260,7 +261,7 @@ out:
 	return ret;
 }
 
-int runner_boot(const struct runner_opts *o, struct runner_result *r)
+static int boot_one(const struct runner_opts *o, struct runner_result *r)
 {
 	const char *guest_dir =
 		o->guest_dir ? o->guest_dir : "qemu-runner/guest";
@@ -336,6 +337,7 @@ int runner_boot(const struct runner_opts *o, struct runner_result *r)
 	if (ret < 0)
 		goto out;
 	r->boot_seconds = qr.seconds;
+	r->boots = 1;
 
 	ret = console_parse_file(r->log_path, tests, ntests, qr.timed_out,
 				 token, &r->report);
@@ -373,5 +375,193 @@ out:
 	testset_free(tests, ntests);
 	free(kernel);
 	free(cache);
+	return ret;
+}
+
+/*
+ * The names of the console tests of the set o boots: after a resumed
+ * boot, a console test fails on what that boot printed too.
+ */
+static void console_tests(const struct runner_opts *o, char ***names,
+			  size_t *n)
+{
+	struct test_def *tests = NULL;
+	size_t nt = 0;
+
+	*names = NULL;
+	*n = 0;
+	if (testset_load(o->tests_file, &tests, &nt) < 0) {
+		err_clear();
+		return;
+	}
+	testset_for_guest(tests, &nt, o->guest_config);
+	for (size_t i = 0; i < nt; i++)
+		if (tests[i].kind == TEST_CONSOLE) {
+			*names = xrealloc(*names, (*n + 1) * sizeof(**names));
+			(*names)[(*n)++] = xstrdup(tests[i].name);
+		}
+	testset_free(tests, nt);
+}
+
+static int rank(enum test_status s)
+{
+	return s == TEST_HANG ? 3 : s == TEST_FAIL ? 2 : s == TEST_SKIP ? 1 : 0;
+}
+
+/*
+ * b's results into a's: a result a did not run (test_result.not_run) is
+ * b's; one a lacks (a later test's TAP lines, a KUnit module's cases,
+ * b's kernel-log) is added; a console test keeps the worse of the two.
+ * Everything else (the boot, built-in KUnit, which b did not run) is a's.
+ */
+static void merge(struct console_report *a, struct console_report *b,
+		  char *const *cons, size_t ncons)
+{
+	for (size_t i = 0; i < b->nresults; i++) {
+		struct test_result *y = &b->results[i], *x = NULL;
+		int console = 0;
+		for (size_t k = 0; k < a->nresults && !x; k++)
+			if (!strcmp(a->results[k].name, y->name))
+				x = &a->results[k];
+		for (size_t k = 0; k < ncons && !console; k++)
+			console = !strcmp(cons[k], y->name);
+		if (!x) {
+			size_t sz = (a->nresults + 1) * sizeof(*a->results);
+			a->results = xrealloc(a->results, sz);
+			a->results[a->nresults++] = *y;
+		} else if (x->not_run ||
+			   (console && rank(y->status) > rank(x->status))) {
+			free(x->detail);
+			free(x->excerpt);
+			x->status = y->status;
+			x->detail = y->detail;
+			x->excerpt = y->excerpt;
+			x->not_run = y->not_run;
+			free(y->name);
+		} else {
+			free(y->name);
+			free(y->detail);
+			free(y->excerpt);
+		}
+		memset(y, 0, sizeof(*y));
+	}
+	b->nresults = 0;
+	a->done = b->done;
+	a->killed |= b->killed;
+	free(a->stopped_in);
+	a->stopped_in = b->stopped_in;
+	b->stopped_in = NULL;
+	a->stopped_in_kunit = 0;
+}
+
+/* Appends the console log `from` to `to`, after a line saying why. */
+static void append_log(const char *to, const char *from, const char *why)
+{
+	struct strbuf sb = STRBUF_INIT;
+	FILE *f;
+
+	if (strbuf_read_file(&sb, from, 0) < 0)
+		err_clear();
+	f = fopen(to, "ae");
+	if (f) {
+		fprintf(f, "\n==== stableq: %s ====\n", why);
+		fwrite(sb.buf, 1, sb.len, f);
+		fclose(f);
+	}
+	unlink(from);
+	strbuf_release(&sb);
+}
+
+int runner_boot(const struct runner_opts *o, struct runner_result *r)
+{
+	int ret = boot_one(o, r), boots_max = RUNNER_BOOTS_MAX;
+	char **cons = NULL;
+	size_t ncons = 0;
+
+	if (ret < 0)
+		return ret;
+	if (o->boots_max > 0)
+		boots_max = o->boots_max;
+	console_tests(o, &cons, &ncons);
+	/*
+	 * A guest that stopped by itself (a panic) during a guest test, or in
+	 * built-in KUnit, ends that test or suite, not the set: the tests it
+	 * did not reach run in another boot, with built-in KUnit off
+	 * (kunit.filter_glob matching no suite; /init opens it again for the
+	 * KUnit modules a test loads).
+	 */
+	while (r->boots < boots_max && !r->report.killed &&
+	       (r->report.stopped_in || r->report.stopped_in_kunit)) {
+		struct strvec only = STRVEC_INIT;
+		for (size_t i = 0; i < r->report.nresults; i++)
+			if (r->report.results[i].not_run)
+				strvec_push(&only, r->report.results[i].name);
+		if (!only.nr) {
+			strvec_clear(&only);
+			break;
+		}
+		struct runner_opts o2 = *o;
+		struct runner_result r2;
+		char *append = xstrfmt("%s%skunit.filter_glob=stableq-resume"
+				       " stableq.resume",
+				       o->append ? o->append : "",
+				       o->append ? " " : "");
+		char *log = xstrfmt("%s.resume", r->log_path);
+		char *why = r->report.stopped_in
+				    ? xstrfmt("boot %d: the guest stopped "
+					      "during test %s; the %zu "
+					      "test%s after it",
+					      r->boots + 1,
+					      r->report.stopped_in, only.nr,
+					      only.nr == 1 ? "" : "s")
+				    : xstrfmt("boot %d: the guest stopped in "
+					      "built-in KUnit; the %zu guest "
+					      "test%s, KUnit off",
+					      r->boots + 1, only.nr,
+					      only.nr == 1 ? "" : "s");
+		o2.only = (const char *const *)only.v;
+		o2.nonly = only.nr;
+		o2.append = append;
+		o2.log_path = log;
+		o2.accel = r->accel;
+		ret = boot_one(&o2, &r2);
+		append_log(r->log_path, log, why);
+		if (ret < 0) {
+			/* the results so far stand; the reason says why the
+			 * rest did not run */
+			char *reason = xstrfmt("%s; %s: %s", r->reason, why,
+					       err_msg());
+			free(r->reason);
+			r->reason = reason;
+			err_clear();
+			ret = 0;
+			runner_result_release(&r2);
+			free(append);
+			free(log);
+			free(why);
+			strvec_clear(&only);
+			break;
+		}
+		merge(&r->report, &r2.report, cons, ncons);
+		r->boots++;
+		r->boot_seconds += r2.boot_seconds;
+		r->seconds += r2.seconds;
+		if (r2.verdict == VERDICT_HANG)
+			r->verdict = VERDICT_HANG;
+		char *reason = xstrfmt("%s; %s: %s", r->reason, why,
+				       *r2.reason ? r2.reason : "pass");
+		free(r->reason);
+		r->reason = reason;
+		/* a coverage boot's gcov data is in the last boot's console */
+		memcpy(r->token, r2.token, sizeof(r->token));
+		runner_result_release(&r2);
+		free(append);
+		free(log);
+		free(why);
+		strvec_clear(&only);
+	}
+	for (size_t i = 0; i < ncons; i++)
+		free(cons[i]);
+	free(cons);
 	return ret;
 }

@@ -54,7 +54,13 @@ struct runner_opts {
 	int timeout_s;           /* the guest's hard deadline; 0: 300; the
 				  * kselftests' timeouts are added to it */
 	int probe_timeout_s;     /* the KVM probe's; 0: 20 */
+	int boots_max;           /* boots again past a test that stopped
+				  * the guest, up to this many boots in all;
+				  * 0: RUNNER_BOOTS_MAX, 1: never */
 };
+
+/* A guest that stops by itself is booted again at most this often. */
+#define RUNNER_BOOTS_MAX 4
 
 /* Owned by the result: runner_result_release() frees it. */
 struct runner_result {
@@ -64,6 +70,8 @@ struct runner_result {
 	double seconds;               /* the whole step */
 	double boot_seconds;          /* QEMU alone */
 	double probe_seconds;         /* the KVM probe, 0 when cached */
+	int boots;                    /* QEMU boots: 1, more when a test
+				       * stopped the guest (runner_boot) */
 	const char *accel;            /* "tcg" or "kvm" (static) */
 	char *accel_why;              /* how the accelerator was chosen */
 	char *log_path;               /* the console log */

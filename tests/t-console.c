@@ -6,6 +6,10 @@
 #include "tconsole.h"
 #include "testset.h"
 
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
 #define FIX "tests/fixtures/console/"
 
 static const char *excerpt_of(const struct console_report *r, const char *name)
@@ -134,7 +138,79 @@ static void test_panic(void)
 	   "no kernel-log result: the console test covers it");
 	like(f.rep.reason, "dmesg-clean failed: console line",
 	     "the reason is the first failure");
+	/* what runner_boot() boots again past */
+	is_str(f.rep.stopped_in ? f.rep.stopped_in : "(null)", "oops",
+	       "the guest stopped in test oops");
+	ok(!f.rep.stopped_in_kunit, "... not in built-in KUnit");
+	ok(find(&f.rep, "after") && find(&f.rep, "after")->not_run,
+	   "after is marked not run");
+	ok(find(&f.rep, "oops") && !find(&f.rep, "oops")->not_run,
+	   "oops ran: not marked");
+	ok(find(&f.rep, "boot") && !find(&f.rep, "boot")->not_run,
+	   "boot is not marked");
 	release(&f);
+}
+
+/* A panic in built-in KUnit, before /init: the guest tests never ran. */
+static void test_kunit_stop(void)
+{
+	static const char log[] =
+		"[    0.500000] KTAP version 1\n"
+		"[    0.500001] 1..2\n"
+		"[    0.500002]     KTAP version 1\n"
+		"[    0.500003]     # Subtest: good\n"
+		"[    0.500004]     1..1\n"
+		"[    0.500005]     ok 1 works\n"
+		"[    0.500006] ok 1 good\n"
+		"[    0.500007]     KTAP version 1\n"
+		"[    0.500008]     # Subtest: bad\n"
+		"[    0.500009]     1..1\n"
+		"[    0.500010] BUG: kernel NULL pointer dereference, address: 0\n"
+		"[    0.500011] Kernel panic - not syncing: Fatal exception\n";
+	struct test_def *tests = NULL;
+	size_t n = 0;
+	struct console_report rep;
+	char conf[] = "/tmp/t-console-kstop.XXXXXX";
+	int fd = mkstemp(conf);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+
+	if (!ok(f != NULL, "a test set file"))
+		return;
+	fputs("[test boot]\nkind = boot\n[test kunit]\nkind = ktap\n"
+	      "[test g]\nkind = guest\ncommand = true\n",
+	      f);
+	fclose(f);
+	if (!ok(testset_load(conf, &tests, &n) == 0, "it loads: %s",
+		err_msg()))
+		return;
+	unlink(conf);
+	ok(console_parse(log, sizeof(log) - 1, tests, n, 0, &rep) == 0,
+	   "the console parses");
+	ok(rep.stopped_in_kunit, "the guest stopped in built-in KUnit");
+	ok(rep.stopped_in == NULL, "... not in a guest test");
+	is_str(status_of(&rep, "kunit.good.works"), "pass",
+	       "the suite before it is kept");
+	is_str(status_of(&rep, "kunit"), "fail", "the kunit test fails");
+	like(detail_of(&rep, "kunit"), "1 of 2 KUnit cases not ok: kunit.bad",
+	     "... naming the suite that stopped the guest");
+	is_str(status_of(&rep, "kunit.bad"), "fail",
+	       "the suite it stopped in fails: kunit.bad");
+	like(detail_of(&rep, "kunit.bad"),
+	     "did not finish: the guest stopped during this suite",
+	     "... and says why");
+	ok(find(&rep, "g") && find(&rep, "g")->not_run,
+	   "g: not run (the runner boots it again, KUnit off)");
+	like(detail_of(&rep, "g"), "not run: the guest never reached userspace",
+	     "... and says why");
+	console_report_release(&rep);
+	/* killed at the deadline: not a stop, nothing to boot again */
+	ok(console_parse(log, sizeof(log) - 1, tests, n, 1, &rep) == 0,
+	   "the console parses, killed");
+	ok(!rep.stopped_in_kunit && !rep.stopped_in, "killed: no stop");
+	is_str(status_of(&rep, "kunit.bad"), "hang",
+	       "killed: the suite it was in hung");
+	console_report_release(&rep);
+	testset_free(tests, n);
 }
 
 static void test_hang(void)
@@ -163,6 +239,8 @@ static void test_hang(void)
 	is_str(run_verdict_name(f.rep.verdict), "fail", "not killed: fail");
 	is_str(status_of(&f.rep, "sleeper"), "fail", "the sleeper fails");
 	like(detail_of(&f.rep, "sleeper"), "did not finish", "did not finish");
+	is_str(f.rep.stopped_in ? f.rep.stopped_in : "(null)", "sleeper",
+	       "it stopped in the sleeper");
 	release(&f);
 }
 
@@ -595,6 +673,7 @@ int main(void)
 	test_pass();
 	test_user_copy_stale();
 	test_panic();
+	test_kunit_stop();
 	test_hang();
 	test_kunit_fail();
 	test_warn();

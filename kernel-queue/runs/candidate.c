@@ -858,9 +858,10 @@ static int boot_once(struct branch_ctx *bc, long long id,
 	free(work);
 	/* the candidate's log is the console of its last boot */
 	if (db_exec(bc->db,
-		    "UPDATE candidates SET boots = boots + 1,"
+		    "UPDATE candidates SET boots = boots + ?,"
 		    " log_path = ? WHERE id = ?",
-		    "ti", clog, id) < 0 &&
+		    "iti", (long long)(rr.boots > 1 ? rr.boots : 1), clog,
+		    id) < 0 &&
 	    ret >= 0)
 		ret = ERR_IO;
 	free(clog);
