@@ -142,34 +142,59 @@ fi
 # run. BROAD=0 skips this part; BROAD_BRANCHES="6.1" runs one branch;
 # SPREAD=0 boots 6.1's tip instead of the spread (no coverage: quicker).
 [ "${BROAD:-1}" = 0 ] && exit 0
-spread_queue() { # DIR TREE TAG: the 62 files, a one-line patch each
-	local q=$1 tree=$2 tag=$3 n=200 f
-	mkdir -p "$q" && : > "$q/series"
+spread_queue() { # DIR TREE TAG: the 62 files, a one-line patch each; with
+	# SPREAD_FILES (lines "PATCH<TAB>PATH", a real release's patches and
+	# the files each touches, fetched locally, never committed): one patch
+	# per real patch, a line added to each of its files that the tree has
+	local q=$1 tree=$2 tag=$3 n=200 f p prev=
+	mkdir -p "$q/work" && : > "$q/series"
 	sel() { git -C "$tree" ls-tree -r --name-only "$tag" "$1" | grep "\.$3\$" | awk -v n="$2" 'NR % 7 == 1 && c < n { print; c++ }'; }
-	for spec in "drivers/net/ethernet 8 c" "drivers/gpu/drm 5 c" "drivers/usb 4 c" "drivers/i2c 3 c" \
-		"drivers/iio 3 c" "drivers/mmc 3 c" "drivers/pinctrl 3 c" "drivers/scsi 3 c" "drivers/input 2 c" \
-		"net/ipv4 3 c" "net/ipv6 3 c" "fs/ext4 3 c" "fs/btrfs 2 c" "fs/nfs 2 c" "arch/x86/kernel 2 c" \
-		"arch/arm64/kernel 2 c" "arch/arm64/boot/dts/freescale 1 dts" "arch/powerpc/kernel 1 c" \
-		"include/linux 3 h" "kernel/sched 2 c" "mm 2 c" "sound/pci 2 c"; do
-		# shellcheck disable=SC2086
-		sel $spec
-	done > "$q/files"
-	while read -r f; do
-		n=$((n + 1))
-		local line="static int __maybe_unused stableq_broad_$n;"
-		case $f in *.c) ;; *) line="/* stableq broad $n */" ;; esac
-		git -C "$tree" show "$tag:$f" > "$q/old"
-		{ cat "$q/old"; printf '%s\n' "$line"; } > "$q/new"
+	if [ -n "${SPREAD_FILES:-}" ]; then
+		cp "$SPREAD_FILES" "$q/files"
+	else
+		for spec in "drivers/net/ethernet 8 c" "drivers/gpu/drm 5 c" "drivers/usb 4 c" "drivers/i2c 3 c" \
+			"drivers/iio 3 c" "drivers/mmc 3 c" "drivers/pinctrl 3 c" "drivers/scsi 3 c" "drivers/input 2 c" \
+			"net/ipv4 3 c" "net/ipv6 3 c" "fs/ext4 3 c" "fs/btrfs 2 c" "fs/nfs 2 c" "arch/x86/kernel 2 c" \
+			"arch/arm64/kernel 2 c" "arch/arm64/boot/dts/freescale 1 dts" "arch/powerpc/kernel 1 c" \
+			"include/linux 3 h" "kernel/sched 2 c" "mm 2 c" "sound/pci 2 c"; do
+			# shellcheck disable=SC2086
+			sel $spec
+		done | awk '{ printf "%d\t%s\n", NR, $0 }' > "$q/files"
+	fi
+	# each patch is made against the files as the patches before it left
+	# them, so two patches of one file apply in series order
+	emit() { # the patch $n from $q/cur
+		[ -s "$q/cur" ] || return 0
 		{
 			printf 'From: Bench <bench@stableq.invalid>\nDate: Fri, 5 Dec 2025 12:00:00 +0000\n'
 			printf 'Subject: [PATCH 6.1] broad bench %d\nMessage-Id: <broad-%d@stableq.invalid>\n\n' "$n" "$n"
 			printf 'commit %040x upstream.\n\nCc: <stable@vger.kernel.org> # 6.1.x\nSigned-off-by: Bench <bench@stableq.invalid>\n---\n' "$((0xb40000 + n))"
-			printf 'diff --git a/%s b/%s\n' "$f" "$f"
-			diff -u --label "a/$f" --label "b/$f" "$q/old" "$q/new"
+			cat "$q/cur"
 		} > "$q/$n.patch"
 		echo "$n.patch" >> "$q/series"
+		: > "$q/cur"
+	}
+	: > "$q/cur"
+	while IFS=$'\t' read -r p f; do
+		[ "$p" = "$prev" ] || { emit; n=$((n + 1)); prev=$p; }
+		git -C "$tree" cat-file -e "$tag:$f" 2> /dev/null || continue
+		local w=$q/work/$f line
+		[ -f "$w" ] || { mkdir -p "$(dirname "$w")" && git -C "$tree" show "$tag:$f" > "$w"; }
+		case $f in
+		*.c) line="static int __maybe_unused stableq_broad_$n;" ;;
+		*.h | *.S | *.dts | *.dtsi | *.lds*) line="/* stableq broad $n */" ;;
+		*.rs) line="// stableq broad $n" ;;
+		*) line="# stableq broad $n" ;;
+		esac
+		{ cat "$w"; printf '%s\n' "$line"; } > "$q/new"
+		{
+			printf 'diff --git a/%s b/%s\n' "$f" "$f"
+			diff -u --label "a/$f" --label "b/$f" "$w" "$q/new"
+		} >> "$q/cur"
+		mv "$q/new" "$w"
 	done < "$q/files"
-	rm -f "$q/old" "$q/new"
+	emit
+	rm -rf "$q/work" "$q/cur"
 }
 broad() { # KEY TREE BUILD FRAGMENTS TESTS QUEUE COVER
 	local k=$1 d=$T/broad-$1 queue=$6
@@ -220,7 +245,7 @@ CONF
 		np=$(wc -l < "$queue/series")
 		booted=$(q "SELECT COUNT(DISTINCT patch_id) FROM coverage WHERE candidate_id = $c AND status = 'booted'")
 		compiled=$(q "SELECT COUNT(DISTINCT patch_id) FROM coverage WHERE candidate_id = $c AND status IN ('booted', 'compiled')")
-		echo "  release-like spread:         $booted of $np patches in the booted kernel, of $compiled that compile on x86_64 (goal >= half)"
+		echo "  ${SPREAD_FILES:+real release $(basename "$SPREAD_FILES"), }release-like spread: $booted of $np patches in the booted kernel, of $compiled that compile on x86_64 (goal >= half)"
 	fi
 }
 for k in ${BROAD_BRANCHES:-6.1 6.12}; do
