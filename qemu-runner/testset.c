@@ -36,6 +36,7 @@ struct parser {
 	struct test_def *tests;
 	size_t n, alloc;
 	unsigned seen; /* keys given in the current section, by bit */
+	int modules_line, targets_line; /* where the section gave them */
 };
 
 static int perr(const struct parser *p, const char *fmt, ...)
@@ -162,41 +163,16 @@ static int same_word(const char *a, const char *b)
 	return !strcmp(a, b);
 }
 
-/*
- * A module earlier in the whole set than t's i-th that same() matches with
- * it, or NULL.
- */
-static const char *earlier(const struct parser *p, const struct test_def *t,
-			   size_t i, int (*same)(const char *, const char *))
-{
-	const char *w = t->modules[i];
-
-	for (size_t j = 0; j < p->n; j++) {
-		const struct test_def *o = &p->tests[j];
-		for (size_t k = 0; k < o->nmodules && !(o == t && k >= i); k++)
-			if (same(o->modules[k], w))
-				return o->modules[k];
-	}
-	return NULL;
-}
-
 static int set_modules(struct parser *p, struct test_def *t, const char *v)
 {
-	const char *o;
-
+	p->modules_line = p->line;
 	t->nmodules = split(v, " \t", &t->modules);
-	for (size_t i = 0; i < t->nmodules; i++) {
+	for (size_t i = 0; i < t->nmodules; i++)
 		if (bad_module_path(t->modules[i]))
 			return perr(p,
 				    "test %s: module '%s' must be a .ko path "
 				    "inside the build directory",
 				    t->name, t->modules[i]);
-		if ((o = earlier(p, t, i, same_base)))
-			return perr(p,
-				    "test %s: module '%s' has the same name "
-				    "in the guest as '%s'",
-				    t->name, t->modules[i], o);
-	}
 	return 0;
 }
 
@@ -216,6 +192,7 @@ static int valid_target(const char *t)
 
 static int set_targets(struct parser *p, struct test_def *t, const char *v)
 {
+	p->targets_line = p->line;
 	t->ntargets = split(v, " \t", &t->targets);
 	for (size_t i = 0; i < t->ntargets; i++) {
 		if (!valid_target(t->targets[i]))
@@ -237,29 +214,60 @@ static int same_guest(const struct test_def *a, const struct test_def *b)
 }
 
 /*
- * A target's tests are named by it (kselftest.TARGET.TEST): once in the
- * set a guest runs. The quick and the broad guest's sections may share
- * one, since never both run. Checked when the section ends: its
- * guest_config may come after its targets.
+ * The first entry of o's list (o's entries before t's i-th when o is t)
+ * that same() matches with w, or NULL.
  */
-static int targets_once(struct parser *p, const struct test_def *t)
+static const char *in_list(const struct test_def *o, char *const *list,
+			   size_t n, const struct test_def *t, size_t i,
+			   const char *w,
+			   int (*same)(const char *, const char *))
 {
-	for (size_t i = 0; i < t->ntargets; i++)
-		for (size_t j = 0; j < p->n; j++) {
-			const struct test_def *o = &p->tests[j];
-			if (!same_guest(o, t))
+	for (size_t k = 0; k < n && !(o == t && k >= i); k++)
+		if (same(list[k], w))
+			return list[k];
+	return NULL;
+}
+
+/*
+ * What one guest runs holds a kselftest target once (its tests are named
+ * by it, kselftest.TARGET.TEST) and no two modules of one name in its flat
+ * /lib/modules/. The quick and the broad guest's sections may share
+ * either, since never both run. Checked when the section ends: its
+ * guest_config may come after its targets and modules.
+ */
+static int once_per_guest(struct parser *p, const struct test_def *t)
+{
+	for (size_t j = 0; j < p->n; j++) {
+		const struct test_def *o = &p->tests[j];
+		const char *w;
+		if (!same_guest(o, t))
+			continue;
+		for (size_t i = 0; i < t->ntargets; i++) {
+			if (!in_list(o, o->targets, o->ntargets, t, i,
+				     t->targets[i], same_word))
 				continue;
-			for (size_t k = 0; k < o->ntargets && !(o == t && k >= i);
-			     k++)
-				if (same_word(o->targets[k], t->targets[i]))
-					return perr(p,
-						    "test %s: kselftest target "
-						    "'%s' given twice%s%s%s",
-						    t->name, t->targets[i],
-						    o == t ? "" : " (also in test ",
-						    o == t ? "" : o->name,
-						    o == t ? "" : ")");
+			p->line = p->targets_line;
+			return perr(p,
+				    "test %s: kselftest target '%s' given "
+				    "twice%s%s%s",
+				    t->name, t->targets[i],
+				    o == t ? "" : " (also in test ",
+				    o == t ? "" : o->name, o == t ? "" : ")");
 		}
+		for (size_t i = 0; i < t->nmodules; i++) {
+			w = in_list(o, o->modules, o->nmodules, t, i,
+				    t->modules[i], same_base);
+			if (!w)
+				continue;
+			p->line = p->modules_line;
+			return perr(p,
+				    "test %s: module '%s' has the same name in "
+				    "the guest as '%s'%s%s%s",
+				    t->name, t->modules[i], w,
+				    o == t ? "" : " (test ", o == t ? "" : o->name,
+				    o == t ? "" : ")");
+		}
+	}
 	return 0;
 }
 
@@ -347,7 +355,7 @@ static int finish_test(struct parser *p)
 		ret = perr(p, "test %s: kselftest without targets", t->name);
 		goto out;
 	}
-	if ((ret = targets_once(p, t)) < 0)
+	if ((ret = once_per_guest(p, t)) < 0)
 		goto out;
 	if ((t->kind == TEST_GUEST || t->kind == TEST_KSELFTEST) &&
 	    !t->timeout)

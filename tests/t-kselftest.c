@@ -38,7 +38,7 @@ static void test_parse(void)
 		{"[test k]\nkind = kselftest\ntargets = a\nguest_config = "
 		 "broad\n[test l]\nkind = kselftest\ntargets = a\n"
 		 "guest_config = broad\n",
-		 "c:5: test l: kselftest target 'a' given twice (also in test k)"},
+		 "c:7: test l: kselftest target 'a' given twice (also in test k)"},
 		{"[test k]\nkind = kselftest\ntargets = a\ncommand = x\n",
 		 "'command' does not apply to kind kselftest"},
 		{"[test k]\nkind = guest\ncommand = x\ntargets = a\n",

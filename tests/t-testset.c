@@ -164,6 +164,34 @@ static void test_errors(void)
 	    "[test b]\nkind = guest\ncommand = true\nmodules = drivers/x.ko\n",
 	    "tests.conf:8: test b: module 'drivers/x.ko' has the same name",
 	    "two modules with one guest name");
+	bad("[test a]\nkind = guest\ncommand = true\nmodules = lib/x.ko\n"
+	    "guest_config = broad\n[test b]\nkind = guest\ncommand = true\n"
+	    "modules = drivers/x.ko\n",
+	    "tests.conf:9: test b: module 'drivers/x.ko' has the same name in "
+	    "the guest as 'lib/x.ko' (test a)",
+	    "a section of no guest_config shares the broad guest's modules");
+	bad("[test a]\nkind = guest\ncommand = true\nmodules = lib/x.ko "
+	    "drivers/x.ko\n",
+	    "tests.conf:4: test a: module 'drivers/x.ko' has the same name in "
+	    "the guest as 'lib/x.ko'",
+	    "two modules of one name in one section");
+	{
+		/* the quick and the broad guest never run together: each
+		 * may have a module of the name (guest_config after the
+		 * modules, too) */
+		const char *two = "[test a]\nkind = guest\ncommand = true\n"
+				  "modules = lib/x.ko\nguest_config = broad\n"
+				  "[test b]\nkind = guest\ncommand = true\n"
+				  "modules = drivers/x.ko\n"
+				  "guest_config = quick\n";
+		struct test_def *t2 = NULL;
+		size_t n2 = 0;
+		int r2 = parse(two, &t2, &n2);
+		is_int(r2, 0, "one module name in the quick and the broad "
+			      "guest's sections: %s",
+		       r2 ? err_msg() : "parses");
+		testset_free(t2, n2);
+	}
 	bad("[test a]\nkind = guest\ncommand =\n",
 	    "tests.conf:3: test a: "
 	    "empty command",
