@@ -415,7 +415,8 @@ static int rank(enum test_status s)
  * Everything else (the boot, built-in KUnit, which b did not run) is a's.
  */
 static void merge(struct console_report *a, struct console_report *b,
-		  char *const *cons, size_t ncons)
+		  char *const *cons, size_t ncons, size_t *taken,
+		  size_t *failed)
 {
 	for (size_t i = 0; i < b->nresults; i++) {
 		struct test_result *y = &b->results[i], *x = NULL;
@@ -425,12 +426,17 @@ static void merge(struct console_report *a, struct console_report *b,
 				x = &a->results[k];
 		for (size_t k = 0; k < ncons && !console; k++)
 			console = !strcmp(cons[k], y->name);
+		int take = !x || x->not_run ||
+			   (console && rank(y->status) > rank(x->status));
+		/* what b ran: a test it did not reach is no result of it */
+		*taken += take && !y->not_run;
+		*failed += take && !y->not_run &&
+			   rank(y->status) >= rank(TEST_FAIL);
 		if (!x) {
 			size_t sz = (a->nresults + 1) * sizeof(*a->results);
 			a->results = xrealloc(a->results, sz);
 			a->results[a->nresults++] = *y;
-		} else if (x->not_run ||
-			   (console && rank(y->status) > rank(x->status))) {
+		} else if (take) {
 			free(x->detail);
 			free(x->excerpt);
 			x->status = y->status;
@@ -542,14 +548,21 @@ int runner_boot(const struct runner_opts *o, struct runner_result *r)
 			strvec_clear(&only);
 			break;
 		}
-		merge(&r->report, &r2.report, cons, ncons);
+		size_t taken = 0, failed = 0;
+		merge(&r->report, &r2.report, cons, ncons, &taken, &failed);
 		r->boots++;
 		r->boot_seconds += r2.boot_seconds;
 		r->seconds += r2.seconds;
 		if (r2.verdict == VERDICT_HANG)
 			r->verdict = VERDICT_HANG;
-		char *reason = xstrfmt("%s; %s: %s", r->reason, why,
-				       *r2.reason ? r2.reason : "pass");
+		/* boot 2's own reason would name its KUnit test, which ran
+		 * nothing: say what it added */
+		char *reason = xstrfmt("%s; %s: %zu result%s, %zu failed%s",
+				       r->reason, why, taken,
+				       taken == 1 ? "" : "s", failed,
+				       r2.verdict == VERDICT_HANG
+					       ? " (killed at its deadline)"
+					       : "");
 		free(r->reason);
 		r->reason = reason;
 		/* a coverage boot's gcov data is in the last boot's console */

@@ -78,7 +78,8 @@ like "$(cat "$log")" "==== stableq: boot 2: the guest stopped during test stoppe
 like "$(cat "$log")" "==== stableq: boot 3: the guest stopped during test stopper-2; the 1 test after it ====" \
 	"... and the third"
 is "$(grep -c '@@stableq userspace' "$log")" 3 "... three boots reached userspace"
-like "$(cat "$T/c.log")" "boot 2: the guest stopped during test stopper" "the run's reason says it booted again"
+like "$(cat "$T/c.log")" "boot 2: the guest stopped during test stopper; the 3 tests after it: 2 results, 1 failed; boot 3: the guest stopped during test stopper-2; the 1 test after it: 1 result, 0 failed" \
+	"the run's reason says it booted again, and what each boot added"
 ok "$([ ! -e "$log.resume" ]; echo $?)" "no resume log is left beside it"
 
 # boots_max: a guest that stops in every boot is not booted without end
