@@ -238,7 +238,8 @@ CONF
 	echo "  candidate $c: $(q "SELECT verdict FROM candidates WHERE id = $c"); $(grep -o "candidate $c: [a-z-]*: .*" "$d/c.log" | tail -n 1)"
 	echo "  KUnit cases per candidate:   $(q "SELECT COUNT(*) FROM test_cases WHERE candidate_id = $c AND name LIKE 'kunit.%'") ($(q "SELECT group_concat(status || ' ' || n, ', ') FROM (SELECT status, COUNT(*) n FROM test_cases WHERE candidate_id = $c AND name LIKE 'kunit.%' GROUP BY status)"); $(q "SELECT COUNT(DISTINCT substr(name, 7, instr(substr(name, 7), '.') - 1)) FROM test_cases WHERE candidate_id = $c AND name LIKE 'kunit.%'") suites)"
 	echo "  build:                       $(q "SELECT printf('%.0f s', seconds) FROM builds WHERE id = (SELECT build_id FROM candidates WHERE id = $c)")"
-	echo "  whole set, one boot:         $(grep -o "candidate $c: run 1: [a-z]*, [0-9]* results in [0-9.]* s" "$d/c.log" | awk '{ print $(NF - 1) }') s (goal < 900 s)"
+	# a test that stops the guest costs a boot more (qemu-runner/runner.h)
+	echo "  whole set:                   $(grep -o "candidate $c: run 1: [a-z]*, [0-9]* results in [0-9.]* s" "$d/c.log" | awk '{ print $(NF - 1) }') s in $(q "SELECT boots FROM candidates WHERE id = $c") boot(s) (goal < 900 s)"
 	echo "  candidate wall time:         $((e - s)) s (build, boot, coverage)"
 	if [ "$(wc -l < "$queue/series")" -gt 0 ]; then
 		local np booted compiled
