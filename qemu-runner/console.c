@@ -718,7 +718,6 @@ static void eval_guest(struct parse *p, size_t t, struct test_result *r)
 }
 
 static void add_case_results(struct parse *p);
-static int status_rank(enum test_status s);
 
 /*
  * A kselftest's own TAP: each "ok N name" / "not ok N name [# SKIP why]" at
@@ -753,7 +752,8 @@ static void add_tap_results(struct parse *p, size_t t)
 		for (size_t i = first; i < p->rep->nresults && !r; i++)
 			if (!strcmp(p->rep->results[i].name, full))
 				r = &p->rep->results[i];
-		if (r && status_rank(st) <= status_rank(r->status)) {
+		if (r &&
+		    test_status_rank(st) <= test_status_rank(r->status)) {
 			free(full);
 			continue;
 		}
@@ -831,8 +831,7 @@ static uint64_t name_hash(const char *s)
 	return h;
 }
 
-/* Worse wins: a repeated name can add a failure, never hide one. */
-static int status_rank(enum test_status s)
+int test_status_rank(enum test_status s)
 {
 	return s == TEST_HANG ? 3 : s == TEST_FAIL ? 2 : s == TEST_PASS ? 1 : 0;
 }
@@ -866,7 +865,8 @@ static void add_case_results(struct parse *p)
 				break;
 			}
 		if (cr) {
-			if (status_rank(c->status) > status_rank(cr->status)) {
+			if (test_status_rank(c->status) >
+			    test_status_rank(cr->status)) {
 				cr->status = c->status;
 				free(cr->detail);
 				free(cr->excerpt);

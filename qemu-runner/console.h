@@ -79,6 +79,12 @@ struct console_report {
 	char *reason;         /* one line: why not pass; "" on pass */
 };
 
+/*
+ * Worse ranks higher (hang, fail, pass, skip): where one name has two
+ * results, the worse stands, so a repeat can add a failure, never hide one.
+ */
+int test_status_rank(enum test_status s);
+
 /* How much of a guest test's output its detail keeps (head and tail). */
 #define CONSOLE_DETAIL_MAX 4096
 

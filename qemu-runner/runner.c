@@ -403,11 +403,6 @@ static void console_tests(const struct runner_opts *o, char ***names,
 	testset_free(tests, nt);
 }
 
-static int rank(enum test_status s)
-{
-	return s == TEST_HANG ? 3 : s == TEST_FAIL ? 2 : s == TEST_SKIP ? 1 : 0;
-}
-
 /*
  * b's results into a's: a result a did not run (test_result.not_run) is
  * b's; one a lacks (a later test's TAP lines, a KUnit module's cases,
@@ -426,12 +421,13 @@ static void merge(struct console_report *a, struct console_report *b,
 				x = &a->results[k];
 		for (size_t k = 0; k < ncons && !console; k++)
 			console = !strcmp(cons[k], y->name);
-		int take = !x || x->not_run ||
-			   (console && rank(y->status) > rank(x->status));
+		int worse = x && test_status_rank(y->status) >
+					 test_status_rank(x->status);
+		int take = !x || x->not_run || (console && worse);
 		/* what b ran: a test it did not reach is no result of it */
 		*taken += take && !y->not_run;
 		*failed += take && !y->not_run &&
-			   rank(y->status) >= rank(TEST_FAIL);
+			   (y->status == TEST_FAIL || y->status == TEST_HANG);
 		if (!x) {
 			size_t sz = (a->nresults + 1) * sizeof(*a->results);
 			a->results = xrealloc(a->results, sz);
@@ -530,48 +526,45 @@ int runner_boot(const struct runner_opts *o, struct runner_result *r)
 		o2.append = append;
 		o2.log_path = log;
 		o2.accel = r->accel;
-		ret = boot_one(&o2, &r2);
+		int failed_to_run = boot_one(&o2, &r2) < 0;
+		size_t taken = 0, failed = 0;
+		char *reason;
 		append_log(r->log_path, log, why);
-		if (ret < 0) {
+		if (failed_to_run) {
 			/* the results so far stand; the reason says why the
 			 * rest did not run */
-			char *reason = xstrfmt("%s; %s: %s", r->reason, why,
-					       err_msg());
-			free(r->reason);
-			r->reason = reason;
+			reason = xstrfmt("%s; %s: %s", r->reason, why,
+					 err_msg());
 			err_clear();
-			ret = 0;
-			runner_result_release(&r2);
-			free(append);
-			free(log);
-			free(why);
-			strvec_clear(&only);
-			break;
+		} else {
+			merge(&r->report, &r2.report, cons, ncons, &taken,
+			      &failed);
+			r->boots++;
+			r->boot_seconds += r2.boot_seconds;
+			r->seconds += r2.seconds;
+			if (r2.verdict == VERDICT_HANG)
+				r->verdict = VERDICT_HANG;
+			/* the later boot's own reason would name the KUnit
+			 * test it ran nothing of: say what it added */
+			reason = xstrfmt("%s; %s: %zu result%s, %zu failed%s",
+					 r->reason, why, taken,
+					 taken == 1 ? "" : "s", failed,
+					 r2.verdict == VERDICT_HANG
+						 ? " (killed at its deadline)"
+						 : "");
+			/* a coverage boot's gcov data is in the last boot's
+			 * console */
+			memcpy(r->token, r2.token, sizeof(r->token));
 		}
-		size_t taken = 0, failed = 0;
-		merge(&r->report, &r2.report, cons, ncons, &taken, &failed);
-		r->boots++;
-		r->boot_seconds += r2.boot_seconds;
-		r->seconds += r2.seconds;
-		if (r2.verdict == VERDICT_HANG)
-			r->verdict = VERDICT_HANG;
-		/* boot 2's own reason would name its KUnit test, which ran
-		 * nothing: say what it added */
-		char *reason = xstrfmt("%s; %s: %zu result%s, %zu failed%s",
-				       r->reason, why, taken,
-				       taken == 1 ? "" : "s", failed,
-				       r2.verdict == VERDICT_HANG
-					       ? " (killed at its deadline)"
-					       : "");
 		free(r->reason);
 		r->reason = reason;
-		/* a coverage boot's gcov data is in the last boot's console */
-		memcpy(r->token, r2.token, sizeof(r->token));
 		runner_result_release(&r2);
 		free(append);
 		free(log);
 		free(why);
 		strvec_clear(&only);
+		if (failed_to_run)
+			break;
 	}
 	for (size_t i = 0; i < ncons; i++)
 		free(cons[i]);
