@@ -114,6 +114,15 @@ int kbuild_have_tool(const char *prog)
 	return in_path(prog);
 }
 
+char *kbuild_nm_var(const char *cross)
+{
+	char *nm = xstrfmt("%sgcc-nm", cross ? cross : "");
+	char *var = in_path(nm) ? xstrfmt("NM=%s", nm) : NULL;
+
+	free(nm);
+	return var;
+}
+
 static int check_tools(int need_ccache)
 {
 	struct strbuf miss = STRBUF_INIT, pkgs = STRBUF_INIT;
@@ -609,7 +618,11 @@ int kbuild_run(const struct kbuild_opts *o, struct kbuild_result *r)
 	jobs = xstrfmt("-j%ld", nj > 0 ? nj : 1);
 	{
 		struct strvec av = STRVEC_INIT;
+		char *nm = kbuild_nm_var(NULL);
 		strvec_pushl(&av, "make", odir, jobs, c.cc, NULL);
+		if (nm)
+			strvec_push(&av, nm);
+		free(nm);
 		for (size_t i = 0; o->make_vars && o->make_vars[i]; i++)
 			strvec_push(&av, o->make_vars[i]);
 		strvec_pushl(&av, "bzImage", "modules", NULL);

@@ -105,6 +105,15 @@ int kbuild_make(const struct kbuild_opts *o, const char *const *argv,
 int kbuild_have_tool(const char *prog);
 
 /*
+ * "NM=<cross>gcc-nm" when that is in $PATH, else NULL; caller frees. Plain
+ * nm loads every plugin in /usr/lib/bfd-plugins, and with LLVM's installed
+ * (llvm-*-linker-tools) each of kbuild's per-object nm calls (6.1's
+ * check-local-export, kallsyms) maps libLLVM: about 70 ms an object here.
+ * gcc-nm is the same nm with gcc's own plugin only, and lists the same.
+ */
+char *kbuild_nm_var(const char *cross);
+
+/*
  * Removes the dependency files make reported as broken in the log from
  * byte off on ("lib/.bitmap.o.cmd:5: *** unterminated call ..."), left cut
  * short by a build that was killed, with their objects, so that the next

@@ -56,6 +56,7 @@ static const char wrapper_fmt[] =
 struct mk {
 	struct kbuild_opts ko;
 	char *dir, *odir, *arch, *cross, *cc, *jobs;
+	char *nm; /* NM=...gcc-nm, or NULL (kbuild_nm_var()) */
 };
 
 static void mk_release(struct mk *m)
@@ -66,6 +67,7 @@ static void mk_release(struct mk *m)
 	free(m->cross);
 	free(m->cc);
 	free(m->jobs);
+	free(m->nm);
 }
 
 static int mk_init(struct cov *c, int a, struct mk *m)
@@ -96,6 +98,7 @@ static int mk_init(struct cov *c, int a, struct mk *m)
 	m->arch = xstrfmt("ARCH=%s", arches[a].karch);
 	m->cross = xstrfmt("CROSS_COMPILE=%s", arches[a].cross);
 	m->cc = xstrfmt("CC=%s", wrapper);
+	m->nm = kbuild_nm_var(arches[a].cross);
 	m->jobs = xstrfmt("-j%ld", nj > 0 ? nj : 1);
 	free(wrapper);
 	m->ko = (struct kbuild_opts){
@@ -126,6 +129,8 @@ static int mk_run(struct cov *c, struct mk *m, const char *const *targets,
 
 	strvec_pushl(&argv, "make", m->odir, m->arch, m->cross, m->cc, m->jobs,
 		     NULL);
+	if (m->nm)
+		strvec_push(&argv, m->nm);
 	if (keep_going)
 		strvec_push(&argv, "-k");
 	for (size_t i = 0; i < n; i++)
