@@ -32,23 +32,47 @@ declare -A forbidden_rooms=(
 
 # the folder (layer/room) that holds a header of that name; headers are
 # unique across the tree, which this test also checks
-where_is() {
-	local h=$1 f
-	f=$(git ls-files -- '*.h' | grep -E "(^|/)$h\$" | grep -v -e '^tests/' -e '^fuzz/' -e '^bench/' -e '/guest/' | head -n1)
-	if [ -n "$f" ]; then dirname "$f"; else echo "nowhere"; fi
+# (indexed once per repository: one git ls-files, not one per include)
+declare -A HOME_OF=()
+HOME_OF_IN=
+index_headers() {
+	local f
+	HOME_OF=()
+	while IFS= read -r f; do
+		case "$f" in */*) ;; *) f=./$f ;; esac
+		[ -n "${HOME_OF[${f##*/}]:-}" ] || HOME_OF[${f##*/}]=${f%/*}
+	done < <(git ls-files -- '*.h' | grep -v -e '^tests/' -e '^fuzz/' -e '^bench/' -e '/guest/')
+	HOME_OF_IN=$PWD
 }
-
+home_of() { # home_of HEADER: sets HDIR to its folder, or "nowhere"
+	local f
+	case "$1" in
+	*/*) # a path: the file that ends with it
+		f=$(git ls-files -- "$1" "*/$1" | grep -v -e '^tests/' -e '^fuzz/' -e '^bench/' -e '/guest/' | head -n1)
+		HDIR=${f:+$(dirname "$f")}
+		HDIR=${HDIR:-nowhere}
+		return ;;
+	esac
+	[ "$HOME_OF_IN" = "$PWD" ] || index_headers
+	HDIR=${HOME_OF[$1]:-nowhere}
+}
+where_is() {
+	local HDIR
+	home_of "$1"
+	echo "$HDIR"
+}
 # The check itself, on one folder: prints each include that reaches up or
 # across into a forbidden room.
 violations() { # violations DIR LAYER ALLOWED...
-	local dir=$1 f line h home top
+	local dir=$1 f line h home top HDIR
 	shift
 	for f in "$dir"/*.[ch]; do
 		[ -f "$f" ] || continue
 		while IFS= read -r line; do
 			h=${line#*\"}
 			h=${h%%\"*}
-			home=$(where_is "$h")
+			home_of "$h"
+			home=$HDIR
 			top=${home%%/*}
 			case " $* " in
 			*" $top "*) ;;
@@ -70,6 +94,7 @@ app_below_daemon() {
 }
 
 # every folder that holds sources, below the layers
+index_headers
 folders=$(git ls-files -- '*.c' '*.h' | grep -v -e '^tests/' -e '^fuzz/' -e '^bench/' -e '/guest/' | xargs -n1 dirname | sort -u)
 for dir in $folders; do
 	layer=${dir%%/*}
