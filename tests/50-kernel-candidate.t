@@ -3,6 +3,7 @@
 # linux-source-6.1 in git, the shipped get_user_ex regression test as a
 # real patch -> the candidate fails with the stale value; with the fix ->
 # it passes. Real kernel builds (ccache reused across runs) and QEMU boots.
+# check: serial (kernel trees, builds and QEMU: one such test at a time)
 . "$(dirname "$0")/lib/tap.sh"
 set -u
 T=$(mktemp -d)
@@ -13,6 +14,7 @@ mkdir -p "$TOP/var"
 cat > "$T/stableq.conf" <<CONF
 db = $T/stableq.db
 var_dir = $T/var
+build_cache_dir = $TOP/var/build-cache
 tree_dir = $TOP/var/linux
 build_dir = $TOP/var/build
 queue_dir = $T/q

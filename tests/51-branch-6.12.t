@@ -7,6 +7,7 @@
 # passes there, so the 6.12 copy of the fix is rejected as not-present with
 # the test and the candidate named; the 6.12 queue candidate (the test
 # alone) passes from the build cache. One cold kernel build.
+# check: serial (kernel trees, builds and QEMU: one such test at a time)
 . "$(dirname "$0")/lib/tap.sh"
 set -u
 T=$(mktemp -d)
@@ -17,6 +18,7 @@ mkdir -p "$TOP/var"
 cat > "$T/stableq.conf" <<CONF
 db = $T/stableq.db
 var_dir = $T/var
+build_cache_dir = $TOP/var/build-cache
 [branch 6.1]
 tree_dir = $TOP/var/linux
 build_dir = $TOP/var/build

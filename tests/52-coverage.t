@@ -12,6 +12,7 @@
 # dashboard (headless chromium). The allmodconfig build directory is
 # $TOP/var/build-cover (shared, configured once), so the objects are a
 # handful of ccache hits after the first run.
+# check: serial (kernel trees, builds and QEMU: one such test at a time)
 . "$(dirname "$0")/lib/tap.sh"
 set -u
 T=$(mktemp -d)
@@ -29,6 +30,7 @@ PORT=$(py "import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); print(s.ge
 cat > "$T/stableq.conf" <<CONF
 db = $T/stableq.db
 var_dir = $T/var
+build_cache_dir = $TOP/var/build-cache
 tree_dir = $TREE
 branch = t52
 build_dir = $TOP/var/build

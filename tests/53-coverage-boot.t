@@ -11,6 +11,7 @@
 # says instead of a count. Shown in `show`, `candidate --show`, the
 # summary, the API and the KCIDB export. The gcov build directory is
 # $TOP/var/gcov/build (one extra small build, reused by later runs).
+# check: serial (kernel trees, builds and QEMU: one such test at a time)
 . "$(dirname "$0")/lib/tap.sh"
 set -u
 T=$(mktemp -d)
@@ -22,6 +23,7 @@ PORT=$(py "import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); print(s.ge
 cat > "$T/stableq.conf" <<CONF
 db = $T/stableq.db
 var_dir = $T/var
+build_cache_dir = $TOP/var/build-cache
 tree_dir = $TOP/var/linux
 build_dir = $TOP/var/build
 coverage_build_dir = $TOP/var

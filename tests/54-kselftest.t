@@ -8,6 +8,7 @@
 # ok" and exits 1, kcmp_test.c no longer compiles. Its run fails on both,
 # as regressions against the tip's run (where both pass), the compiler's
 # error carried; user_events fails on the tip too: a known failure.
+# check: serial (kernel trees, builds and QEMU: one such test at a time)
 . "$(dirname "$0")/lib/tap.sh"
 set -u
 T=$(mktemp -d)
@@ -62,7 +63,7 @@ grep -q 'this_does_not_compile' "$T/q/0001-selftests-break-size-and-kcmp.patch"
 ok $? "the patch breaks kcmp_test.c"
 
 printf '%s = %s\n' db "$T/stableq.db" var_dir "$T/var" tree_dir "$TREE" branch t54 \
-	build_dir "$TOP/var/build" queue_dir "$T/q" kernel_config_dir "$TOP/config/kernel" \
+	build_dir "$TOP/var/build" build_cache_dir "$TOP/var/build-cache" queue_dir "$T/q" kernel_config_dir "$TOP/config/kernel" \
 	tests_file "$T/tests.conf" test_retries 0 > "$T/stableq.conf"
 SQ() { (cd "$TOP" && "$STABLEQ" -c "$T/stableq.conf" "$@"); }
 db() { sqlite3 "$T/stableq.db" "$1"; }

@@ -6,6 +6,7 @@
 # fix-up, and the queue passes again. Then, on a branch where the same
 # patches were released, it reverts the culprit with its dependent and the
 # branch passes again. Mail lands in the outbox, threaded to the patches.
+# check: serial (kernel trees, builds and QEMU: one such test at a time)
 . "$(dirname "$0")/lib/tap.sh"
 set -u
 T=$(mktemp -d)
@@ -25,6 +26,7 @@ setup() { # NAME: a branch of its own on the base tag, a queue dir, a config
 	cat > "$T/$1.conf" <<CONF
 db = $T/$1.db
 var_dir = $T/var-$1
+build_cache_dir = $TOP/var/build-cache
 tree_dir = $TREE
 branch = t55-$1
 build_dir = $TOP/var/build

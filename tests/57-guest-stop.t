@@ -5,6 +5,7 @@
 # RUNNER_BOOTS_MAX), with built-in KUnit off, and the console log holds
 # every boot. Real build (ccache, the build directory the other kernel
 # tests share) and QEMU boots of the tip.
+# check: serial (kernel trees, builds and QEMU: one such test at a time)
 . "$(dirname "$0")/lib/tap.sh"
 set -u
 T=$(mktemp -d)
@@ -42,6 +43,7 @@ mkdir -p "$T/q" && : > "$T/q/series"
 cat > "$T/stableq.conf" <<CONF
 db = $T/stableq.db
 var_dir = $T/var
+build_cache_dir = $TOP/var/build-cache
 tree_dir = $TREE
 branch = t57s
 build_dir = $TOP/var/build

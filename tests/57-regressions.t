@@ -10,6 +10,7 @@
 # user-copy is a regression, tip-known a known failure; the bisection steers
 # by user-copy alone, its search step boots only user-copy, its
 # confirmation the whole set.
+# check: serial (kernel trees, builds and QEMU: one such test at a time)
 . "$(dirname "$0")/lib/tap.sh"
 set -u
 T=$(mktemp -d)
@@ -37,6 +38,7 @@ head -n 1 "$Q/series" > "$T/q/series"
 cat > "$T/stableq.conf" <<CONF
 db = $T/stableq.db
 var_dir = $T/var
+build_cache_dir = $TOP/var/build-cache
 tree_dir = $TREE
 branch = t57
 build_dir = $TOP/var/build

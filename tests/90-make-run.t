@@ -9,8 +9,9 @@
 # drops it and confirms the queue again. Running all that writes nothing
 # into tracked files: `git status` is what it was.
 # The copy shares this checkout's stable trees and build directories
-# (var/linux, var/build, var/linux-6.12, var/build-6.12) so that it builds
-# incrementally.
+# (var/linux, var/build, var/linux-6.12, var/build-6.12) and build cache
+# (var/build-cache) so that it builds incrementally.
+# check: serial (kernel trees, builds and QEMU: one such test at a time)
 . "$(dirname "$0")/lib/tap.sh"
 set -u
 T=$(mktemp -d)
@@ -41,6 +42,10 @@ ln -s "$TOP/var/linux-6.12" "$CO/var/linux-6.12"
 mkdir -p "$TOP/var/build" "$TOP/var/build-6.12"
 ln -s "$TOP/var/build" "$CO/var/build"
 ln -s "$TOP/var/build-6.12" "$CO/var/build-6.12"
+# and the built states (make run's var/build-cache), as the other kernel
+# tests share them: a state any of them built boots from there
+mkdir -p "$TOP/var/build-cache"
+ln -s "$TOP/var/build-cache" "$CO/var/build-cache"
 # the objects too, so that make only relinks
 [ -d "$TOP/var/obj/plain" ] && mkdir -p "$CO/var/obj" && cp -a "$TOP/var/obj/plain" "$CO/var/obj/"
 [ -d "$TOP/var/gen" ] && cp -a "$TOP/var/gen" "$CO/var/"

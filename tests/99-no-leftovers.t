@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# check: last (it looks for what every other test left running)
 """99-no-leftovers.t: no process a test of this checkout started is still running.
 
 Runs last in `make check`. A process counts as this checkout's when its

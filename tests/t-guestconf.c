@@ -1,4 +1,5 @@
 /* t-guestconf.c: the guest configurations' table, the KUnit deny list, their hash, and the broad config step on the real tree. */
+/* check: serial (reads var/linux while the kernel tests switch it) */
 #include "config.h"
 #include "err.h"
 #include "file.h"

@@ -1,4 +1,5 @@
 /* t-kunitconf.c: KUnit test symbols from Kconfig files, on a tree made here and on the real one. */
+/* check: serial (reads var/linux while the kernel tests switch it) */
 #include "err.h"
 #include "kunitconf.h"
 #include "strbuf.h"
