@@ -31,7 +31,7 @@ raw() {
 		CCACHE_BASEDIR="$TOP/var" CCACHE_NOHASHDIR=true CCACHE_MAXSIZE=5G \
 		KBUILD_BUILD_TIMESTAMP="Sun Jan  1 00:00:00 UTC 2023" KBUILD_BUILD_USER=stableq \
 		KBUILD_BUILD_HOST=stableq KBUILD_BUILD_VERSION=1 LOCALVERSION= \
-		make O="$B" -j"$(nproc)" CC="ccache gcc" bzImage modules > "$T/raw-make.log" 2>&1) || return 1
+		make O="$B" -j"$(nproc)" CC="ccache gcc" NM=gcc-nm bzImage modules > "$T/raw-make.log" 2>&1) || return 1
 	qemu-system-x86_64 -nodefaults -nographic -no-reboot -smp 1 -m 256 -accel tcg -cpu max \
 		-kernel "$B/arch/x86/boot/bzImage" -initrd "$T/var/guest/initramfs.cpio" \
 		-append "console=ttyS0 panic=-1 oops=panic loglevel=7" \

@@ -103,9 +103,9 @@ flock 9
 git -C "$TREE" checkout -q -f --detach "$commit"
 s=$(date +%s.%N)
 (cd "$TREE" &&
-	hand_env KCONFIG_ALLCONFIG="$TOP/config/coverage.config" make O="$H/out" CC="ccache gcc" -j"$(nproc)" allmodconfig &&
-	hand_env make O="$H/out" CC="ccache gcc" -j"$(nproc)" prepare &&
-	while read -r f; do hand_env make O="$H/out" CC="ccache gcc" -j"$(nproc)" "${f%.c}.o" || exit 1; done < "$T/files") \
+	hand_env KCONFIG_ALLCONFIG="$TOP/config/coverage.config" make O="$H/out" CC="ccache gcc" NM=gcc-nm -j"$(nproc)" allmodconfig &&
+	hand_env make O="$H/out" CC="ccache gcc" NM=gcc-nm -j"$(nproc)" prepare &&
+	while read -r f; do hand_env make O="$H/out" CC="ccache gcc" NM=gcc-nm -j"$(nproc)" "${f%.c}.o" || exit 1; done < "$T/files") \
 	> "$T/hand.log" 2>&1 || { echo "bench/coverage: the hand-run make failed" >&2; tail "$T/hand.log" >&2; exit 1; }
 e=$(date +%s.%N)
 flock -u 9
