@@ -143,10 +143,13 @@ unit-check: $(UNIT_BINS) $(REPLAY_BINS) $(SAN_BIN)
 
 # Every test, under prove: unit tests (ASan+UBSan), fuzz corpus replays, then
 # the integration tests that drive the real binary, git, QEMU, SMTP, Chromium.
-# Two at a time: the tests marked "check: serial" (they share this checkout's
+# Two lanes: the tests marked "check: serial" (they share this checkout's
 # kernel trees, build directories and build cache, and boot QEMU guests) run
-# one after another, in order, while the others run beside them; the tests
-# marked "check: last" (99-no-leftovers.t) run alone once all have ended.
+# one after another from the start, the kernel tests first; all the others
+# run one after another beside them. The tests marked "check: last"
+# (99-no-leftovers.t) run alone once all have ended. (A lane is prove's seq
+# rule: with a par rule beside a seq one, prove runs every par test before
+# the seq group's first.)
 TESTS := $(UNIT_BINS) $(REPLAY_BINS) $(sort $(wildcard tests/[0-9]*.t))
 marked = $(filter $(TESTS),$(patsubst tests/t-%.c,tests/bin/t-%.t,$(shell grep -l -E '^(#|/\*) check: $(1)' tests/*.t tests/t-*.c)))
 SERIAL_TESTS := $(call marked,serial)
@@ -157,7 +160,7 @@ space := $(empty) $(empty)
 CHECK_JOBS ?= 2
 check: deps
 	$(MAKE) -j$$(nproc) stableq unit-check
-	prove --timer -j$(CHECK_JOBS) --rules='seq={$(subst $(space),$(comma),$(SERIAL_TESTS))}' --rules='par=**' -e tests/lib/as-test $(filter-out $(LAST_TESTS),$(TESTS))
+	prove --timer -j$(CHECK_JOBS) --rules='seq={$(subst $(space),$(comma),$(SERIAL_TESTS))}' --rules='seq=**' -e tests/lib/as-test $(filter-out $(SERIAL_TESTS) $(LAST_TESTS),$(TESTS)) $(SERIAL_TESTS)
 	prove --timer -e tests/lib/as-test $(LAST_TESTS)
 
 # deps first, then a make that sees what deps installed (pkg-config flags)
