@@ -51,7 +51,11 @@ cp "$Q/series" "$T/q/series"
 SQ import "$T/q" > "$T/import2.log" 2>&1
 ok $? "import of the whole queue: the fix joins"
 is "$(sqlite3 "$T/stableq.db" "SELECT state FROM patches WHERE id = 2")" queued "the fix is queued"
-# on a terminal (script(1) gives it one), the build is one updating line
+# on a terminal (script(1) gives it one), the build is one updating line;
+# so that there is a build to show, the state with the fix is looked up in
+# a cache of this test's own from here on, not in the kernel tests' shared
+# one (the state before it came from there when another run built it)
+sed -i "s|^build_cache_dir = .*|build_cache_dir = $T/build-cache|" "$T/stableq.conf"
 script -qec "cd '$TOP' && '$STABLEQ' -c '$T/stableq.conf' candidate --json > '$T/c2.json'" "$T/c2.tty" > /dev/null 2>&1
 ok $? "the candidate with test + fix passes (exit 0)"
 tr '\r' '\n' < "$T/c2.tty" > "$T/c2.log"
