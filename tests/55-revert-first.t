@@ -19,6 +19,7 @@ tag=$(git -C "$TREE" describe --tags --abbrev=0 linux-6.1.y)
 ok $? "the stable tree is there ($tag)"
 
 setup() { # NAME: a branch of its own on the base tag, a queue dir, a config
+	# (built states from the kernel tests' shared cache, or from $CACHE)
 	git -C "$TREE" branch -f "t55-$1" "$tag"
 	mkdir -p "$T/q-$1"
 	cp "$TOP"/kernel-queue/queue-6.1/*.patch "$TOP"/tests/fixtures/bisect-queue/*.patch "$T/q-$1/"
@@ -26,7 +27,7 @@ setup() { # NAME: a branch of its own on the base tag, a queue dir, a config
 	cat > "$T/$1.conf" <<CONF
 db = $T/$1.db
 var_dir = $T/var-$1
-build_cache_dir = $TOP/var/build-cache
+build_cache_dir = ${CACHE:-$TOP/var/build-cache}
 tree_dir = $TREE
 branch = t55-$1
 build_dir = $TOP/var/build
@@ -41,7 +42,9 @@ culprit_q="SELECT id FROM patches WHERE subject LIKE 'lib/cmdline: let simple_st
 dep_q="SELECT id FROM patches WHERE subject LIKE 'lib/cmdline: make get_option()%'"
 
 # --- A: the culprit is still queued: bisect, drop with its dependent --------
-setup a
+# The bisection counts the kernels it builds: its states come from a cache
+# of its own, empty at the start, so that they are built on every run
+CACHE=$T/cache-a setup a
 SQ() { (cd "$TOP" && "$STABLEQ" -c "$T/a.conf" "$@"); }
 SQ import "$T/q-a" > "$T/a-import.log" 2>&1
 is "$(db a "SELECT COUNT(*) FROM patches WHERE state = 'queued'")" 8 "eight patches queued (test, fix, six fixture patches)"
