@@ -33,6 +33,8 @@ declare -A forbidden_rooms=(
 # the folder (layer/room) that holds a header of that name; headers are
 # unique across the tree, which this test also checks
 # (indexed once per repository: one git ls-files, not one per include)
+# the project's own files (not tests, fuzzers, benches, guest programs)
+sources() { git ls-files -- "$@" | grep -v -e '^tests/' -e '^fuzz/' -e '^bench/' -e '/guest/'; }
 declare -A HOME_OF=()
 HOME_OF_IN=
 index_headers() {
@@ -41,14 +43,14 @@ index_headers() {
 	while IFS= read -r f; do
 		case "$f" in */*) ;; *) f=./$f ;; esac
 		[ -n "${HOME_OF[${f##*/}]:-}" ] || HOME_OF[${f##*/}]=${f%/*}
-	done < <(git ls-files -- '*.h' | grep -v -e '^tests/' -e '^fuzz/' -e '^bench/' -e '/guest/')
+	done < <(sources '*.h')
 	HOME_OF_IN=$PWD
 }
 home_of() { # home_of HEADER: sets HDIR to its folder, or "nowhere"
 	local f
 	case "$1" in
 	*/*) # a path: the file that ends with it
-		f=$(git ls-files -- "$1" "*/$1" | grep -v -e '^tests/' -e '^fuzz/' -e '^bench/' -e '/guest/' | head -n1)
+		f=$(sources "$1" "*/$1" | head -n1)
 		HDIR=${f:+$(dirname "$f")}
 		HDIR=${HDIR:-nowhere}
 		return ;;
@@ -95,7 +97,7 @@ app_below_daemon() {
 
 # every folder that holds sources, below the layers
 index_headers
-folders=$(git ls-files -- '*.c' '*.h' | grep -v -e '^tests/' -e '^fuzz/' -e '^bench/' -e '/guest/' | xargs -n1 dirname | sort -u)
+folders=$(sources '*.c' '*.h' | xargs -n1 dirname | sort -u)
 for dir in $folders; do
 	layer=${dir%%/*}
 	[ -n "${allowed[$layer]:-}" ]
@@ -112,7 +114,7 @@ n=$(ls kernel-queue/*.[ch] 2>/dev/null | wc -l)
 is "$n" "0" "kernel-queue/ keeps its code in rooms (intake, queue, checks, runs, revert, review, export)"
 is "$(where_is app.h)" "daemon" "app.h (struct app) is in daemon/"
 is "$(app_below_daemon)" "" "below daemon/ nothing includes app.h or names struct app"
-dups=$(git ls-files -- '*.h' | grep -v -e '^tests/' -e '^fuzz/' -e '^bench/' -e '/guest/' | xargs -n1 basename | sort | uniq -d)
+dups=$(sources '*.h' | xargs -n1 basename | sort | uniq -d)
 is "$dups" "" "header names are unique across the tree"
 
 # The check can fail: a lib file that reaches up into daemon/, and a CLI
