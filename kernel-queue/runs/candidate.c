@@ -1,12 +1,14 @@
 /* candidate.c: apply a queue prefix with libgit2, build it, boot it, store the verdict. */
 #include "candidate.h"
 #include "buildcache.h"
+#include "cell.h"
 #include "coverage.h"
 #include "gcov.h"
 #include "db.h"
 #include "event.h"
 #include "err.h"
 #include "file.h"
+#include "guestarch.h"
 #include "guestconf.h"
 #include "kbuild.h"
 #include "log.h"
@@ -400,6 +402,7 @@ struct built {
 	char *kernel; /* the bzImage in it */
 	char *error;  /* when !ok */
 	struct kselftest_build ksft; /* the tree's kselftests */
+	struct cell cell; /* what it is built with and booted on (cell.h) */
 };
 
 static void built_release(struct built *b)
@@ -410,12 +413,11 @@ static void built_release(struct built *b)
 	kselftest_build_release(&b->ksft);
 }
 
-#define BZIMAGE "arch/x86/boot/bzImage"
 
 /* The files a boot takes from a build: the image and the tests' modules. */
 static size_t boot_files(const char *tests_file, const char *guest,
-			 const char ***files, struct test_def **tests,
-			 size_t *ntests)
+			 const char *image, const char ***files,
+			 struct test_def **tests, size_t *ntests)
 {
 	size_t n = 0;
 
@@ -429,7 +431,7 @@ static size_t boot_files(const char *tests_file, const char *guest,
 		n += (*tests)[i].nmodules;
 	*files = xcalloc(n + 1, sizeof(**files));
 	n = 0;
-	(*files)[n++] = BZIMAGE;
+	(*files)[n++] = image;
 	for (size_t i = 0; i < *ntests; i++)
 		for (size_t m = 0; m < (*tests)[i].nmodules; m++)
 			(*files)[n++] = (*tests)[i].modules[m];
@@ -445,13 +447,15 @@ static const struct guestconf *guest_of(const struct branch_ctx *bc)
 }
 
 /* The guest configuration's identity: with src, what comes from the tree. */
-static int config_hash(const struct branch_ctx *bc, const char *src,
-		       char out[65])
+static int config_hash(const struct branch_ctx *bc, const struct cell *c,
+		       const char *src, char out[65])
 {
 	const struct guestconf *g = guest_of(bc);
+	char *frags = cell_fragments(guestconf_fragments(g, &bc->cfg), c);
+	int ret = guestconf_hash(g, src, frags, bc->cfg.kunit_deny, out);
 
-	return guestconf_hash(g, src, guestconf_fragments(g, &bc->cfg),
-			      bc->cfg.kunit_deny, out);
+	free(frags);
+	return ret;
 }
 
 static char *cache_dir(const struct config *c)
@@ -474,8 +478,8 @@ static void build_progress(void *vctx, long done, long total)
 }
 
 /* The cache key of a state: tree, configuration, compiler. "" if unknown. */
-static void state_key(const struct branch_ctx *bc, const char *tree,
-		      char key[65], char chash[65])
+static void state_key(const struct branch_ctx *bc, const struct cell *c,
+		      const char *tree, char key[65], char chash[65])
 {
 	char *cc = NULL;
 
@@ -484,8 +488,8 @@ static void state_key(const struct branch_ctx *bc, const char *tree,
 	 * The fragments alone: the tinyconfig base is part of the tree, and
 	 * the worktree holds another state until checked out.
 	 */
-	if (config_hash(bc, NULL, chash) < 0 ||
-	    buildcache_compiler_id(&cc) < 0 ||
+	if (config_hash(bc, c, NULL, chash) < 0 ||
+	    cell_compiler_id(c, &cc) < 0 ||
 	    buildcache_key(tree, chash, cc, key) < 0) {
 		log_warnx("build cache: %s: building", err_msg());
 		key[0] = '\0';
@@ -509,15 +513,18 @@ static int build_state(struct branch_ctx *bc, struct repo *r, long long id,
 	const char **files = NULL;
 	char key[65] = "", chash[65] = "";
 	char *cdir = cache_dir(&bc->cfg), *entry = NULL;
-	char *blog = NULL;
+	char *blog = NULL, *bdir = cell_build_dir(bc, &out->cell);
+	char *frags = cell_fragments(
+		guestconf_fragments(guest_of(bc), &bc->cfg), &out->cell);
+	const char *image = kbuild_image(out->cell.arch);
 	double t0 = now_monotonic();
 	long long build_id;
 	int ret;
 
-	nfiles = boot_files(bc->cfg.tests_file, bc->cfg.guest_config, &files,
-			    &tests, &ntests);
+	nfiles = boot_files(bc->cfg.tests_file, bc->cfg.guest_config, image,
+			    &files, &tests, &ntests);
 	if (bc->cfg.build_cache_mb > 0 && nfiles)
-		state_key(bc, tree, key, chash);
+		state_key(bc, &out->cell, tree, key, chash);
 	if (key[0] && buildcache_lookup(cdir, key, files, nfiles, &entry)) {
 		char *orig_log = NULL;
 		db_query_text(bc->db, &orig_log,
@@ -547,7 +554,7 @@ static int build_state(struct branch_ctx *bc, struct repo *r, long long id,
 		    id, key, build_id);
 		out->ok = 1;
 		out->dir = entry;
-		out->kernel = xstrfmt("%s/" BZIMAGE, entry);
+		out->kernel = xstrfmt("%s/%s", entry, image);
 		entry = NULL;
 		ret = 0;
 		goto out;
@@ -562,8 +569,10 @@ static int build_state(struct branch_ctx *bc, struct repo *r, long long id,
 	};
 	struct kbuild_opts ko = {
 		.src_dir = bc->cfg.tree_dir,
-		.build_dir = bc->cfg.build_dir,
-		.config_dir = guestconf_fragments(guest_of(bc), &bc->cfg),
+		.build_dir = bdir,
+		.config_dir = frags,
+		.arch = out->cell.arch,
+		.compiler = out->cell.compiler,
 		.guest = guest_of(bc),
 		.kunit_deny = bc->cfg.kunit_deny,
 		.ccache_dir = bc->cfg.ccache_dir,
@@ -613,7 +622,7 @@ static int build_state(struct branch_ctx *bc, struct repo *r, long long id,
 		goto out;
 	}
 	if (key[0] &&
-	    buildcache_store(cdir, key, bc->cfg.build_dir, files, nfiles,
+	    buildcache_store(cdir, key, bdir, files, nfiles,
 			     (unsigned long long)bc->cfg.build_cache_mb << 20,
 			     &entry) < 0) {
 		log_warnx("candidate %lld: build cache: %s", id, err_msg());
@@ -621,10 +630,10 @@ static int build_state(struct branch_ctx *bc, struct repo *r, long long id,
 	}
 	if (entry) {
 		out->dir = entry;
-		out->kernel = xstrfmt("%s/" BZIMAGE, entry);
+		out->kernel = xstrfmt("%s/%s", entry, image);
 		entry = NULL;
 	} else {
-		out->dir = xstrdup(bc->cfg.build_dir);
+		out->dir = xstrdup(bdir);
 		out->kernel = xstrdup(kb.bzimage);
 	}
 out:
@@ -634,6 +643,8 @@ out:
 	free(cdir);
 	free(entry);
 	free(blog);
+	free(bdir);
+	free(frags);
 	return ret;
 }
 
@@ -823,6 +834,7 @@ static int boot_once(struct branch_ctx *bc, long long id,
 	char *clog =
 		xstrfmt("%s/log/console-%lld-%d.log", bc->cfg.var_dir, id, run);
 	struct runner_opts ro = {
+		.arch = guestarch_find(bs->cell.arch),
 		.build_dir = bs->dir,
 		.kernel = bs->kernel,
 		.tests_file = bc->cfg.tests_file,
@@ -965,17 +977,20 @@ static int tip_run(struct branch_ctx *bc, long long id, long long *tip_id,
 	char tip[REPO_HEX_SIZE], tree[REPO_HEX_SIZE], chash[65], thash[65];
 	char chash_src[65] = "";
 	long long branch = 0;
+	struct cell cell;
 	int ret;
 
 	*tip_id = 0;
+	if ((ret = cell_get(bc, id, &cell)) < 0)
+		return ret;
 	if ((ret = repo_open(&r, bc->cfg.tree_dir)) < 0)
 		return ret;
 	ret = repo_branch_tip(r, bc->cfg.branch, tip);
 	if (ret >= 0)
 		ret = repo_tree_of(r, tip, tree);
 	repo_free(r);
-	if (ret < 0 || (ret = config_hash(bc, NULL, chash)) < 0 ||
-	    (ret = config_hash(bc, bc->cfg.tree_dir, chash_src)) < 0 ||
+	if (ret < 0 || (ret = config_hash(bc, &cell, NULL, chash)) < 0 ||
+	    (ret = config_hash(bc, &cell, bc->cfg.tree_dir, chash_src)) < 0 ||
 	    (ret = testcase_set_hash(bc->cfg.tests_file, thash)) < 0 ||
 	    (ret = db_query_int(bc->db, &branch,
 				"SELECT branch_id FROM candidates WHERE id = ?",
@@ -986,9 +1001,11 @@ static int tip_run(struct branch_ctx *bc, long long id, long long *tip_id,
 		     " c.build_id WHERE c.branch_id = ? AND c.purpose ="
 		     " 'baseline' AND c.patch_ids = '[]' AND c.verdict IN"
 		     " ('pass','fail','hang') AND b.tree_sha = ? AND"
-		     " b.config_hash IN (?, ?) AND c.testset_hash = ? ORDER BY"
-		     " c.id DESC LIMIT 1",
-		     "itttt", branch, tree, chash, chash_src, thash);
+		     " b.config_hash IN (?, ?) AND c.testset_hash = ? AND"
+		     " COALESCE(c.arch, 'x86_64') = ? AND COALESCE(c.compiler,"
+		     " 'gcc') = ? ORDER BY c.id DESC LIMIT 1",
+		     "itttttt", branch, tree, chash, chash_src, thash, cell.arch,
+		     cell.compiler);
 	err_clear();
 	if (*tip_id) {
 		say(progress, ctx,
@@ -1001,6 +1018,8 @@ static int tip_run(struct branch_ctx *bc, long long id, long long *tip_id,
 					    0, 0, "baseline", 0, "candidate");
 	if (cid < 0)
 		return (int)cid;
+	if ((ret = cell_copy(bc->db, id, cid)) < 0) /* the same cell's tip */
+		return ret;
 	say(progress, ctx, "candidate %lld: running the test set on the tip"
 	    " (candidate %lld)", id, cid);
 	if ((ret = candidate_run(bc, cid, 1, progress, ctx)) < 0)
@@ -1034,7 +1053,8 @@ int candidate_run(struct branch_ctx *bc, long long id, int runs,
 		ret = err_last() < 0 ? err_last() : ERR_IO;
 		goto out;
 	}
-	if ((ret = lock_builds(bc, &lockfd)) < 0)
+	if ((ret = cell_get(bc, id, &bs.cell)) < 0 ||
+	    (ret = lock_builds(bc, &lockfd)) < 0)
 		goto out;
 	logdir = xstrfmt("%s/log", bc->cfg.var_dir);
 	mkdir_p(logdir);
@@ -1068,9 +1088,12 @@ int candidate_run(struct branch_ctx *bc, long long id, int runs,
 		ret = finish(bc, id, CV_BUILD_FAILED, bs.error);
 		goto out;
 	}
-	if ((ret = run_coverage(bc, r, id, commit, progress, ctx)) != 0)
+	/* build coverage and kselftests are x86_64/gcc's (cell.h) */
+	if (cell_is_default(&bs.cell) &&
+	    (ret = run_coverage(bc, r, id, commit, progress, ctx)) != 0)
 		goto out; /* build-failed (1) or could not run */
-	if ((ret = build_kselftests(bc, r, id, commit, &bs, progress, ctx)) < 0)
+	if (cell_is_default(&bs.cell) &&
+	    (ret = build_kselftests(bc, r, id, commit, &bs, progress, ctx)) < 0)
 		goto out;
 
 	/* boot and test, runs times on the same build */
@@ -1120,10 +1143,17 @@ int candidate_run(struct branch_ctx *bc, long long id, int runs,
 		if (ret < 0)
 			goto out;
 	}
+	/* the branch's other cells, each a child candidate (cell.h) */
+	if (lockfd >= 0)
+		close(lockfd);
+	lockfd = -1;
+	if ((ret = cell_run_matrix(bc, id, &verdict, &why, progress, ctx)) < 0)
+		goto out;
 	ret = finish(bc, id, verdict, why.len ? why.buf : NULL);
 	/* which of the patches' lines ran: after the verdict, never
 	 * changing it (gcov.h) */
 	if (ret >= 0 && !strcmp(bc->cfg.coverage_boot, "yes") &&
+	    cell_is_default(&bs.cell) &&
 	    verdict != CV_HANG && of_queue_with(bc->db, id, 1)) {
 		if (lockfd >= 0 || lock_builds(bc, &lockfd) >= 0)
 			gcov_boot(bc, r, id, commit, progress, ctx);
