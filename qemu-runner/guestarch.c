@@ -11,11 +11,12 @@
 
 static const struct guestarch table[] = {
 	{ "x86_64", "arch/x86/boot/bzImage", "qemu-system-x86_64",
-	  "qemu-system-x86", NULL, 0, "ttyS0", "/bin/busybox",
+	  "qemu-system-x86", NULL, 0, "max", "ttyS0", "/bin/busybox",
 	  "install the Debian package busybox-static (`make deps`)", "gcc",
 	  "build-essential", "x86_64" },
 	{ "arm64", "arch/arm64/boot/Image", "qemu-system-aarch64",
-	  "qemu-system-arm", "virt", 1, "ttyAMA0", ARM64_ROOT "/bin/busybox",
+	  "qemu-system-arm", "virt", 1, "max,pauth-impdef=on", "ttyAMA0",
+	  ARM64_ROOT "/bin/busybox",
 	  "run `make deps` (it unpacks Debian's busybox-static:arm64 into "
 	  ARM64_ROOT ")",
 	  "aarch64-linux-gnu-gcc", "gcc-aarch64-linux-gnu libc6-dev-arm64-cross",

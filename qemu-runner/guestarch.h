@@ -22,6 +22,10 @@ struct guestarch {
 	const char *qemu_pkg;   /* its Debian package */
 	const char *machine;    /* -M, or NULL for QEMU's default */
 	int tcg_only;           /* no KVM probe: another arch's guest */
+	const char *tcg_cpu;    /* -cpu under TCG: "max" (arm64's with
+				 * QEMU's own pointer-auth algorithm,
+				 * pauth-impdef: the same checks, far
+				 * faster to emulate than QARMA) */
 	const char *console;    /* the kernel's console= device */
 	const char *busybox;    /* the static busybox the guest runs */
 	const char *busybox_how; /* how to get it, for the error */

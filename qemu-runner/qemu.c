@@ -120,7 +120,7 @@ int qemu_boot(const struct qemu_opts *o, struct qemu_result *r)
 	 */
 	if (ga->machine)
 		strvec_pushl(&argv, "-M", ga->machine, NULL);
-	strvec_pushl(&argv, "-accel", o->accel, "-cpu", kvm ? "host" : "max",
+	strvec_pushl(&argv, "-accel", o->accel, "-cpu", kvm ? "host" : ga->tcg_cpu,
 		     "-kernel", o->kernel, "-initrd", o->initrd, "-append", NULL);
 	strvec_pushf(&argv, "console=%s " BASE_APPEND "%s%s", ga->console,
 		     o->append && *o->append ? " " : "",
