@@ -149,6 +149,73 @@ static void build_side(void)
 	free(id);
 }
 
+/* A tree whose minimum clang is 99: the cell cannot run, and says so. */
+static void toolchains(const char *dir)
+{
+	char *src = xstrfmt("%s/tree", dir), *bin = xstrfmt("%s/bin", dir);
+	char *f = xstrfmt("%s/scripts/min-tool-version.sh", src);
+	char *mk = xstrfmt("%s/Makefile", src), *frag = xstrfmt("%s/frag", dir);
+	char *cfg = xstrfmt("%s/frag/a.config", dir);
+	const char *script = "#!/bin/sh\ncase $1 in llvm) echo 99.0.0;; *) echo 1.0.0;; esac\n";
+	struct kbuild_opts o = { .src_dir = src, .config_dir = frag,
+				 .compiler = "clang", .config_only = 1 };
+	struct kbuild_result r;
+	char *oldpath = xstrdup(getenv("PATH"));
+
+	mkdir_p(frag);
+	write_file_atomic(cfg, "CONFIG_X=y\n", 11);
+	o.build_dir = bin;
+	mkdir_p(bin);
+	{
+		char *sd = xstrfmt("%s/scripts", src);
+		mkdir_p(sd);
+		free(sd);
+	}
+	write_file_atomic(mk, "all:\n", 5);
+	write_file_atomic(f, script, strlen(script));
+	if (kbuild_have_tool("clang") && kbuild_have_tool("ld.lld")) {
+		is_int(kbuild_run(&o, &r), ERR_NOTFOUND,
+		       "clang older than the tree's minimum: the cell cannot run");
+		like(r.error, "clang 14", "... naming the clang there");
+		like(r.error, "older than 99.0.0, this tree's minimum",
+		     "... and the tree's minimum");
+		kbuild_result_release(&r);
+	}
+	/* a PATH with the build tools but no cross compiler */
+	const char *tools[] = { "make", "gcc", "flex", "bison", "bc", "perl",
+				"ccache", "sh" };
+	char *tb = xstrfmt("%s/tools", dir);
+	mkdir_p(tb);
+	for (size_t i = 0; i < sizeof(tools) / sizeof(*tools); i++) {
+		char *to = xstrfmt("/usr/bin/%s", tools[i]);
+		char *at = xstrfmt("%s/%s", tb, tools[i]);
+		if (symlink(to, at) < 0)
+			diag("symlink %s: missing", to);
+		free(to);
+		free(at);
+	}
+	setenv("PATH", tb, 1);
+	o.compiler = "gcc";
+	o.arch = "arm64";
+	is_int(kbuild_run(&o, &r), ERR_NOTFOUND,
+	       "no aarch64-linux-gnu-gcc: the arm64 cell cannot run");
+	like(r.error, "install the Debian package gcc-aarch64-linux-gnu",
+	     "... naming the package");
+	kbuild_result_release(&r);
+	o.arch = "mips";
+	is_int(kbuild_run(&o, &r), ERR_INVALID, "an unknown arch is refused");
+	kbuild_result_release(&r);
+	setenv("PATH", oldpath, 1);
+	free(oldpath);
+	free(tb);
+	free(src);
+	free(bin);
+	free(f);
+	free(mk);
+	free(frag);
+	free(cfg);
+}
+
 static void verdicts(const char *dir)
 {
 	struct branch_ctx bc;
@@ -253,6 +320,7 @@ int main(void)
 		return 1;
 	matrix_keys(dir);
 	build_side();
+	toolchains(dir);
 	verdicts(dir);
 	rm_rf(dir);
 	return done_testing();
