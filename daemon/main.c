@@ -26,7 +26,7 @@ const struct command commands[] = {
 	{ "candidate", cmd_candidate, 1, "candidate [--upto ID] [--json]", candidate_opts },
 	{ "verify", cmd_verify, 1, "verify PATCH-ID           (does the fix's Regression-test fail without it?)" },
 	{ "bisect", cmd_bisect, 1, "bisect [CANDIDATE-ID] [--steps N] [--json]", bisect_opts },
-	{ "flag", cmd_flag, 1, "flag ID --reason TEXT", reason_opts },
+	{ "flag", cmd_flag, 1, "flag ID --reason TEXT [--bisection BISECTION-ID]", flag_opts },
 	{ "revert", cmd_revert, 1, "revert ID [--dry-run|--plan] [--reason TEXT] [--no-confirm] | ID --auto|--propose | --confirm REVERT-ID | --resume", revert_opts },
 	{ "override", cmd_override, 1, "override ID --reason TEXT", reason_opts },
 	{ "rc", cmd_rc, 1, "rc [--show] [--json]      (the -rc review series to rc_list; --show: the newest)", rc_opts },

@@ -88,6 +88,7 @@ static const struct key keys[] = {
 	{ "intake_inbox", K_STR, S(intake_inbox), "", NULL },
 	{ "rc_list", K_STR, S(rc_list), "", NULL },
 	{ "rc_window", K_INT, S(rc_window), "172800", NULL },
+	{ "regressions_list", K_STR, S(regressions_list), "", NULL },
 };
 #define B(f) offsetof(struct branch_conf, f)
 /*

@@ -95,6 +95,7 @@ struct config {
 	char *intake_inbox;     /* public-inbox v2 archives (INBOX/git/N.git), ","-separated */
 	char *rc_list;          /* where `stableq rc` sends the review series */
 	int rc_window;          /* seconds from an -rc to its deadline (48 h) */
+	char *regressions_list; /* stableq's confirmed culprits, for regzbot; "" none */
 	struct branch_conf *branches; /* in file order; at least one */
 	int nbranches;
 	int selected;           /* index of the branch the fields above hold */

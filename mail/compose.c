@@ -776,3 +776,73 @@ char *compose_message_id(sqlite3 *db, long long mail_id)
 		      mail_id);
 	return id;
 }
+
+/* Outside text into a regzbot mail: no "#regzbot" command of its own. */
+static void add_inert(struct strbuf *out, const char *text)
+{
+	for (const char *s = text ? text : ""; *s; s++) {
+		strbuf_addch(out, *s);
+		if (*s == '#' && !strncasecmp(s + 1, "regzbot", 7))
+			strbuf_addch(out, ' ');
+	}
+}
+
+static int is_commit_id(const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (!strchr("0123456789abcdefABCDEF", s[i]))
+			return 0;
+	return n >= 7 && n <= 40;
+}
+
+long long compose_regzbot(sqlite3 *db, const struct config *cfg,
+			  const struct regzbot_report *r, char **message_id)
+{
+	struct strbuf subject = STRBUF_INIT, body = STRBUF_INIT;
+	long long id;
+
+	if (message_id)
+		*message_id = NULL;
+	if (!is_commit_id(r->introduced))
+		return err_set(ERR_INVALID,
+			       "patch %lld: '%.60s' is not a commit id for"
+			       " regzbot",
+			       r->patch_id, r->introduced ? r->introduced : "");
+	strbuf_addf(&subject, "[REGRESSION] %s-stable: ", r->branch);
+	add_inert(&subject, r->subject);
+	strbuf_addf(&body,
+		    "stableq, testing the %s-stable queue, found a regression"
+		    " and confirmed\nits culprit both ways:\n\n  ",
+		    r->branch);
+	add_inert(&body, r->subject);
+	strbuf_addf(&body, "\n  upstream commit %s", r->introduced);
+	if (r->stable_commit && is_commit_id(r->stable_commit))
+		strbuf_addf(&body, "\n  %s-stable commit %s", r->branch,
+			    r->stable_commit);
+	strbuf_addstr(&body, "\n\n");
+	add_inert(&body, r->why);
+	strbuf_addstr(&body, "\n\nIts author has been told; the revert follows"
+			     " the stable queue's revert\nrules.\n\n");
+	/* a paragraph of its own, as regzbot reads commands */
+	if (r->in_reply_to) {
+		strbuf_addf(&body, "#regzbot ^introduced: %s\n", r->introduced);
+	} else {
+		strbuf_addf(&body, "#regzbot introduced: %s\n", r->introduced);
+		strbuf_addf(&body, "#regzbot title: %s-stable: ", r->branch);
+		add_inert(&body, r->subject);
+		strbuf_addch(&body, '\n');
+	}
+	id = compose_list(db, cfg,
+			  &(struct list_mail){ .kind = "regzbot",
+					       .patch_id = r->patch_id,
+					       .to = r->to,
+					       .subject = subject.buf,
+					       .in_reply_to = r->in_reply_to,
+					       .body = body.buf },
+			  message_id);
+	strbuf_release(&subject);
+	strbuf_release(&body);
+	return id;
+}

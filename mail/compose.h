@@ -90,4 +90,30 @@ long long compose_list(sqlite3 *db, const struct config *cfg,
 /* The Message-Id (without <>) of mail mail_id, or NULL. Caller frees. */
 char *compose_message_id(sqlite3 *db, long long mail_id);
 
+/*
+ * A regression stableq confirmed itself, reported to the regressions list
+ * as regzbot reads it (Documentation/process/handling-regressions.rst):
+ * a paragraph "#regzbot introduced: <sha>" in a new report, or
+ * "#regzbot ^introduced: <sha>" when it answers a report (in_reply_to
+ * set: the mail it answers is then the report), and "#regzbot title:" in
+ * a new report. Sent with compose_list() (kind "regzbot", To r->to), so
+ * the intake knows it as stableq's own. Text from the patch and the
+ * evidence is made safe as compose_list() does, and cannot add regzbot
+ * commands of its own ("#regzbot" in it is written "# regzbot"). An
+ * introduced that is not a hex commit id (7 to 40 digits) is ERR_INVALID.
+ * Inside the caller's transaction; the mail id or negative.
+ */
+struct regzbot_report {
+	const char *to;            /* the regressions list (an address list) */
+	long long patch_id;        /* the culprit */
+	const char *subject;       /* its subject */
+	const char *introduced;    /* the upstream commit it backports */
+	const char *stable_commit; /* its commit on the stable branch, or NULL */
+	const char *branch;        /* "6.1" */
+	const char *why;           /* the evidence, several lines */
+	const char *in_reply_to;   /* the report it answers (no <>), or NULL */
+};
+long long compose_regzbot(sqlite3 *db, const struct config *cfg,
+			  const struct regzbot_report *r, char **message_id);
+
 #endif

@@ -358,7 +358,7 @@ is "$(q "SELECT state FROM revert_proposals WHERE patch_id = $b")" done "... its
 { cat "$T/stableq.conf"; echo "revert_daily_limit = 1"; } > "$T/limit.conf"
 out=$("$STABLEQ" -c "$T/limit.conf" revert "$a" --auto 2>&1)
 like "$out" "not reverted automatically" "revert_daily_limit = 1 after one automatic revert today: refused"
-like "$(q "SELECT reason FROM reverts WHERE patch_id = $a ORDER BY id DESC LIMIT 1")" "1 automatic reverts today on 6.1 already (revert_daily_limit = 1)" "... the plan says why"
+like "$(q "SELECT reason FROM reverts WHERE patch_id = $a ORDER BY id DESC LIMIT 1")" "1 patch taken out by automatic reverts today on 6.1 already, and this one takes out 1 (revert_daily_limit = 1 patches a day)" "... the plan says why"
 
 # only a culprit confirmed both ways: a flag from a bisection that ended flaky
 d=$(q "SELECT id FROM patches WHERE state = 'released' ORDER BY id LIMIT 1")

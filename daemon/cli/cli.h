@@ -34,7 +34,7 @@ struct command {
 
 /* The commands' option tables, ending in a NULL name. */
 extern const struct option queue_opts[], candidate_opts[], bisect_opts[],
-	reason_opts[], revert_opts[], rc_opts[], release_opts[], mail_opts[],
+	reason_opts[], flag_opts[], revert_opts[], rc_opts[], release_opts[], mail_opts[],
 	token_opts[], kcidb_opts[], lava_opts[];
 
 /* The table, terminated by a NULL name (main.c). */

@@ -227,16 +227,56 @@ static long long patch_arg(int argc, char **argv)
 	return argc == 2 && parse_id(argv[1], &id) == 0 ? id : 0;
 }
 
+const struct option flag_opts[] = {
+	{ "reason", required_argument, NULL, 'r' },
+	{ "bisection", required_argument, NULL, 'b' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* The flag's evidence: the bisection that named patch id (--bisection). */
+static int bisection_arg(struct app *app, const char *arg, long long id,
+			 struct evidence *ev)
+{
+	json_t *b;
+	long long culprit;
+
+	if (!arg)
+		return 0;
+	if (parse_id(arg, &ev->bisection_id) < 0) {
+		fprintf(stderr, "stableq flag: --bisection '%s' is not an id\n",
+			arg);
+		return -1;
+	}
+	if (!(b = bisect_json(app->bc.db, ev->bisection_id))) {
+		fail("flag");
+		return -1;
+	}
+	culprit = json_integer_value(json_object_get(b, "culprit_patch_id"));
+	json_decref(b);
+	if (culprit != id) {
+		fprintf(stderr, "stableq flag: bisection %lld did not name patch"
+				" %lld\n",
+			ev->bisection_id, id);
+		return -1;
+	}
+	return 0;
+}
+
+/* A maintainer's flag: trusted (flag.c); --bisection cites its evidence. */
 int cmd_flag(struct app *app, const struct cli_opts *o, int argc, char **argv)
 {
 	long long id = patch_arg(argc, argv);
 	const char *reason = o->v['r'];
+	struct evidence ev = { 0 };
 
 	if (!reason || !id || !*reason) {
-		fprintf(stderr, "usage: stableq flag ID --reason TEXT\n");
+		fprintf(stderr, "usage: stableq flag ID --reason TEXT"
+				" [--bisection BISECTION-ID]\n");
 		return 2;
 	}
-	if (flag_patch(&app->bc, id, reason, NULL) < 0)
+	if (bisection_arg(app, o->v['b'], id, &ev) < 0)
+		return 1;
+	if (flag_patch(&app->bc, id, reason, &ev) < 0)
 		return fail("flag");
 	printf("patch %lld flagged broken: %s\n", id, reason);
 	return 0;

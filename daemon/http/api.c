@@ -479,6 +479,7 @@ static int check_auth(struct api_request *req, struct api_response *res)
 	}
 	req->actor = xstrfmt("token:%s", name);
 	req->app.bc.actor = req->actor;
+	req->scope = scope;
 	free(name);
 	return 0;
 }

@@ -33,6 +33,7 @@ struct api_request {
 	const struct api_route *route;
 	long long id;              /* the {id} of the path, if any */
 	char *actor;               /* owned: "token:NAME" */
+	int scope;                 /* the token's (token.h), 0 without one */
 	int is_write;              /* changes the store: runs on the writer thread */
 };
 

@@ -22,6 +22,33 @@ struct evidence {
  */
 int flag_patch(struct branch_ctx *bc, long long patch_id, const char *reason,
 	       const struct evidence *ev);
+/*
+ * Who raised a flag. FLAG_TRUSTED (a maintainer's CLI command, an admin
+ * token, stableq's own confirmed bisection) may lead to an automatic
+ * revert under auto_revert = yes/propose; FLAG_UNTRUSTED (a write-scope
+ * API token, a mail from the list) never does by itself: the plan is
+ * stored for a maintainer (revert prepared, author and reporter told).
+ */
+enum flag_trust { FLAG_TRUSTED = 0, FLAG_UNTRUSTED = 1 };
+/*
+ * flag_patch() inside the caller's transaction; event id or negative.
+ * FLAG_UNTRUSTED also stores the plan, in that transaction, as a revert
+ * 'planned' whose reason names who flagged and that a maintainer (admin)
+ * must run it. A trusted flag whose evidence is a bisection that named
+ * this patch and was confirmed both ways is reported to regressions_list
+ * (when set) with "#regzbot introduced: <upstream sha>", in the same
+ * transaction (compose_regzbot()).
+ */
+long long flag_patch_locked(struct branch_ctx *bc, long long patch_id,
+			    const char *reason, const struct evidence *ev,
+			    enum flag_trust trust);
+/* flag_patch() as today, with its own transaction, plus the trust. */
+int flag_patch_as(struct branch_ctx *bc, long long patch_id,
+		  const char *reason, const struct evidence *ev,
+		  enum flag_trust trust);
+/* The trust of the flag that made patch_id broken (its newest flag):
+ * FLAG_TRUSTED when it has none; negative on a store error. */
+int flag_trust_of(sqlite3 *db, long long patch_id);
 
 /*
  * The plan for taking a patch out: itself and every patch that goes with
