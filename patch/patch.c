@@ -22,6 +22,9 @@ static const struct {
 	{"in-reply-to", H_IRT},
 	{"content-transfer-encoding", H_CTE},
 	{"content-type", H_CTYPE},
+	{"auto-submitted", H_AUTOSUB},
+	{"precedence", H_PRECEDENCE},
+	{"x-autoreply", H_XAUTOREPLY},
 	/* `git show` and `git log --format=fuller` headers */
 	{"author", H_FROM},
 	{"authordate", H_DATE},
@@ -194,8 +197,9 @@ static int is_mail_start(const char *s, const char *end)
 		}
 		if (!is_header_line(s, n))
 			break;
-		if (hdr_index(s, (size_t)((const char *)memchr(s, ':', n) -
-					  s)) >= 0)
+		int h = hdr_index(s, (size_t)((const char *)memchr(s, ':', n) -
+					      s));
+		if (h >= 0 && h < H_AUTOSUB)
 			return 1;
 		first = 0;
 		s = e < end ? e + 1 : end;
@@ -604,6 +608,29 @@ static int is_commit_line(const char *s, size_t n)
 	       (n == 47 || s[47] == ' ');
 }
 
+/*
+ * An automatic reply (RFC 3834: Auto-Submitted other than "no"; the older
+ * Precedence: bulk, junk or list; X-Autoreply): an out-of-office answer,
+ * not a person's.
+ */
+static int auto_reply(const struct mail *m)
+{
+	const char *v = m->hdr[H_AUTOSUB].buf;
+	size_t n = m->hdr[H_AUTOSUB].len, k = 0;
+
+	while (k < n && v[k] != ';' && v[k] != ' ' && v[k] != '\t' &&
+	       v[k] != '(')
+		k++;
+	if (m->has[H_AUTOSUB] && k && !(k == 2 && !strncasecmp(v, "no", 2)))
+		return 1;
+	v = m->hdr[H_PRECEDENCE].buf;
+	if (m->has[H_PRECEDENCE] &&
+	    (!strcasecmp(v, "bulk") || !strcasecmp(v, "junk") ||
+	     !strcasecmp(v, "list")))
+		return 1;
+	return m->has[H_XAUTOREPLY] && strcasecmp(m->hdr[H_XAUTOREPLY].buf, "no");
+}
+
 /* Author, dates and ids from the headers, once the message is known. */
 static int finish_headers(struct mail *m)
 {
@@ -637,6 +664,7 @@ static int finish_headers(struct mail *m)
 	}
 	if (m->has[H_DATE] && m->hdr[H_DATE].len)
 		p->date = clean_dup(m->hdr[H_DATE].buf, m->hdr[H_DATE].len);
+	p->auto_reply = auto_reply(m);
 	for (int h = H_MSGID; h <= H_IRT; h++) {
 		const char *s, *lt, *gt;
 		size_t n;

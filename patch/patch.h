@@ -59,6 +59,8 @@ struct patch {
 	int adds_kconfig;     /* adds a "config FOO" entry to a Kconfig file */
 	int touches_uapi;     /* changes include/uapi/ or arch/x/include/uapi/ */
 	int reply;            /* the Subject: began with "Re:" */
+	int auto_reply;       /* an automatic reply: RFC 3834 Auto-Submitted (not "no"),
+			       * Precedence: bulk/junk/list, or X-Autoreply */
 	size_t subject_cut;   /* the subject was this long, over PATCH_TEXT_MAX, and is cut; else 0 */
 	size_t name_cut;      /* the same for author_name */
 };

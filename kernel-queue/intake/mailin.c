@@ -694,7 +694,7 @@ static int apply_reply(struct pass *ps, const struct msg *m)
 				   m->p->author_name ? m->p->author_name : "",
 				   m->p->author_email ? m->p->author_email : "?",
 				   m->p->message_id, r.quote ? r.quote : "");
-		ret = revert_proposal_stop(ps->bc, m->p->in_reply_to, by);
+		ret = revert_proposal_answer(ps->bc, m->p, by);
 		free(by);
 		if (ret < 0)
 			goto out;

@@ -7,6 +7,7 @@
 #include "mailhdr.h"
 #include "compose.h"
 #include "outbox.h"
+#include "patch.h"
 #include "queue.h"
 #include "strbuf.h"
 
@@ -326,6 +327,31 @@ int revert_proposal_stop(struct branch_ctx *bc, const char *message_id,
 	ret = ask_maintainer(bc, patch, why);
 	free(why);
 	return ret < 0 ? ret : 1;
+}
+
+int revert_proposal_answer(struct branch_ctx *bc, const struct patch *reply,
+			   const char *by)
+{
+	long long patch = 0;
+
+	if (!reply->auto_reply)
+		return revert_proposal_stop(bc, reply->in_reply_to, by);
+	if (!reply->in_reply_to ||
+	    db_query_int(bc->db, &patch,
+			 "SELECT patch_id FROM revert_proposals WHERE message_id"
+			 " = ? AND state = 'waiting'",
+			 "t", reply->in_reply_to) < 0) {
+		err_clear();
+		return 0;
+	}
+	log_info("patch %lld: an automatic reply to the proposed revert (%s)"
+		 " does not stop it",
+		 patch, reply->message_id ? reply->message_id : "?");
+	long long ev = event_add(bc->db, bc->actor, "patch", patch,
+				 "auto-reply",
+				 "an automatic reply (out of office) to the"
+				 " proposed revert: it still waits");
+	return ev < 0 ? (int)ev : 0;
 }
 
 /* The first of the patches ids (a JSON array text) that sql (bound: ids, then

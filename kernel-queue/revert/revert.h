@@ -148,6 +148,16 @@ int revert_auto(struct branch_ctx *bc, long long patch_id, long long *revert_id,
 int revert_propose(struct branch_ctx *bc, long long patch_id);
 int revert_proposal_stop(struct branch_ctx *bc, const char *message_id,
 			 const char *by);
+/*
+ * The intake's door to revert_proposal_stop(): reply is a mail answering
+ * reply->in_reply_to. An automatic reply (reply->auto_reply: an
+ * out-of-office answer, RFC 3834) is no objection: the proposal keeps
+ * waiting (0, an event on the patch says it came). Else
+ * revert_proposal_stop(reply->in_reply_to, by).
+ */
+struct patch;
+int revert_proposal_answer(struct branch_ctx *bc, const struct patch *reply,
+			   const char *by);
 int revert_propose_due(struct branch_ctx *bc, long long *id);
 int revert_grace_due(struct branch_ctx *bc, long long *id);
 
