@@ -514,6 +514,19 @@ static void test_header_quirks(const char *auth)
 			answer_release(&a);
 		}
 	}
+	/* RFC 9112 3.2: Host is required of HTTP/1.1, not of HTTP/1.0 */
+	is_int(exchange_f(&a, &dt, "GET /api/v1/health HTTP/1.1\r\n"
+			  "Connection: close\r\n\r\n"),
+	       400, "HTTP/1.1 without Host: 400");
+	like(a.body.buf, "needs a Host header", "... saying so");
+	answer_release(&a);
+	is_int(exchange_f(&a, &dt, "GET / HTTP/1.1\r\nConnection: close\r\n\r\n"),
+	       400, "... the dashboard too");
+	answer_release(&a);
+	is_int(exchange_f(&a, &dt, "GET /api/v1/health HTTP/1.0\r\n\r\n"),
+	       200, "HTTP/1.0 without Host: served");
+	like(a.body.buf, "\"ok\":true", "... the health answer");
+	answer_release(&a);
 	ok(http_host_allowed("0.0.0.0:8080", "stableq.example.org, build1",
 			     "stableq.example.org:8080") &&
 	   http_host_allowed("*:8080", "stableq.example.org build1", "BUILD1") &&

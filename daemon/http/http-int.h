@@ -79,6 +79,7 @@ struct req_ctx {
 	int nul_in_uri;    /* the raw URI holds %00 */
 	size_t uri_len;    /* the raw URI's length */
 	size_t version_len; /* "HTTP/1.1" */
+	int http10;        /* an HTTP/1.0 request: Host is not required */
 	int parsing;       /* counted by http_headers_parsing() */
 	int gzip;          /* the client accepts gzip */
 	int revalidate;    /* a cached read: ETag, Cache-Control: no-cache */
