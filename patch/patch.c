@@ -615,20 +615,24 @@ static int is_commit_line(const char *s, size_t n)
  */
 static int auto_reply(const struct mail *m)
 {
-	const char *v = m->hdr[H_AUTOSUB].buf;
-	size_t n = m->hdr[H_AUTOSUB].len, k = 0;
+	const char *v[H_MAX] = { 0 };
+	size_t k = 0;
 
-	while (k < n && v[k] != ';' && v[k] != ' ' && v[k] != '\t' &&
-	       v[k] != '(')
+	/* a folded value starts with the blank its line break became */
+	for (int h = H_AUTOSUB; h <= H_XAUTOREPLY; h++)
+		if (m->has[h])
+			v[h] = patch_skip_ws(m->hdr[h].buf,
+					     m->hdr[h].buf + m->hdr[h].len);
+	while (v[H_AUTOSUB] && v[H_AUTOSUB][k] &&
+	       !strchr("; \t(", v[H_AUTOSUB][k]))
 		k++;
-	if (m->has[H_AUTOSUB] && k && !(k == 2 && !strncasecmp(v, "no", 2)))
+	if (k && !(k == 2 && !strncasecmp(v[H_AUTOSUB], "no", 2)))
 		return 1;
-	v = m->hdr[H_PRECEDENCE].buf;
-	if (m->has[H_PRECEDENCE] &&
-	    (!strcasecmp(v, "bulk") || !strcasecmp(v, "junk") ||
-	     !strcasecmp(v, "list")))
+	if (v[H_PRECEDENCE] && (!strcasecmp(v[H_PRECEDENCE], "bulk") ||
+				!strcasecmp(v[H_PRECEDENCE], "junk") ||
+				!strcasecmp(v[H_PRECEDENCE], "list")))
 		return 1;
-	return m->has[H_XAUTOREPLY] && strcasecmp(m->hdr[H_XAUTOREPLY].buf, "no");
+	return v[H_XAUTOREPLY] && strcasecmp(v[H_XAUTOREPLY], "no");
 }
 
 /* Author, dates and ids from the headers, once the message is known. */
