@@ -66,7 +66,7 @@ static int regzbot_report(struct branch_ctx *bc, long long id,
 	strbuf_release(&why);
 	json_decref(p);
 	if (mail > 0)
-		log_info("patch %lld: reported to %s for regzbot (mail %lld)",
+		log_info("patch %lld: a report for regzbot to %s (mail %lld)",
 			 id, bc->cfg.regressions_list, mail);
 	return mail < 0 ? (int)mail : 0;
 }
@@ -83,8 +83,6 @@ static int hold_for_admin(struct branch_ctx *bc, long long id)
 	long long rid;
 	int ret = plan_store_locked(bc, id, why, &rid);
 
-	if (ret >= 0)
-		log_info("patch %lld: %s", id, why);
 	free(why);
 	return ret;
 }
@@ -193,7 +191,10 @@ int flag_patch_as(struct branch_ctx *bc, long long patch_id,
 	if ((ret = db_end(bc->db, r < 0 ? (int)r : 0)) < 0)
 		return ret;
 	log_info("patch %lld: flagged broken%s: %s", patch_id,
-		 trust == FLAG_UNTRUSTED ? " (untrusted)" : "", reason);
+		 trust == FLAG_UNTRUSTED ? " by an untrusted door (the revert"
+					   " plan waits for an admin)"
+					 : "",
+		 reason);
 	return 0;
 }
 
