@@ -133,7 +133,9 @@ conf u ""
 SQ() { "$STABLEQ" -c "$T/u.conf" "$@"; }
 SQ import "$T/q-u" > /dev/null 2>&1
 b=$(bisection u found 1)
-out=$(SQ flag 1 --bisection "$b" --reason "bisection $b: regression tests fail from this patch on" 2>&1)
+is "$b" 1 "a fresh store: bisection 1 named patch 1"
+# docs/revert-guards.md's command, as written
+out=$(SQ flag 1 --bisection 1 --reason "bisection 1: regression tests fail from this patch on" 2>&1)
 ok $? "without regressions_list the flag succeeds" || diag "$out"
 is "$(db u "SELECT count(*) FROM mail WHERE kind = 'regzbot'")" 0 "... and no regzbot mail is queued"
 is "$(db u "SELECT count(*) FROM mail WHERE kind = 'flagged' AND patch_id = 1")" 1 "... the author's mail is"
