@@ -1,5 +1,6 @@
 /* review.c: replies read for NAKs, regressions, drop requests and review trailers. */
 #include "review.h"
+#include "ctx.h"
 #include "err.h"
 #include "mime.h"
 #include "queue.h"
@@ -77,6 +78,8 @@ void review_read(struct review *r, const struct patch *reply)
 	int lines = 0;
 
 	memset(r, 0, sizeof(*r));
+	r->report.build_total = r->report.build_pass = r->report.build_fail = -1;
+	r->report.qemu_total = r->report.qemu_pass = r->report.qemu_fail = -1;
 	/* the message starts with the subject line: skip it */
 	s = memchr(s, '\n', (size_t)(end - s));
 	s = s ? s + 1 : end;
@@ -119,16 +122,24 @@ void review_release(struct review *r)
 		return;
 	free(r->regression);
 	free(r->quote);
+	free(r->report.summary);
 	memset(r, 0, sizeof(*r));
 }
 
 static const char *const trailer_kinds[] = { "reviewed_by", "acked_by",
 					     "tested_by", NULL };
 
-int review_apply(sqlite3 *db, long long patch_id, const struct patch *reply,
-		 const struct review *r, const char *actor, int *held,
-		 int *trailers)
+int review_is_negative(const struct review *r)
 {
+	return (r->says & (REVIEW_NAK | REVIEW_DROP | REVIEW_REGRESSION)) != 0;
+}
+
+int review_apply(struct branch_ctx *bc, long long patch_id,
+		 const struct patch *reply, const struct review *r,
+		 int *held, int *trailers)
+{
+	sqlite3 *db = bc->db;
+	const char *actor = bc->actor;
 	enum patch_state s;
 	struct strbuf why = STRBUF_INIT;
 	int ret;
