@@ -86,6 +86,23 @@ int flag_patch(struct branch_ctx *bc, long long patch_id, const char *reason,
 	return 0;
 }
 
+/* Stand-ins (CONTRACTS.md section 2): wt-revert owns the trust. */
+long long flag_patch_locked(struct branch_ctx *bc, long long patch_id,
+			    const char *reason, const struct evidence *ev,
+			    enum flag_trust trust)
+{
+	(void)trust;
+	return flag_locked(bc, patch_id, reason, ev);
+}
+
+int flag_patch_as(struct branch_ctx *bc, long long patch_id,
+		  const char *reason, const struct evidence *ev,
+		  enum flag_trust trust)
+{
+	(void)trust;
+	return flag_patch(bc, patch_id, reason, ev);
+}
+
 json_t *flag_list_json(sqlite3 *db, long long patch_id)
 {
 	return db_rows_json(db,

@@ -1,10 +1,13 @@
 /* review.c: replies read as a person reads them (NAKs, regressions, drop requests, retractions, reports), and applied to patches. */
 #include "review.h"
 #include "ctx.h"
+#include "db.h"
 #include "err.h"
+#include "event.h"
 #include "mime.h"
 #include "queue.h"
 #include "review-int.h"
+#include "revert.h"
 #include "strbuf.h"
 
 #include <ctype.h>
@@ -332,9 +335,178 @@ void review_release(struct review *r)
 static const char *const trailer_kinds[] = { "reviewed_by", "acked_by",
 					     "tested_by", NULL };
 
+/* What a review does (review_apply()): the reviews row's effect. */
+enum effect { EF_RECORDED, EF_HELD, EF_FLAGGED, EF_NOTED, EF_WITHDRAWN };
+static const char *const effect_names[] = {
+	[EF_RECORDED] = "recorded", [EF_HELD] = "held",
+	[EF_FLAGGED] = "flagged",   [EF_NOTED] = "noted",
+	[EF_WITHDRAWN] = "withdrawn",
+};
+
 int review_is_negative(const struct review *r)
 {
 	return (r->says & (REVIEW_NAK | REVIEW_DROP | REVIEW_REGRESSION)) != 0;
+}
+
+/* "Name <addr> (Message-Id <id>)", each part made one safe line */
+static void add_who(struct strbuf *sb, const struct patch *reply)
+{
+	const char *name = reply->author_name, *mail = reply->author_email,
+		   *mid = reply->message_id;
+
+	if (name && *name) {
+		mime_clean_line(sb, name, strlen(name));
+		strbuf_addch(sb, ' ');
+	}
+	strbuf_addch(sb, '<');
+	mime_clean_line(sb, mail ? mail : "?", mail ? strlen(mail) : 1);
+	strbuf_addstr(sb, "> (Message-Id <");
+	mime_clean_line(sb, mid ? mid : "?", mid ? strlen(mid) : 1);
+	strbuf_addstr(sb, ">)");
+}
+
+/*
+ * What a negative reply says, for the reason of the hold or the flag:
+ * "NAK in a reply from Name <addr> (Message-Id <id>)[, #regzbot
+ * introduced: sha]"
+ */
+static void add_what(struct strbuf *sb, const struct review *r,
+		     const struct patch *reply)
+{
+	strbuf_addstr(sb, r->says & REVIEW_NAK	       ? "NAK"
+			  : r->says & REVIEW_REGRESSION ? "regression reported"
+							: "drop requested");
+	strbuf_addstr(sb, " in a reply from ");
+	add_who(sb, reply);
+	if (r->regression) {
+		strbuf_addstr(sb, ", #regzbot introduced: ");
+		mime_clean_line(sb, r->regression, strlen(r->regression));
+	}
+}
+
+/* 1 when patch_id has a row for this reply already (applied once). */
+static int review_seen(sqlite3 *db, long long patch_id, const char *mid)
+{
+	long long n = 0;
+
+	return db_query_int(db, &n,
+			    "SELECT count(*) FROM reviews WHERE patch_id = ?"
+			    " AND message_id = ?",
+			    "it", patch_id, mid ? mid : "") == 0 &&
+	       n > 0;
+}
+
+/* 1 when addr NAKed patch_id in an earlier reply not taken back since. */
+static int nak_standing(sqlite3 *db, long long patch_id, const char *addr)
+{
+	long long naks = 0;
+
+	if (!addr || !*addr)
+		return 0;
+	return db_query_int(db, &naks,
+			    "SELECT count(*) FROM reviews WHERE patch_id = ?"
+			    " AND author_email = ? COLLATE NOCASE AND (says &"
+			    " 1) AND id > coalesce((SELECT max(id) FROM"
+			    " reviews WHERE patch_id = ?1 AND author_email ="
+			    " ?2 COLLATE NOCASE AND effect = 'withdrawn'), 0)",
+			    "it", patch_id, addr) == 0 &&
+	       naks > 0;
+}
+
+/* A released patch reported broken: flagged on its own branch, untrusted. */
+static int flag_released(struct branch_ctx *bc, long long patch_id,
+			 const struct patch *reply, const struct review *r)
+{
+	struct branch_ctx on;
+	struct strbuf why = STRBUF_INIT;
+	char *key = NULL;
+	long long ev;
+	int ret;
+
+	if ((ret = queue_patch_branch(bc->db, patch_id, &key)) < 0)
+		return ret;
+	ret = branch_ctx_for(bc, key, &on);
+	free(key);
+	if (ret < 0)
+		return ret;
+	add_what(&why, r, reply);
+	strbuf_addf(&why,
+		    " against released patch %lld; a mail from the list"
+		    " (untrusted): it reverts nothing by itself, the"
+		    " maintainer decides (stableq revert %lld):\n%s",
+		    patch_id, patch_id, r->quote ? r->quote : "");
+	ev = flag_patch_locked(&on, patch_id, why.buf, NULL, FLAG_UNTRUSTED);
+	strbuf_release(&why);
+	return ev < 0 ? (int)ev : 0;
+}
+
+/* What a negative reply does to the patch in state s. */
+static int apply_negative(struct branch_ctx *bc, long long patch_id,
+			  enum patch_state s, const struct patch *reply,
+			  const struct review *r, enum effect *effect)
+{
+	struct strbuf why = STRBUF_INIT;
+	int by = 0, ret = 0;
+	long long ev;
+
+	switch (s) {
+	case PS_RELEASED:
+		*effect = EF_FLAGGED;
+		return flag_released(bc, patch_id, reply, r);
+	case PS_HELD:
+		if ((by = queue_held_by(bc->db, patch_id)) < 0)
+			return by;
+		/* fall through */
+	case PS_IMPORTED:
+	case PS_CHECKED:
+	case PS_QUEUED:
+		break;
+	default: /* broken, dropped, reverted, rejected: out already */
+		*effect = EF_RECORDED;
+		return 0;
+	}
+	add_what(&why, r, reply);
+	strbuf_addf(&why,
+		    "; held until a maintainer decides (stableq override %lld"
+		    " --reason TEXT queues it):\n%s",
+		    patch_id, r->quote ? r->quote : "");
+	ev = queue_hold(bc->db, patch_id, QUEUE_HOLD_REPLY, why.buf, bc->actor);
+	strbuf_release(&why);
+	if (ev < 0)
+		return (int)ev;
+	*effect = by == QUEUE_HOLD_REPLY ? EF_NOTED : EF_HELD;
+	return ret;
+}
+
+/* A NAK taken back by its author: shown beside the hold, which stays. */
+static int apply_withdraw(struct branch_ctx *bc, long long patch_id,
+			  const struct patch *reply, enum effect *effect)
+{
+	struct strbuf note = STRBUF_INIT;
+	long long ev;
+	int by;
+
+	*effect = EF_RECORDED;
+	if (!nak_standing(bc->db, patch_id, reply->author_email))
+		return 0; /* nothing of theirs to take back */
+	*effect = EF_WITHDRAWN;
+	strbuf_addstr(&note, "NAK withdrawn by ");
+	add_who(&note, reply);
+	if ((by = queue_held_by(bc->db, patch_id)) < 0)
+		return by;
+	if (by == QUEUE_HOLD_REPLY) {
+		strbuf_addf(&note,
+			    "; the hold stays until a maintainer decides"
+			    " (stableq override %lld --reason TEXT)",
+			    patch_id);
+		ev = queue_hold(bc->db, patch_id, QUEUE_HOLD_REPLY, note.buf,
+				bc->actor);
+	} else {
+		ev = event_add(bc->db, bc->actor, "patch", patch_id, "review",
+			       "%s", note.buf);
+	}
+	strbuf_release(&note);
+	return ev < 0 ? (int)ev : 0;
 }
 
 int review_apply(struct branch_ctx *bc, long long patch_id,
@@ -342,14 +514,14 @@ int review_apply(struct branch_ctx *bc, long long patch_id,
 		 int *held, int *trailers)
 {
 	sqlite3 *db = bc->db;
-	const char *actor = bc->actor;
+	enum effect effect = EF_RECORDED;
 	enum patch_state s;
-	struct strbuf why = STRBUF_INIT;
 	int ret;
 
 	*held = 0;
 	*trailers = 0;
-	for (size_t i = 0; i < reply->ntags; i++) {
+	/* a reply that says no gives no Tested-by, whatever it carries */
+	for (size_t i = 0; !review_is_negative(r) && i < reply->ntags; i++) {
 		const struct patch_tag *t = &reply->tags[i];
 		for (int k = 0; trailer_kinds[k]; k++) {
 			if (strcmp(t->kind, trailer_kinds[k]))
@@ -360,27 +532,25 @@ int review_apply(struct branch_ctx *bc, long long patch_id,
 			*trailers += ret;
 		}
 	}
-	if (!r->says)
+	if (!(r->says & (REVIEW_NAK | REVIEW_DROP | REVIEW_REGRESSION |
+			 REVIEW_WITHDRAW)) ||
+	    review_seen(db, patch_id, reply->message_id))
 		return 0;
 	if ((ret = queue_get_state(db, patch_id, &s)) < 0)
 		return ret;
-	if (s != PS_IMPORTED && s != PS_CHECKED && s != PS_QUEUED)
-		return 0;
-	strbuf_addf(&why, "%s in a reply from ",
-		    r->says & REVIEW_NAK	  ? "NAK"
-		    : r->says & REVIEW_REGRESSION ? "regression reported"
-						  : "drop requested");
-	if (reply->author_name)
-		strbuf_addf(&why, "%s ", reply->author_name);
-	strbuf_addf(&why, "<%s> (Message-Id <%s>); the maintainer decides"
-		    " (override or revert):\n%s",
-		    reply->author_email ? reply->author_email : "?",
-		    reply->message_id ? reply->message_id : "?",
-		    r->quote ? r->quote : "");
-	long long ev = queue_set_state(db, patch_id, PS_HELD, why.buf, actor);
-	strbuf_release(&why);
-	if (ev < 0)
-		return (int)ev;
-	*held = 1;
-	return 0;
+	if (review_is_negative(r))
+		ret = apply_negative(bc, patch_id, s, reply, r, &effect);
+	else
+		ret = apply_withdraw(bc, patch_id, reply, &effect);
+	if (ret < 0)
+		return ret;
+	*held = effect == EF_HELD || effect == EF_FLAGGED;
+	return db_exec(db,
+		       "INSERT INTO reviews (patch_id, message_id,"
+		       " author_email, says, regression, effect) VALUES (?,"
+		       " ?, ?, ?, ?, ?)",
+		       "ittitt", patch_id,
+		       reply->message_id ? reply->message_id : "",
+		       reply->author_email, (long long)r->says, r->regression,
+		       effect_names[effect]);
 }
