@@ -13,7 +13,9 @@
  * new state, an event and, where the author must hear of it, a mail.
  *
  *   imported -> checked -> queued -> released -> reverted
- *                  |  \-> held (fix-up of a broken patch; override queues it)
+ *                  |  \-> held (fix-up of a broken patch, or a reply's NAK,
+ *                  |         drop request, regzbot report: queue_hold();
+ *                  |         override queues it)
  *                  |         \-> broken (bisection or a maintainer) -> dropped
  *                  \-> rejected (Fixes: target absent, already applied)
  */

@@ -545,12 +545,12 @@ int review_apply(struct branch_ctx *bc, long long patch_id,
 	if (ret < 0)
 		return ret;
 	*held = effect == EF_HELD || effect == EF_FLAGGED;
-	return db_exec(db,
-		       "INSERT INTO reviews (patch_id, message_id,"
-		       " author_email, says, regression, effect) VALUES (?,"
-		       " ?, ?, ?, ?, ?)",
-		       "ittitt", patch_id,
-		       reply->message_id ? reply->message_id : "",
-		       reply->author_email, (long long)r->says, r->regression,
-		       effect_names[effect]);
+	ret = db_exec(db,
+		      "INSERT INTO reviews (patch_id, message_id, author_email,"
+		      " says, regression, effect) VALUES (?, ?, ?, ?, ?, ?)",
+		      "ittitt", patch_id,
+		      reply->message_id ? reply->message_id : "",
+		      reply->author_email, (long long)r->says, r->regression,
+		      effect_names[effect]);
+	return ret < 0 ? ret : 0;
 }
