@@ -401,6 +401,13 @@ static int check_one(struct check_ctx *c, struct check_row *p,
 		to = PS_QUEUED;
 		*advance = 1;
 	}
+	/* a hold the checks did not make (a reply's NAK, drop request or
+	 * regzbot report) stays, its reason too: a maintainer lifts it */
+	if (p->state == PS_HELD &&
+	    queue_held_by(c->bc->db, p->id) != QUEUE_HOLD_CHECK) {
+		to = PS_HELD;
+		*advance = 0;
+	}
 
 	/*
 	 * With several branches each reason names the branch whose evidence
@@ -437,11 +444,11 @@ static int check_one(struct check_ctx *c, struct check_row *p,
 		char *why = reason.len && !tested
 				    ? branch_said(c->bc, reason.buf)
 				    : NULL;
-		ev = queue_set_state(c->bc->db, p->id, to,
-				     why	  ? why
-				     : reason.len ? reason.buf
-						  : NULL,
-				     c->bc->actor);
+		const char *r = why ? why : reason.len ? reason.buf : NULL;
+		ev = to == PS_HELD ? queue_hold(c->bc->db, p->id,
+						QUEUE_HOLD_CHECK, r, c->bc->actor)
+				   : queue_set_state(c->bc->db, p->id, to, r,
+						     c->bc->actor);
 		free(why);
 		if (ev < 0) {
 			ret = (int)ev;

@@ -716,8 +716,7 @@ static int apply_reply(struct pass *ps, const struct msg *m)
 		/* a regression report holds the patch it names, not the thread */
 		if (i < nt && r.says == REVIEW_REGRESSION)
 			only.says = 0;
-		if ((ret = review_apply(db, id, m->p, &only, ps->bc->actor, &h,
-					&t)) < 0)
+		if ((ret = review_apply(ps->bc, id, m->p, &only, &h, &t)) < 0)
 			goto fail;
 		if (h)
 			strbuf_addf(&action, "%sheld %lld", action.len ? ", " : "",

@@ -44,14 +44,22 @@ int queue_by_upstream(sqlite3 *db, const char *sha, long long **ids,
 
 	*ids = NULL;
 	*n = 0;
-	if (len < 8 || len > 40 || strspn(sha, "0123456789abcdef") != len)
+	if (len < 7 || len > 40 || strspn(sha, "0123456789abcdef") != len)
 		return 0;
-	/* upstream LIKE sha% as a range the index answers */
+	/* upstream LIKE sha% as a range the index answers; a released
+	 * commit the same way (the stable commit a report may name) */
 	snprintf(hi, sizeof(hi), "%s~", sha);
 	st = db_prepare(db,
 			"SELECT id FROM patches WHERE ((upstream >= ?1 AND"
-			" upstream < ?2) OR (length(upstream) < length(?1) AND"
-			" substr(?1, 1, length(upstream)) = upstream)) AND"
+			" upstream < ?2) OR (length(upstream) >= 7 AND"
+			" length(upstream) < length(?1) AND substr(?1, 1,"
+			" length(upstream)) = upstream)) AND state NOT IN"
+			" ('dropped','reverted','rejected')"
+			" UNION SELECT id FROM patches WHERE ((released_commit"
+			" >= ?1 AND released_commit < ?2) OR"
+			" (length(released_commit) >= 7 AND"
+			" length(released_commit) < length(?1) AND substr(?1,"
+			" 1, length(released_commit)) = released_commit)) AND"
 			" state NOT IN ('dropped','reverted','rejected')"
 			" ORDER BY id",
 			"tt", sha, hi);

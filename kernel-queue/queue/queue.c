@@ -6,6 +6,7 @@
 #include "db.h"
 #include "event.h"
 #include "err.h"
+#include "mime.h"
 #include "revert.h"
 #include "compose.h"
 #include "outbox.h"
@@ -85,15 +86,101 @@ long long queue_set_state(sqlite3 *db, long long id, enum patch_state to,
 		return err_set(ERR_CONFLICT, "patch %lld: cannot go from %s to %s",
 			       id, queue_state_name(from), queue_state_name(to));
 	ret = db_exec(db,
-		      "UPDATE patches SET state = ?, state_reason = ?,"
-		      " updated_at = strftime('%Y-%m-%dT%H:%M:%SZ','now')"
-		      " WHERE id = ?",
+		      "UPDATE patches SET state = ?, state_reason = ?, hold ="
+		      " NULL, updated_at ="
+		      " strftime('%Y-%m-%dT%H:%M:%SZ','now') WHERE id = ?",
 		      "tti", queue_state_name(to), reason, id);
 	if (ret < 0)
 		return ret;
 	return event_add(db, actor, "patch", id, "state", "%s -> %s%s%s",
 			 queue_state_name(from), queue_state_name(to),
 			 reason ? ": " : "", reason ? reason : "");
+}
+
+/* patches.hold of each kind; the order is precedence (a reply's outranks) */
+static const char *const hold_names[] = {
+	[QUEUE_HOLD_CHECK] = "check",
+	[QUEUE_HOLD_REPLY] = "reply",
+};
+/* A held patch's reason grows by a line per hold, up to this. */
+#define HOLD_REASON_MAX 16384
+
+int queue_held_by(sqlite3 *db, long long id)
+{
+	char *state = NULL, *hold = NULL;
+	sqlite3_stmt *st = db_prepare(db,
+				      "SELECT state, hold FROM patches WHERE"
+				      " id = ?",
+				      "i", id);
+	int ret = 0;
+
+	if (!st)
+		return ERR_IO;
+	if (sqlite3_step(st) != SQLITE_ROW) {
+		sqlite3_finalize(st);
+		return err_set(ERR_NOTFOUND, "patch %lld: no such patch", id);
+	}
+	state = xstrdup(db_col_text(st, 0));
+	hold = sqlite3_column_type(st, 1) == SQLITE_NULL
+		       ? NULL
+		       : xstrdup(db_col_text(st, 1));
+	sqlite3_finalize(st);
+	for (int k = QUEUE_HOLD_CHECK; hold && k <= QUEUE_HOLD_REPLY; k++)
+		if (!strcmp(state, "held") && !strcmp(hold, hold_names[k]))
+			ret = k;
+	free(state);
+	free(hold);
+	return ret;
+}
+
+long long queue_hold(sqlite3 *db, long long id, enum queue_hold kind,
+		     const char *reason, const char *actor)
+{
+	enum patch_state from;
+	struct strbuf why = STRBUF_INIT;
+	char *old = NULL;
+	long long ev;
+	int ret, have;
+
+	if (kind < QUEUE_HOLD_CHECK || kind > QUEUE_HOLD_REPLY)
+		return err_set(ERR_INVALID, "patch %lld: no such hold kind %d",
+			       id, (int)kind);
+	if ((ret = queue_get_state(db, id, &from)) < 0)
+		return ret;
+	if (from != PS_HELD) {
+		ev = queue_set_state(db, id, PS_HELD, reason, actor);
+		if (ev < 0)
+			return ev;
+		ret = db_exec(db, "UPDATE patches SET hold = ? WHERE id = ?",
+			      "ti", hold_names[kind], id);
+		return ret < 0 ? ret : ev;
+	}
+	if ((have = queue_held_by(db, id)) < 0)
+		return have;
+	if (have > (int)kind)
+		return 0; /* a reply's hold is not the checks' to take over */
+	db_query_text(db, &old, "SELECT state_reason FROM patches WHERE id = ?",
+		      "i", id);
+	err_clear();
+	strbuf_addstr(&why, old ? old : "");
+	if (reason && *reason && why.len < HOLD_REASON_MAX) {
+		size_t room = HOLD_REASON_MAX - why.len;
+		strbuf_addstr(&why, why.len ? "\n" : "");
+		strbuf_add(&why, reason, (size_t)utf8_cut(reason, strlen(reason),
+							 room));
+	}
+	ret = db_exec(db,
+		      "UPDATE patches SET hold = ?, state_reason = ?,"
+		      " updated_at = strftime('%Y-%m-%dT%H:%M:%SZ','now')"
+		      " WHERE id = ?",
+		      "tti", hold_names[kind], why.buf, id);
+	free(old);
+	strbuf_release(&why);
+	if (ret < 0)
+		return ret;
+	return event_add(db, actor, "patch", id, "hold", "held by %s%s%s",
+			 hold_names[kind], reason ? ": " : "",
+			 reason ? reason : "");
 }
 
 json_t *queue_notice_patch(sqlite3 *db, long long id)

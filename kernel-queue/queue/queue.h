@@ -13,7 +13,9 @@
  * new state, an event and, where the author must hear of it, a mail.
  *
  *   imported -> checked -> queued -> released -> reverted
- *                  |  \-> held (fix-up of a broken patch; override queues it)
+ *                  |  \-> held (fix-up of a broken patch, or a reply's NAK,
+ *                  |         drop request, regzbot report: queue_hold();
+ *                  |         override queues it)
  *                  |         \-> broken (bisection or a maintainer) -> dropped
  *                  \-> rejected (Fixes: target absent, already applied)
  */
@@ -63,6 +65,25 @@ int queue_link_dependencies(sqlite3 *db);
 long long queue_set_state(sqlite3 *db, long long id, enum patch_state to,
 			  const char *reason, const char *actor);
 int queue_get_state(sqlite3 *db, long long id, enum patch_state *out);
+
+/*
+ * Who holds a held patch (patches.hold). QUEUE_HOLD_CHECK: the checks'
+ * own verdict (a fix-up of a broken patch ...), which a re-check may lift;
+ * QUEUE_HOLD_REPLY: a NAK, drop request or regression report from the
+ * list, which only a maintainer's override lifts. queue_hold() holds id
+ * (queue_set_state() to held, inside the caller's transaction) on kind's
+ * behalf and returns the event id. A patch held already stays held: reason
+ * is added after its reason, a check's hold becomes a reply's (never the
+ * other way round: then 0 and nothing changes), with a 'hold' event. Any
+ * other move of state (queue_set_state()) ends the hold and clears who
+ * held it. queue_held_by(): the kind holding id, 0 when it is not held or
+ * held by someone else (a hold made before kinds were kept, or by another
+ * module), negative on error.
+ */
+enum queue_hold { QUEUE_HOLD_CHECK = 1, QUEUE_HOLD_REPLY = 2 };
+long long queue_hold(sqlite3 *db, long long id, enum queue_hold kind,
+		     const char *reason, const char *actor);
+int queue_held_by(sqlite3 *db, long long id);
 
 /*
  * What a mail about patch id names (struct notice's patch: subject,
@@ -157,8 +178,9 @@ int queue_follow_candidate(struct branch_ctx *bc, long long candidate_id);
  * What the mail intake asks of the queue (queue-mail.c). queue_by_message_id:
  * 1 and *id when a patch has that Message-Id, else 0. queue_by_upstream: the
  * live patches (not dropped, reverted or rejected) of every branch whose
- * upstream SHA matches sha (>= 8 hex digits, either one a prefix of the
- * other); *ids owned by the caller. queue_add_trailer: a Reviewed-by/
+ * upstream SHA, or the commit a release made of it on its branch
+ * (released_commit), matches sha (>= 7 hex digits, either one a prefix of
+ * the other); *ids owned by the caller. queue_add_trailer: a Reviewed-by/
  * Acked-by/Tested-by ... from a reply as a tag of the patch, 1 when added,
  * 0 when the patch had it already (same kind and value). queue_rerolled:
  * the live patches (imported, checked, queued, held) of branch with subject
