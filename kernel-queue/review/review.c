@@ -6,6 +6,7 @@
 #include "strbuf.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -69,6 +70,49 @@ static int regzbot(const char *s, size_t n, char **sha)
 	return 1;
 }
 
+/*
+ * Stand-in (CONTRACTS.md section 1; wt-replies owns the real parser and
+ * takes this file at merge): Guenter Roeck's report, "Build results:" and
+ * "Qemu test results:" each followed by "total: N pass: N fail: N".
+ */
+static void report_read(struct review *r, const char *s, const char *end)
+{
+	static const char *const heads[] = { "Build results:",
+					     "Qemu test results:" };
+	int *nums[2][3] = {
+		{ &r->report.build_total, &r->report.build_pass,
+		  &r->report.build_fail },
+		{ &r->report.qemu_total, &r->report.qemu_pass,
+		  &r->report.qemu_fail },
+	};
+	struct strbuf sum = STRBUF_INIT;
+
+	r->report.build_total = r->report.build_pass = r->report.build_fail = -1;
+	r->report.qemu_total = r->report.qemu_pass = r->report.qemu_fail = -1;
+	for (int h = 0; h < 2; h++) {
+		const char *at = s;
+		int t, p, f;
+		while ((at = memmem(at, (size_t)(end - at), heads[h],
+				    strlen(heads[h])))) {
+			if (at == s || at[-1] == '\n')
+				break;
+			at++;
+		}
+		if (!at || sscanf(at + strlen(heads[h]),
+				  " total: %d pass: %d fail: %d", &t, &p,
+				  &f) != 3)
+			continue;
+		*nums[h][0] = t;
+		*nums[h][1] = p;
+		*nums[h][2] = f;
+		r->says |= REVIEW_REPORT;
+		strbuf_addf(&sum, "%s%s total: %d pass: %d fail: %d",
+			    sum.len ? "; " : "", heads[h], t, p, f);
+	}
+	r->report.summary = sum.len ? strbuf_detach(&sum, NULL) : NULL;
+	strbuf_release(&sum);
+}
+
 void review_read(struct review *r, const struct patch *reply)
 {
 	const char *s = reply->message ? reply->message : "";
@@ -111,6 +155,8 @@ void review_read(struct review *r, const struct patch *reply)
 		s = e ? e + 1 : end;
 	}
 	r->quote = strbuf_detach(&q, NULL);
+	s = reply->message ? reply->message : "";
+	report_read(r, s, s + strlen(s));
 }
 
 void review_release(struct review *r)
@@ -119,6 +165,7 @@ void review_release(struct review *r)
 		return;
 	free(r->regression);
 	free(r->quote);
+	free(r->report.summary);
 	memset(r, 0, sizeof(*r));
 }
 

@@ -19,11 +19,23 @@
  * as "> line", made safe (one line each, no control characters), for the
  * reason a held patch shows. Strings owned: review_release().
  */
-enum { REVIEW_NAK = 1, REVIEW_REGRESSION = 2, REVIEW_DROP = 4 };
+enum {
+	REVIEW_NAK = 1,         /* a real NAK: a line starting NAK/NACK, Nacked-by:, not negated or quoted */
+	REVIEW_REGRESSION = 2,  /* #regzbot introduced: / #regzbot ^introduced: <sha> */
+	REVIEW_DROP = 4,        /* "please drop", "please don't apply", ... */
+	REVIEW_WITHDRAW = 8,    /* "NAK withdrawn", "ignore my NAK": the author's earlier NAK taken back */
+	REVIEW_REPORT = 16,     /* a tester's results report was parsed into .report */
+};
+struct review_report {
+	int build_total, build_pass, build_fail;  /* "Build results: total: N pass: N fail: N"; -1 when absent */
+	int qemu_total, qemu_pass, qemu_fail;     /* "Qemu test results: total: N pass: N fail: N"; -1 when absent */
+	char *summary;                            /* one safe line describing it, owned */
+};
 struct review {
 	unsigned says;
 	char *regression;
 	char *quote;
+	struct review_report report;
 };
 
 void review_read(struct review *r, const struct patch *reply);
