@@ -6,6 +6,7 @@
 #include "db.h"
 #include "event.h"
 #include "err.h"
+#include "mime.h"
 #include "queue.h"
 #include "repo.h"
 #include "strbuf.h"
@@ -123,23 +124,22 @@ void release_message(struct strbuf *out, const json_t *p, const char *signoff)
 		for (size_t k = 0; kind && addr &&
 				   k < sizeof(reply_trailers) / sizeof(*reply_trailers);
 		     k++) {
-			char *line;
+			struct strbuf line = STRBUF_INIT;
+			char *raw;
 			if (strcmp(kind, reply_trailers[k].kind))
 				continue;
-			line = name && *name ? xstrfmt("%s: %s <%s>",
-						       reply_trailers[k].name,
-						       name, addr)
-					     : xstrfmt("%s: %s",
-						       reply_trailers[k].name,
-						       addr);
-			if (!block_has(&block, line)) {
-				/* one line, whatever the reply held */
-				struct strbuf clean = STRBUF_INIT;
-				patch_safe_message(&clean, line);
-				strbuf_addbuf(&block, &clean);
-				strbuf_release(&clean);
-			}
-			free(line);
+			raw = name && *name ? xstrfmt("%s: %s <%s>",
+						      reply_trailers[k].name,
+						      name, addr)
+					    : xstrfmt("%s: %s",
+						      reply_trailers[k].name,
+						      addr);
+			/* one line, whatever the reply held */
+			mime_clean_line(&line, raw, strlen(raw));
+			if (!block_has(&block, line.buf))
+				strbuf_addf(&block, "%s\n", line.buf);
+			strbuf_release(&line);
+			free(raw);
 		}
 	}
 	if (sob)
