@@ -267,4 +267,21 @@ is "$(q "SELECT count(*) FROM patches p WHERE state = 'released' AND NOT EXISTS 
 SQ mail send > /dev/null 2>&1
 is "$(q "SELECT count(*) FROM mail WHERE state = 'sent' AND kind = 'rc' AND message_id IN (SELECT cover_message_id FROM rcs WHERE state = 'superseded' AND id > 3)")" 0 \
 	"... no superseded rc's mail went out after it was superseded" 
+
+# --- the config check: a loopback URL is never named to a list elsewhere ------------------
+out=$("$STABLEQ" -c "$T/daemon.conf" serve -n 2>&1)
+ok $? "stableq serve -n: a list on this machine may be told local URLs" || diag "$out"
+sed 's/^rc_list = .*/rc_list = Stable list <stable@vger.kernel.org>/' "$T/stableq.conf" > "$T/bad.conf"
+out=$("$STABLEQ" -c "$T/bad.conf" serve -n 2>&1)
+ok $((! $?)) "stableq serve -n: rc_git_url a local path and rc_list stable@vger.kernel.org: refused"
+like "$out" "rc_git_url = $T/linux is a loopback (or local) URL" "... naming the key"
+sed -i '/^rc_git_url/d' "$T/bad.conf"
+out=$("$STABLEQ" -c "$T/bad.conf" serve -n 2>&1)
+like "$out" "public_url = http://127.0.0.1:$HP is a loopback (or local) URL" "... public_url too"
+n=$(q "SELECT count(*) FROM rcs")
+out=$("$STABLEQ" -c "$T/bad.conf" rc 2>&1)
+ok $((! $?)) "stableq rc refuses such a config too"
+is "$(q "SELECT count(*) FROM rcs")" "$n" "... making nothing"
+out=$(SQ rc --show 2>&1)
+like "$out" "(open)" "stableq rc --show: the newest rc"
 done_testing
