@@ -91,6 +91,7 @@ rc_cc = Tester One <t1@example.org>, t2@example.org
 rc_git_url = $T/linux
 rc_window = 3
 mail_max_recipients = 4
+mail_bulk_limit = 1
 release_signoff = Greg Maint <greg@example.org>
 CONF
 # the CLI delivers; the daemon (which serves the API) does not
@@ -111,6 +112,8 @@ is "$(q "SELECT count(*) FROM patches WHERE state = 'queued'")" 3 "three patches
 # --- the rc, out over SMTP ------------------------------------------------------------
 out=$(SQ rc 2>&1)
 ok $? "stableq rc" || diag "$out"
+is "$(q "SELECT count(*) FROM mail WHERE kind = 'rc' AND hold IS NOT NULL")" 0 \
+	"the series is not held by the bulk-mail guard (mail_bulk_limit = 1): the maintainer sent it"
 SQ mail send > "$T/send.log" 2>&1
 ls "$T/relay/"*.eml > "$T/sent1" 2>/dev/null
 is "$(wc -l < "$T/sent1")" 4 "the cover and three patch mails went over SMTP"
