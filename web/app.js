@@ -851,6 +851,14 @@ function parseHash() {
 	return { view: views[parts[0]] ? parts[0] : 'notfound', args };
 }
 
+/* A tester's report as the list writes it: "Build results: total: 158 pass: 156 fail: 2". */
+function reportLine(r) {
+	const part = (title, k) => r[k + '_total'] === null || r[k + '_total'] === undefined ? null :
+		title + ': total: ' + r[k + '_total'] + ' pass: ' + r[k + '_pass'] + ' fail: ' + r[k + '_fail'];
+	const parts = [part('Build results', 'build'), part('Qemu test results', 'qemu')].filter(Boolean);
+	return parts.length ? parts.join('; ') : (r.summary || '');
+}
+
 /* The -rc review cycle: the newest rc of the branch (its window, patches,
  * testers) and, with a token, the next one sent to the list. */
 views.rc = async () => {
@@ -894,7 +902,7 @@ views.rc = async () => {
 		/* every tester's report and NAK on the cover; which hold the release */
 		section('Reports', (rc.reports || []).length ? table(['Tester', 'Kind', 'Report', 'Release'], rc.reports.map(r => row([
 			['Tester', (r.name ? r.name + ' ' : '') + '<' + r.tester + '>'], ['Kind', r.kind + (r.tested ? ' (Tested-by)' : '')],
-			['Report', r.summary || ''], ['Release', r.holds ? badge('holds the release') : '']]))) : h('p', { class: 'empty' }, 'No reports yet.')),
+			['Report', reportLine(r)], ['Release', r.holds ? badge('holds the release') : '']]))) : h('p', { class: 'empty' }, 'No reports yet.')),
 		rc.override ? h('div', { class: 'line' }, 'Overridden by ', rc.override.actor, ': ', rc.override.reason) : '',
 		form];
 };
