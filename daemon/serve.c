@@ -11,6 +11,7 @@
 #include "jobs.h"
 #include "icecc.h"
 #include "log.h"
+#include "rc.h"
 #include "repo.h"
 #include "snapshot.h"
 #include "spawn.h"
@@ -354,6 +355,11 @@ static int check_config(struct app *app)
 		       "%d job slots\n",
 		       addr, farm.hosts, farm.slots);
 		free(addr);
+	}
+	/* the rc's cover never names a URL its list cannot reach */
+	if (rc_config_check(&app->bc.cfg) < 0) {
+		fprintf(stderr, "stableq: %s\n", err_msg());
+		return 1;
 	}
 	printf("configuration OK%s%s\n", app->bc.cfg.path ? ": " : "",
 	       app->bc.cfg.path ? app->bc.cfg.path : " (defaults)");

@@ -381,6 +381,32 @@ int repo_format_patch(struct repo *r, const char *spec,
 		      const char *subject_prefix, char **out);
 
 /*
+ * What a release writes and shows (repo-release.c).
+ * repo_tree_put_file: the tree of base with path (an existing file keeps
+ * its mode) holding data; out_hex gets the new tree (nothing else moves).
+ * repo_tag_create: an annotated tag name on commit_hex by the tagger, with
+ * message; force replaces a tag of that name, else ERR_EXISTS.
+ * repo_diff_text: `git diff from to` (trees of two commits, renames found,
+ * binary patches included), appended to out.
+ * repo_diffstat: `git diff --stat=WIDTH from to` as git prints it (git's
+ * show_stats(): names sorted by path, aligned, the graph scaled into
+ * width, "1 file changed, 1 insertion(+)"), and with summary the lines of
+ * --summary for created and deleted files (as git format-patch shows
+ * them), appended to out. width 0: 80, what `git diff --stat` uses off a
+ * terminal.
+ */
+int repo_tree_put_file(struct repo *r, const char *base, const char *path,
+		       const char *data, size_t len,
+		       char out_hex[REPO_HEX_SIZE]);
+int repo_tag_create(struct repo *r, const char *name, const char *commit_hex,
+		    const char *tagger_name, const char *tagger_email,
+		    const char *message, int force);
+int repo_diff_text(struct repo *r, const char *from, const char *to,
+		   struct strbuf *out);
+int repo_diffstat(struct repo *r, const char *from, const char *to,
+		  int width, int summary, struct strbuf *out);
+
+/*
  * The daemon's job table asks each module whether its step is due: 1 (and
  * *id when the step is about one row), 0 when not. Here: the stable tree
  * is missing (`stableq tree init`).

@@ -89,6 +89,10 @@ static const struct key keys[] = {
 	{ "rc_list", K_STR, S(rc_list), "", NULL },
 	{ "rc_window", K_INT, S(rc_window), "172800", NULL },
 	{ "regressions_list", K_STR, S(regressions_list), "", NULL },
+	{ "rc_cc", K_STR, S(rc_cc), "", NULL },
+	{ "rc_git_url", K_STR, S(rc_git_url), "", NULL },
+	{ "release_signoff", K_STR, S(release_signoff), "", NULL },
+	{ "tester_identity", K_STR, S(tester_identity), "", NULL },
 };
 #define B(f) offsetof(struct branch_conf, f)
 /*

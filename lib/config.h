@@ -96,6 +96,10 @@ struct config {
 	char *rc_list;          /* where `stableq rc` sends the review series */
 	int rc_window;          /* seconds from an -rc to its deadline (48 h) */
 	char *regressions_list; /* stableq's confirmed culprits, for regzbot; "" none */
+	char *rc_cc;            /* whom the rc's cover Cc's (testers), an address list */
+	char *rc_git_url;       /* the git tree testers fetch the rc's tag from; "" none */
+	char *release_signoff;  /* "Name <addr>": the Signed-off-by a release adds */
+	char *tester_identity;  /* "Name <addr>": stableq's Tested-by on its own rc; "" none */
 	struct branch_conf *branches; /* in file order; at least one */
 	int nbranches;
 	int selected;           /* index of the branch the fields above hold */

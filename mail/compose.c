@@ -688,10 +688,47 @@ out:
 	return ret < 0 ? ret : id;
 }
 
+/*
+ * The Cc of a list mail: the patch's author and Signed-off-by chain, then
+ * m->cc, each address once and none of To's, cut to mail_max_recipients.
+ */
+static void list_cc(const struct config *cfg, const struct list_mail *m,
+		    const struct mailboxes *to, struct mailboxes *cc)
+{
+	struct mailboxes all = {0};
+	size_t max = cfg->mail_max_recipients > 0
+			     ? (size_t)cfg->mail_max_recipients
+			     : 0;
+
+	if (m->patch) {
+		const char *a = row_str(m->patch, "author_email");
+		if (a)
+			cc_add(&all, row_str(m->patch, "author_name"), a,
+			       "author", m->patch_id);
+		add_signoffs(m->patch, m->patch_id, &all);
+	}
+	add_mail_cc(&all, m->cc, m->patch_id);
+	for (size_t i = 0; i < all.n; i++)
+		if (!mailboxes_find(to, all.v[i].addr))
+			mailboxes_add_unique(cc, all.v[i].name, all.v[i].addr);
+	mailboxes_release(&all);
+	if (max && to->n + cc->n > max) {
+		size_t keep = max > to->n ? max - to->n : 0;
+		log_info("mail (%s, patch %lld): Cc cut from %zu to %zu"
+			 " (mail_max_recipients = %zu)",
+			 m->kind, m->patch_id, cc->n, keep, max);
+		for (size_t i = keep; i < cc->n; i++) {
+			free(cc->v[i].name);
+			free(cc->v[i].addr);
+		}
+		cc->n = keep;
+	}
+}
+
 long long compose_list(sqlite3 *db, const struct config *cfg,
 			  const struct list_mail *m, char **message_id)
 {
-	struct mailboxes to = {0};
+	struct mailboxes to = {0}, cc = {0};
 	struct strbuf msg = STRBUF_INIT;
 	char *from_name = NULL, *from_addr = NULL, *msgid = NULL;
 	char *invalid = NULL, *rcpt_json = NULL;
@@ -709,6 +746,7 @@ long long compose_list(sqlite3 *db, const struct config *cfg,
 						 NULL) < 0 || !to.n))
 		invalid = xstrfmt("list address '%s': %s", m->to ? m->to : "",
 				  to.n ? err_msg() : "no address");
+	list_cc(cfg, m, &to, &cc);
 	msgid = xstrfmt("stableq.%s.%lld.%016llx@%s", m->kind, (long long)now,
 			random64(), domain);
 	if (!invalid) {
@@ -718,6 +756,7 @@ long long compose_list(sqlite3 *db, const struct config *cfg,
 		free(fname);
 	}
 	hdr_mailboxes(&msg, "To", to.v, to.n);
+	hdr_mailboxes(&msg, "Cc", cc.v, cc.n);
 	{
 		char *subject = clean_header_text(m->subject, 2 * LINE_MAX_OCTETS);
 		hdr_simple(&msg, "Subject", subject);
@@ -730,6 +769,11 @@ long long compose_list(sqlite3 *db, const struct config *cfg,
 	if (msgid_ok(m->in_reply_to))
 		strbuf_addf(&msg, "In-Reply-To: <%s>\r\nReferences: <%s>\r\n",
 			    m->in_reply_to, m->in_reply_to);
+	for (size_t i = 0; m->headers && m->headers[i]; i++) {
+		char *h = clean_header_text(m->headers[i], LINE_MAX_OCTETS);
+		strbuf_addf(&msg, "%s\r\n", h);
+		free(h);
+	}
 	strbuf_addstr(&msg, "MIME-Version: 1.0\r\n"
 			    "Content-Type: text/plain; charset=UTF-8\r\n"
 			    "Content-Transfer-Encoding: 8bit\r\n");
@@ -739,6 +783,8 @@ long long compose_list(sqlite3 *db, const struct config *cfg,
 	arr = json_array();
 	for (size_t i = 0; !invalid && i < to.n; i++)
 		json_array_append_new(arr, json_string(to.v[i].addr));
+	for (size_t i = 0; !invalid && i < cc.n; i++)
+		json_array_append_new(arr, json_string(cc.v[i].addr));
 	rcpt_json = json_dumps(arr, JSON_COMPACT);
 	ret = db_exec(db,
 		      "INSERT INTO mail (patch_id, kind, message_id, mail_from,"
@@ -758,6 +804,7 @@ long long compose_list(sqlite3 *db, const struct config *cfg,
 	}
 out:
 	mailboxes_release(&to);
+	mailboxes_release(&cc);
 	strbuf_release(&msg);
 	free(from_name);
 	free(from_addr);

@@ -68,20 +68,29 @@ long long compose_notice(sqlite3 *db, const struct config *cfg,
 
 /*
  * A mail to a list (the -rc review series), not about one author: From
- * mail_from, To m->to (an address list), the subject and body given (made
- * safe as compose_notice() does), In-Reply-To/References m->in_reply_to when
- * set, a fresh Message-Id (into *message_id, caller frees) and an
- * X-Stableq-Kind header, so the intake knows its own mail when the list
- * sends it back. Written into the outbox inside the caller's transaction;
- * a malformed address stores it 'invalid'. Returns the mail id or
- * negative.
+ * mail_from, To m->to (an address list), Cc m->cc (an address list) and,
+ * for a mail carrying a patch (m->patch: {author_name, author_email,
+ * signoffs: [{name, email}]}, queue_notice_patch()), its author and
+ * Signed-off-by chain; malformed addresses are left out (logged), each
+ * address named once, and the Cc list cut so that To and Cc stay within
+ * mail_max_recipients (the series is not held for it). The subject and
+ * body given (made safe as compose_notice() does), In-Reply-To/References
+ * m->in_reply_to when set, the header lines m->headers ("X-stable:
+ * review", made one line each), a fresh Message-Id (into *message_id,
+ * caller frees) and an X-Stableq-Kind header, so the intake knows its own
+ * mail when the list sends it back. Written into the outbox inside the
+ * caller's transaction; a malformed list address stores it 'invalid'.
+ * Returns the mail id or negative.
  */
 struct list_mail {
-	const char *kind;       /* "rc" */
+	const char *kind;       /* "rc", "rc-report" */
 	long long patch_id;     /* the patch it carries, or 0 */
 	const char *to;
+	const char *cc;         /* an address list, or NULL */
+	const json_t *patch;    /* Cc its author and sign-offs, or NULL */
 	const char *subject;
 	const char *in_reply_to; /* without <>, or NULL */
+	const char *const *headers; /* "Name: value", NULL-ended, or NULL */
 	const char *body;
 };
 long long compose_list(sqlite3 *db, const struct config *cfg,

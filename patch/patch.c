@@ -1000,10 +1000,12 @@ void patch_safe_message(struct strbuf *out, const char *msg)
 	};
 	struct strbuf body = STRBUF_INIT;
 	const char *nl = strchr(msg, '\n');
-	size_t sl = nl ? (size_t)(nl - msg) : strlen(msg);
+	size_t sl = nl ? (size_t)(nl - msg) : strlen(msg), start = out->len;
 
 	mime_clean_line(out, msg, sl);
-	strbuf_rtrim(out);
+	/* the subject line's own trailing blanks, not what out held before */
+	while (out->len > start && isspace((unsigned char)out->buf[out->len - 1]))
+		strbuf_setlen(out, out->len - 1);
 	strbuf_addch(out, '\n');
 	if (!nl)
 		return;

@@ -269,8 +269,8 @@ cid=$(sed -n 's/^Message-ID: <\(.*\)>\r$/\1/p' "$cover")
 like "$(cat "$cover")" "This is the start of the stable review cycle for the 6.1.11 release." "... the version"
 like "$(cat "$cover")" "Responses should be made by " "... the deadline"
 like "$(cat "$cover")" "Jane Dev <jane@example.org>" "... the patches by author"
-like "$(cat "$cover")" " lib.c | 2 +-" "... a diffstat"
-like "$(cat "$cover")" "/api/v1/rc?branch=6.1" "... where to fetch it"
+like "$(cat "$cover")" " lib.c    | " "... a diffstat (git diff --stat's: the Makefile bump beside lib.c)"
+like "$(cat "$cover")" "The patches are in this thread" "... where to fetch it (no rc_git_url, no public_url: the thread)"
 p2=$(grep -l "^Subject: \[PATCH 6.1 02/$nq\]" "$T/relay/"*.eml)
 ok $? "patch mails numbered: [PATCH 6.1 02/$nq] ..."
 like "$(cat "$p2")" "In-Reply-To: <$cid>" "... threaded: In-Reply-To the cover"

@@ -851,6 +851,14 @@ function parseHash() {
 	return { view: views[parts[0]] ? parts[0] : 'notfound', args };
 }
 
+/* A tester's report as the list writes it: "Build results: total: 158 pass: 156 fail: 2". */
+function reportLine(r) {
+	const part = (title, k) => r[k + '_total'] === null || r[k + '_total'] === undefined ? null :
+		title + ': total: ' + r[k + '_total'] + ' pass: ' + r[k + '_pass'] + ' fail: ' + r[k + '_fail'];
+	const parts = [part('Build results', 'build'), part('Qemu test results', 'qemu')].filter(Boolean);
+	return parts.length ? parts.join('; ') : (r.summary || '');
+}
+
 /* The -rc review cycle: the newest rc of the branch (its window, patches,
  * testers) and, with a token, the next one sent to the list. */
 views.rc = async () => {
@@ -886,9 +894,16 @@ views.rc = async () => {
 		h('div', { class: 'line' }, badge(rc.state), ' ', rc.window_open ? 'window open until ' : 'window closed at ',
 			new Date(rc.deadline * 1000).toISOString()),
 		section('Patches', table(['#', 'Patch', 'State'], rc.patches.map(p => row([
-			['#', String(p.pos).padStart(2, '0')], ['Patch', patchLink(p.id, p.subject)], ['State', stateBadge(p.state)]])))),
+			['#', String(p.pos).padStart(2, '0')], ['Patch', patchLink(p.id, p.subject)],
+			['State', p.stale ? [stateBadge(p.state), ' edited since: stale'] : stateBadge(p.state)]])))),
+		rc.tag ? h('div', { class: 'line' }, 'Tag ', h('code', {}, rc.tag), rc.waiting ? ' \u00b7 ' + rc.waiting + ' queued patches wait for the next rc' : '') : '',
 		section('Tested-by', rc.tested.length ? table(['Tester', 'Name'], rc.tested.map(t => row([
 			['Tester', t.tester], ['Name', t.name || '']]))) : h('p', { class: 'empty' }, 'Nobody yet.')),
+		/* every tester's report and NAK on the cover; which hold the release */
+		section('Reports', (rc.reports || []).length ? table(['Tester', 'Kind', 'Report', 'Release'], rc.reports.map(r => row([
+			['Tester', (r.name ? r.name + ' ' : '') + '<' + r.tester + '>'], ['Kind', r.kind + (r.tested ? ' (Tested-by)' : '')],
+			['Report', reportLine(r)], ['Release', r.holds ? badge('holds the release') : '']]))) : h('p', { class: 'empty' }, 'No reports yet.')),
+		rc.override ? h('div', { class: 'line' }, 'Overridden by ', rc.override.actor, ': ', rc.override.reason) : '',
 		form];
 };
 

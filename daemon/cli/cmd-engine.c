@@ -1,11 +1,10 @@
-/* cmd-engine.c: `stableq candidate|bisect|flag|revert|override|release`. */
+/* cmd-engine.c: `stableq candidate|bisect|flag|revert|override|verify`. */
 #include "bisect.h"
 #include "candidate.h"
 #include "cli.h"
 #include "coverage.h"
 #include "db.h"
 #include "err.h"
-#include "release.h"
 #include "log.h"
 #include "progress.h"
 #include "queue.h"
@@ -408,26 +407,6 @@ int cmd_revert(struct app *app, const struct cli_opts *o, int argc, char **argv)
 		return fail("revert");
 	printf("revert %lld: done\n", rid);
 	return cid ? confirm(app, rid) : 0;
-}
-
-const struct option release_opts[] = {
-	{ "force", no_argument, NULL, 'f' },
-	{ NULL, 0, NULL, 0 },
-};
-
-int cmd_release(struct app *app, const struct cli_opts *o, int argc, char **argv)
-{
-	size_t n = 0;
-
-	if (argc > 1) {
-		fprintf(stderr, "usage: stableq release [--force]\n");
-		return 2;
-	}
-	if (release_queue(&app->bc, o->v['f'] != NULL, &n) < 0)
-		return fail("release");
-	printf("released %zu patch%s onto %s (%s-stable)\n", n,
-	       n == 1 ? "" : "es", app->bc.cfg.branch, app->bc.cfg.branch_key);
-	return 0;
 }
 
 /* stableq verify ID: the fix's Regression-test decides (verify.h). */

@@ -727,19 +727,14 @@ static int apply_reply(struct pass *ps, const struct msg *m)
 		held += h;
 		tr += t;
 	}
-	/* a tester's answer to the -rc cover: Tested-by for the rc */
-	for (size_t i = 0; rc && !nt && i < m->p->ntags; i++) {
-		const struct patch_tag *t = &m->p->tags[i];
-		if (strcmp(t->kind, "tested_by"))
-			continue;
-		if ((ret = rc_add_tested(db, rc, t->value, t->extra,
-					 m->p->message_id)) < 0)
+	/* an answer to the -rc cover: Tested-by, a NAK, a tester's report */
+	if (rc && !nt) {
+		if ((ret = rc_reply(db, rc, m->p, &r, &action)) < 0)
 			goto fail;
-		if (ret) {
-			strbuf_addf(&action, "%stested rc %lld by %s",
-				    action.len ? ", " : "", rc, t->value);
+		if (ret && (r.says & (REVIEW_NAK | REVIEW_DROP)))
+			held++;
+		else if (ret)
 			ps->res->tested++;
-		}
 	}
 	if ((ret = db_exec(db,
 			   "UPDATE mail_messages SET action = ?, patch_id ="
@@ -766,6 +761,11 @@ out:
 
 static int is_own(const struct pass *ps, const struct msg *m)
 {
+	/* stableq's report on its own rc is a tester's: read back like one */
+	if (m->p->in_reply_to &&
+	    memmem(m->raw, m->len, "\nX-Stableq-Kind: rc-report",
+		   strlen("\nX-Stableq-Kind: rc-report")))
+		return 0;
 	return has_own_header(m->raw, m->len) ||
 	       (ps->own_addr && m->p->author_email &&
 		!strcasecmp(ps->own_addr, m->p->author_email));
