@@ -20,6 +20,7 @@ enum section {
 	SEC_FAILED_BUILDS, /* "Failed builds:", one per indented line */
 	SEC_FAILED_TESTS,  /* "Failed tests:" */
 	SEC_LKFT_BUILDS,   /* LKFT's "## Build Summary": "* arm: N total, ..." */
+	SEC_OTHER,         /* under another heading: its counts are not read */
 };
 
 /* The headings a report's lines come under, matched without case. */
@@ -222,8 +223,10 @@ int report_reader_line(struct report_reader *rr, struct review_report *rep,
 			rr->section = headings[i].sec;
 			return 1;
 		}
-	if (n > 3 && !memcmp(s, "## ", 3)) {
-		rr->section = SEC_NONE; /* another of LKFT's headings */
+	if ((n > 3 && !memcmp(s, "## ", 3)) || (!indented && s[n - 1] == ':')) {
+		/* another heading (LKFT's "## ...", "KUnit test results:"):
+		 * its counts are not the builds' nor the boots' */
+		rr->section = SEC_OTHER;
 		return 0;
 	}
 	if (rr->section == SEC_FAILED_BUILDS ||
@@ -241,6 +244,8 @@ int report_reader_line(struct report_reader *rr, struct review_report *rep,
 	}
 	if (rr->section == SEC_LKFT_BUILDS)
 		return lkft_build(rr, rep, s, n);
+	if (rr->section == SEC_OTHER)
+		return 0;
 	return counts_line(rr, rep, s, n) || kernelci(rep, s, n);
 }
 
