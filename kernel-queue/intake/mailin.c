@@ -7,10 +7,8 @@
 #include "intake.h"
 #include "log.h"
 #include "queue.h"
-#include "rc.h"
 #include "repo.h"
-#include "review.h"
-#include "revert.h"
+#include "reply.h"
 #include "strbuf.h"
 #include "thread.h"
 
@@ -21,9 +19,6 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
-
-/* Steps up a thread from a reply to the patch it is about. */
-#define MAX_THREAD_DEPTH 64
 
 struct msg {
 	char *raw;
@@ -618,153 +613,6 @@ out:
 	return ret < 0 ? ret : 0;
 }
 
-/*
- * The patches a reply is about: up its thread to a patch or a cover (of a
- * series on the list, or of stableq's own -rc: then *rc is set).
- */
-static size_t reply_targets(sqlite3 *db, const char *irt, long long **out,
-			    long long *rc)
-{
-	char *cur = irt ? xstrdup(irt) : NULL;
-	size_t n = 0;
-
-	*out = NULL;
-	*rc = 0;
-	for (int depth = 0; cur && depth < MAX_THREAD_DEPTH; depth++) {
-		long long id = 0, rc_patch = 0;
-		sqlite3_stmt *st;
-		char *next = NULL;
-		if (rc_by_message_id(db, cur, rc, &rc_patch) > 0) {
-			if (rc_patch) {
-				*out = xcalloc(1, sizeof(**out));
-				(*out)[n++] = rc_patch;
-			}
-			break;
-		}
-		if (queue_by_message_id(db, cur, &id) > 0) {
-			*out = xcalloc(1, sizeof(**out));
-			(*out)[n++] = id;
-			break;
-		}
-		st = db_prepare(db,
-				"SELECT kind, in_reply_to FROM mail_messages"
-				" WHERE message_id = ?",
-				"t", cur);
-		if (st && sqlite3_step(st) == SQLITE_ROW) {
-			const char *kind = db_col_text(st, 0);
-			if (!strcmp(kind, "reply") && db_col_text(st, 1))
-				next = xstrdup(db_col_text(st, 1));
-			else if (!strcmp(kind, "cover")) {
-				/* the whole series: its patches answer it */
-				sqlite3_stmt *q = db_prepare(
-					db,
-					"SELECT patch_id FROM mail_messages"
-					" WHERE in_reply_to = ? AND kind ="
-					" 'patch' AND patch_id IS NOT NULL",
-					"t", cur);
-				while (q && sqlite3_step(q) == SQLITE_ROW) {
-					*out = xrealloc(*out,
-							(n + 1) * sizeof(**out));
-					(*out)[n++] = sqlite3_column_int64(q, 0);
-				}
-				sqlite3_finalize(q);
-			}
-		}
-		sqlite3_finalize(st);
-		free(cur);
-		cur = next;
-	}
-	free(cur);
-	return n;
-}
-
-static int apply_reply(struct pass *ps, const struct msg *m)
-{
-	sqlite3 *db = ps->bc->db;
-	struct review r;
-	long long *targets = NULL, *reg = NULL, rc = 0;
-	size_t nt, nreg = 0;
-	int held = 0, tr = 0, ret;
-	struct strbuf action = STRBUF_INIT;
-
-	review_read(&r, m->p);
-	/* an answer to a proposed revert stops it: the maintainer decides */
-	{
-		char *by = xstrfmt("a reply from %s <%s>, Message-Id <%s>:\n%s",
-				   m->p->author_name ? m->p->author_name : "",
-				   m->p->author_email ? m->p->author_email : "?",
-				   m->p->message_id, r.quote ? r.quote : "");
-		ret = revert_proposal_stop(ps->bc, m->p->in_reply_to, by);
-		free(by);
-		if (ret < 0)
-			goto out;
-		if (ret) {
-			ps->res->stopped++;
-			strbuf_addstr(&action, "stopped a proposed revert");
-		}
-	}
-	nt = reply_targets(db, m->p->in_reply_to, &targets, &rc);
-	if (r.regression &&
-	    (ret = queue_by_upstream(db, r.regression, &reg, &nreg)) < 0)
-		goto out;
-	if ((ret = db_begin(db)) < 0)
-		goto out;
-	for (size_t i = 0; i < nt + nreg; i++) {
-		long long id = i < nt ? targets[i] : reg[i - nt];
-		struct review only = r;
-		int h = 0, t = 0;
-		/* a regression report holds the patch it names, not the thread */
-		if (i < nt && r.says == REVIEW_REGRESSION)
-			only.says = 0;
-		if ((ret = review_apply(db, id, m->p, &only, ps->bc->actor, &h,
-					&t)) < 0)
-			goto fail;
-		if (h)
-			strbuf_addf(&action, "%sheld %lld", action.len ? ", " : "",
-				    id);
-		if (t)
-			strbuf_addf(&action, "%s%d trailers on %lld",
-				    action.len ? ", " : "", t, id);
-		held += h;
-		tr += t;
-	}
-	/* a tester's answer to the -rc cover: Tested-by for the rc */
-	for (size_t i = 0; rc && !nt && i < m->p->ntags; i++) {
-		const struct patch_tag *t = &m->p->tags[i];
-		if (strcmp(t->kind, "tested_by"))
-			continue;
-		if ((ret = rc_add_tested(db, rc, t->value, t->extra,
-					 m->p->message_id)) < 0)
-			goto fail;
-		if (ret) {
-			strbuf_addf(&action, "%stested rc %lld by %s",
-				    action.len ? ", " : "", rc, t->value);
-			ps->res->tested++;
-		}
-	}
-	if ((ret = db_exec(db,
-			   "UPDATE mail_messages SET action = ?, patch_id ="
-			   " NULLIF(?, 0) WHERE message_id = ?",
-			   "tit", action.len ? action.buf : "none",
-			   nt ? targets[0] : nreg ? reg[0] : 0LL,
-			   m->p->message_id)) < 0 ||
-	    (ret = db_commit(db)) < 0)
-		goto fail;
-	ps->res->held += (size_t)held;
-	ps->res->trailers += (size_t)tr;
-	if (held)
-		log_info("mail %s: %s", m->p->message_id, action.buf);
-	goto out;
-fail:
-	db_rollback(db);
-out:
-	strbuf_release(&action);
-	review_release(&r);
-	free(targets);
-	free(reg);
-	return ret < 0 ? ret : 0;
-}
-
 static int is_own(const struct pass *ps, const struct msg *m)
 {
 	return has_own_header(m->raw, m->len) ||
@@ -910,8 +758,13 @@ static int process(struct pass *ps)
 	}
 	for (size_t i = 0; i < ps->n && ret >= 0; i++)
 		if (!ps->v[i].skip) {
+			struct reply_counts n = { 0 };
 			ps->res->replies++;
-			ret = apply_reply(ps, &ps->v[i]);
+			ret = reply_apply(ps->bc, ps->v[i].p, &n);
+			ps->res->held += n.held;
+			ps->res->trailers += n.trailers;
+			ps->res->tested += n.tested;
+			ps->res->stopped += n.stopped;
 		}
 	return ret;
 }
