@@ -59,6 +59,15 @@ long long flag_locked(struct branch_ctx *bc, long long id, const char *reason,
 	return m < 0 ? m : evid;
 }
 
+/* Stand-in (CONTRACTS.md 2): wt-revert owns the real one, with the trust. */
+long long flag_patch_locked(struct branch_ctx *bc, long long patch_id,
+			    const char *reason, const struct evidence *ev,
+			    enum flag_trust trust)
+{
+	(void)trust;
+	return flag_locked(bc, patch_id, reason, ev);
+}
+
 int patch_action_begin(struct branch_ctx *bc, long long patch_id,
 		       const char *reason)
 {

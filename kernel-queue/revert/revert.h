@@ -24,6 +24,19 @@ int flag_patch(struct branch_ctx *bc, long long patch_id, const char *reason,
 	       const struct evidence *ev);
 
 /*
+ * Who raised a flag. FLAG_TRUSTED (a maintainer's CLI command, an admin
+ * token, stableq's own confirmed bisection) may lead to an automatic
+ * revert under auto_revert = yes/propose; FLAG_UNTRUSTED (a write-scope
+ * API token, a mail from the list) never does by itself: the plan is
+ * stored for a maintainer (revert prepared, author and reporter told).
+ */
+enum flag_trust { FLAG_TRUSTED = 0, FLAG_UNTRUSTED = 1 };
+/* flag_patch() inside the caller's transaction; event id or negative. */
+long long flag_patch_locked(struct branch_ctx *bc, long long patch_id,
+			    const char *reason, const struct evidence *ev,
+			    enum flag_trust trust);
+
+/*
  * The plan for taking a patch out: itself and every patch that goes with
  * it (dependencies table, transitively), newest first, each 'drop' (still
  * queued) or 'revert' (released). Returns a JSON object {patch_id, items:

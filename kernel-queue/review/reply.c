@@ -114,8 +114,7 @@ int reply_apply(struct branch_ctx *bc, const struct patch *reply,
 		/* a regression report holds the patch it names, not the thread */
 		if (i < nt && r.says == REVIEW_REGRESSION)
 			only.says = 0;
-		if ((ret = review_apply(db, id, reply, &only, bc->actor, &h,
-					&t)) < 0)
+		if ((ret = review_apply(bc, id, reply, &only, &h, &t)) < 0)
 			goto fail;
 		if (h)
 			strbuf_addf(&action, "%sheld %lld", action.len ? ", " : "",

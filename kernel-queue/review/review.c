@@ -1,5 +1,6 @@
 /* review.c: replies read for NAKs, regressions, drop requests and review trailers. */
 #include "review.h"
+#include "ctx.h"
 #include "err.h"
 #include "mime.h"
 #include "queue.h"
@@ -125,10 +126,12 @@ void review_release(struct review *r)
 static const char *const trailer_kinds[] = { "reviewed_by", "acked_by",
 					     "tested_by", NULL };
 
-int review_apply(sqlite3 *db, long long patch_id, const struct patch *reply,
-		 const struct review *r, const char *actor, int *held,
-		 int *trailers)
+int review_apply(struct branch_ctx *bc, long long patch_id,
+		 const struct patch *reply, const struct review *r,
+		 int *held, int *trailers)
 {
+	sqlite3 *db = bc->db;
+	const char *actor = bc->actor;
 	enum patch_state s;
 	struct strbuf why = STRBUF_INIT;
 	int ret;

@@ -40,8 +40,9 @@ void review_release(struct review *r);
  * patch, *trailers to the number of tags added. Never sends mail: stableq
  * does not answer the list.
  */
-int review_apply(sqlite3 *db, long long patch_id, const struct patch *reply,
-		 const struct review *r, const char *actor, int *held,
-		 int *trailers);
+struct branch_ctx;
+int review_apply(struct branch_ctx *bc, long long patch_id,
+		 const struct patch *reply, const struct review *r,
+		 int *held, int *trailers);   /* inside the caller's transaction */
 
 #endif
