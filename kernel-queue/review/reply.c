@@ -15,6 +15,34 @@
 /* Steps up a thread from a reply to the patch it is about. */
 #define MAX_THREAD_DEPTH 64
 
+static void add_target(long long **out, size_t *n, long long id)
+{
+	for (size_t i = 0; i < *n; i++)
+		if ((*out)[i] == id)
+			return;
+	*out = xrealloc(*out, (*n + 1) * sizeof(**out));
+	(*out)[(*n)++] = id;
+}
+
+/* The first column of each row of st (finalized) as targets. */
+static void add_rows(sqlite3_stmt *st, long long **out, size_t *n)
+{
+	while (st && sqlite3_step(st) == SQLITE_ROW)
+		add_target(out, n, sqlite3_column_int64(st, 0));
+	sqlite3_finalize(st);
+}
+
+/* The patches a mail of the list became, on every branch it went to. */
+static void mail_patches(sqlite3 *db, const char *message_id, long long **out,
+			 size_t *n)
+{
+	add_rows(db_prepare(db,
+			    "SELECT patch_id FROM mail_patches WHERE"
+			    " message_id = ? ORDER BY branch_id",
+			    "t", message_id),
+		 out, n);
+}
+
 /*
  * The patches a reply is about: up its thread to a patch or a cover (of a
  * series on the list, or of stableq's own -rc: then *rc is set).
@@ -32,40 +60,50 @@ static size_t reply_targets(sqlite3 *db, const char *irt, long long **out,
 		sqlite3_stmt *st;
 		char *next = NULL;
 		if (rc_by_message_id(db, cur, rc, &rc_patch) > 0) {
-			if (rc_patch) {
-				*out = xcalloc(1, sizeof(**out));
-				(*out)[n++] = rc_patch;
-			}
+			if (rc_patch)
+				add_target(out, &n, rc_patch);
 			break;
 		}
+		mail_patches(db, cur, out, &n);
+		if (n)
+			break;
 		if (queue_by_message_id(db, cur, &id) > 0) {
-			*out = xcalloc(1, sizeof(**out));
-			(*out)[n++] = id;
+			add_target(out, &n, id);
 			break;
 		}
 		st = db_prepare(db,
-				"SELECT kind, in_reply_to FROM mail_messages"
-				" WHERE message_id = ?",
+				"SELECT kind, in_reply_to, series_id FROM"
+				" mail_messages WHERE message_id = ?",
 				"t", cur);
 		if (st && sqlite3_step(st) == SQLITE_ROW) {
 			const char *kind = db_col_text(st, 0);
 			if (!strcmp(kind, "reply") && db_col_text(st, 1))
 				next = xstrdup(db_col_text(st, 1));
-			else if (!strcmp(kind, "cover")) {
+			else if (!strcmp(kind, "cover") &&
+				 sqlite3_column_type(st, 2) != SQLITE_NULL)
 				/* the whole series: its patches answer it */
-				sqlite3_stmt *q = db_prepare(
-					db,
-					"SELECT patch_id FROM mail_messages"
-					" WHERE in_reply_to = ? AND kind ="
-					" 'patch' AND patch_id IS NOT NULL",
-					"t", cur);
-				while (q && sqlite3_step(q) == SQLITE_ROW) {
-					*out = xrealloc(*out,
-							(n + 1) * sizeof(**out));
-					(*out)[n++] = sqlite3_column_int64(q, 0);
-				}
-				sqlite3_finalize(q);
-			}
+				add_rows(db_prepare(
+						 db,
+						 "SELECT p.patch_id FROM"
+						 " mail_messages m JOIN"
+						 " mail_patches p ON"
+						 " p.message_id = m.message_id"
+						 " WHERE m.series_id = ? AND"
+						 " m.kind = 'patch' ORDER BY"
+						 " m.part, p.branch_id",
+						 "i", sqlite3_column_int64(st, 2)),
+					 out, &n);
+			else if (!strcmp(kind, "cover"))
+				/* a cover read before series were kept */
+				add_rows(db_prepare(
+						 db,
+						 "SELECT patch_id FROM"
+						 " mail_messages WHERE"
+						 " in_reply_to = ? AND kind ="
+						 " 'patch' AND patch_id IS NOT"
+						 " NULL",
+						 "t", cur),
+					 out, &n);
 		}
 		sqlite3_finalize(st);
 		free(cur);
@@ -75,37 +113,46 @@ static size_t reply_targets(sqlite3 *db, const char *irt, long long **out,
 	return n;
 }
 
+int reply_stop_proposal(struct branch_ctx *bc, const struct patch *reply,
+			struct reply_counts *res, struct strbuf *action)
+{
+	struct review r;
+	char *by;
+	int ret;
+
+	if (!reply->in_reply_to)
+		return 0;
+	review_read(&r, reply);
+	by = xstrfmt("a reply from %s <%s>, Message-Id <%s>:\n%s",
+		     reply->author_name ? reply->author_name : "",
+		     reply->author_email ? reply->author_email : "?",
+		     reply->message_id, r.quote ? r.quote : "");
+	ret = revert_proposal_stop(bc, reply->in_reply_to, by);
+	free(by);
+	review_release(&r);
+	if (ret > 0) {
+		res->stopped++;
+		strbuf_addf(action, "%sstopped a proposed revert",
+			    action->len ? ", " : "");
+	}
+	return ret;
+}
+
 int reply_apply(struct branch_ctx *bc, const struct patch *reply,
-		struct reply_counts *res)
+		struct reply_counts *res, struct strbuf *action,
+		long long *patch_id)
 {
 	sqlite3 *db = bc->db;
 	struct review r;
 	long long *targets = NULL, *reg = NULL, rc = 0;
 	size_t nt, nreg = 0;
-	int held = 0, tr = 0, ret;
-	struct strbuf action = STRBUF_INIT;
+	int held = 0, tr = 0, ret = 0;
 
+	*patch_id = 0;
 	review_read(&r, reply);
-	/* an answer to a proposed revert stops it: the maintainer decides */
-	{
-		char *by = xstrfmt("a reply from %s <%s>, Message-Id <%s>:\n%s",
-				   reply->author_name ? reply->author_name : "",
-				   reply->author_email ? reply->author_email : "?",
-				   reply->message_id, r.quote ? r.quote : "");
-		ret = revert_proposal_stop(bc, reply->in_reply_to, by);
-		free(by);
-		if (ret < 0)
-			goto out;
-		if (ret) {
-			res->stopped++;
-			strbuf_addstr(&action, "stopped a proposed revert");
-		}
-	}
 	nt = reply_targets(db, reply->in_reply_to, &targets, &rc);
 	if (r.regression &&
 	    (ret = queue_by_upstream(db, r.regression, &reg, &nreg)) < 0)
-		goto out;
-	if ((ret = db_begin(db)) < 0)
 		goto out;
 	for (size_t i = 0; i < nt + nreg; i++) {
 		long long id = i < nt ? targets[i] : reg[i - nt];
@@ -115,13 +162,13 @@ int reply_apply(struct branch_ctx *bc, const struct patch *reply,
 		if (i < nt && r.says == REVIEW_REGRESSION)
 			only.says = 0;
 		if ((ret = review_apply(bc, id, reply, &only, &h, &t)) < 0)
-			goto fail;
+			goto out;
 		if (h)
-			strbuf_addf(&action, "%sheld %lld", action.len ? ", " : "",
+			strbuf_addf(action, "%sheld %lld", action->len ? ", " : "",
 				    id);
 		if (t)
-			strbuf_addf(&action, "%s%d trailers on %lld",
-				    action.len ? ", " : "", t, id);
+			strbuf_addf(action, "%s%d trailers on %lld",
+				    action->len ? ", " : "", t, id);
 		held += h;
 		tr += t;
 	}
@@ -132,30 +179,20 @@ int reply_apply(struct branch_ctx *bc, const struct patch *reply,
 			continue;
 		if ((ret = rc_add_tested(db, rc, t->value, t->extra,
 					 reply->message_id)) < 0)
-			goto fail;
+			goto out;
 		if (ret) {
-			strbuf_addf(&action, "%stested rc %lld by %s",
-				    action.len ? ", " : "", rc, t->value);
+			strbuf_addf(action, "%stested rc %lld by %s",
+				    action->len ? ", " : "", rc, t->value);
 			res->tested++;
 		}
 	}
-	if ((ret = db_exec(db,
-			   "UPDATE mail_messages SET action = ?, patch_id ="
-			   " NULLIF(?, 0) WHERE message_id = ?",
-			   "tit", action.len ? action.buf : "none",
-			   nt ? targets[0] : nreg ? reg[0] : 0LL,
-			   reply->message_id)) < 0 ||
-	    (ret = db_commit(db)) < 0)
-		goto fail;
+	ret = 0;
+	*patch_id = nt ? targets[0] : nreg ? reg[0] : 0;
 	res->held += (size_t)held;
 	res->trailers += (size_t)tr;
 	if (held)
-		log_info("mail %s: %s", reply->message_id, action.buf);
-	goto out;
-fail:
-	db_rollback(db);
+		log_info("mail %s: %s", reply->message_id, action->buf);
 out:
-	strbuf_release(&action);
 	review_release(&r);
 	free(targets);
 	free(reg);

@@ -15,16 +15,32 @@ struct reply_counts {
 	size_t stopped;           /* proposed reverts a reply stopped */
 };
 
+struct strbuf;
+
 /*
- * Acts on a reply the mail intake read (its row in mail_messages is
- * stored): a reply to a proposed revert's mail stops it; up its thread
- * (mail_messages: replies to replies, a cover's patches, an -rc's mails)
- * to the patches it is about, its review (review.h: trailers, holds) is
- * applied to each, a "#regzbot introduced:" line to the patch with that
- * upstream SHA, a Tested-by on an -rc cover to the rc. What it did is
- * written as the row's action, in the same transaction. Adds to *res.
+ * A reply to the mail of a proposed revert stops it (revert_proposal_stop():
+ * the plan waits for the maintainer). Runs its own transactions, so it is
+ * called outside the caller's, before reply_apply(). 1 when it stopped
+ * one (counted in res, said in action), 0 when reply answers no waiting
+ * proposal, negative on error.
+ */
+int reply_stop_proposal(struct branch_ctx *bc, const struct patch *reply,
+			struct reply_counts *res, struct strbuf *action);
+
+/*
+ * Acts on a reply the mail intake read, inside the caller's transaction
+ * (the intake commits the reply's row with what it did, so that a pass
+ * cut short applies it again): up its thread (mail_messages: replies to
+ * replies; a patch mail's patches on each branch, mail_patches; a cover's
+ * series; an -rc's mails) to the patches it is about, its review
+ * (review.h: trailers, holds) is applied to each, a "#regzbot
+ * introduced:" line to the patch with that upstream SHA, a Tested-by on
+ * an -rc cover to the rc. What it did is appended to action ("held 12,
+ * 1 trailers on 13"); *patch_id: the first patch it was about (0: none).
+ * Adds to *res. Negative on error (nothing of it is to be kept).
  */
 int reply_apply(struct branch_ctx *bc, const struct patch *reply,
-		struct reply_counts *res);
+		struct reply_counts *res, struct strbuf *action,
+		long long *patch_id);
 
 #endif
