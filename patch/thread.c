@@ -35,11 +35,22 @@ static int in_series(const struct patch *p)
 	return p->diff || is_cover(p);
 }
 
+/* Who sent it: the mail's From:, not the author an in-body From: names. */
+static const char *sender(const struct patch *p)
+{
+	return p->sender_email ? p->sender_email : p->author_email;
+}
+
+static const char *author_of(const struct patch *p)
+{
+	return sender(p) ? sender(p) : "";
+}
+
 static int same_author(const struct patch *a, const struct patch *b)
 {
-	if (!a->author_email || !b->author_email)
-		return !a->author_email && !b->author_email;
-	return !strcasecmp(a->author_email, b->author_email);
+	if (!sender(a) || !sender(b))
+		return !sender(a) && !sender(b);
+	return !strcasecmp(sender(a), sender(b));
 }
 
 /* Message-Ids sorted, for finding a parent in O(log n). */
@@ -104,8 +115,7 @@ static int vroot_cmp(const void *a, const void *b)
 	int c = strcmp(x->in_reply_to, y->in_reply_to);
 
 	if (!c)
-		c = strcasecmp(x->author_email ? x->author_email : "",
-			       y->author_email ? y->author_email : "");
+		c = strcasecmp(author_of(x), author_of(y));
 	if (!c)
 		c = thread_version(x->subject_prefix) -
 		    thread_version(y->subject_prefix);
@@ -182,11 +192,6 @@ static int part_cmp(const void *a, const void *b)
 }
 
 static const struct thread_series *sort_series;
-
-static const char *author_of(const struct patch *p)
-{
-	return p->author_email ? p->author_email : "";
-}
 
 static int same_series(struct patch *const *msgs, const struct thread_series *a,
 		       const struct thread_series *b)

@@ -71,12 +71,18 @@ static void test_threads(void)
 		mail(a, "[PATCH 6.1 3/3] three", "t3", "tc", "m\n---\n" DIFF),
 		mail(a, "[PATCH 6.1 1/3] one", "t1", "tc", "m\n---\n" DIFF),
 		mail(a, "[PATCH v2 6.1 1/3] one", "u1", "tc", "m\n---\n" DIFF),
+		/* Eve's mail naming A as the author (git am's in-body From:) */
+		mail("Eve <eve@example.org>", "[PATCH 6.1 2/3] two", "e2", "tc",
+		     "From: A <a@example.org>\n\nm\n---\n" DIFF),
 	};
 	size_t n = sizeof(v) / sizeof(v[0]);
 	struct thread_series *s = NULL;
 	size_t ns = thread_assemble(&s, v, n);
 
-	is_int(ns, 4, "four series: v1 and v2 of solo, 1/3 and 3/3 of three, its v2");
+	is_str(v[5]->author_email, "a@example.org", "an in-body From: names the author");
+	is_str(v[5]->sender_email, "eve@example.org", "... the mail's From: who sent it");
+	is_int(ns, 5, "five series: v1 and v2 of solo, 1/3 and 3/3 of three, its v2, Eve's 2/3");
+	is_int(s[4].nparts, 1, "a part sent by another address is not taken into the series");
 	ok(!s[0].superseded && !s[1].superseded,
 	   "a v2 outside the v1's thread supersedes nothing (another submission)");
 	is_int(s[2].nparts, 2, "1/3 and 3/3 answering a cover not in the set: one series");

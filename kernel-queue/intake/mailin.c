@@ -676,9 +676,12 @@ static int series_of_message(sqlite3 *db, const char *message_id, long long *id)
 	return *id < 0 ? (int)*id : 0;
 }
 
+/* Who sent a mail (its From:, not an in-body From:'s author). */
 static const char *addr_of(const struct patch *p)
 {
-	return p->author_email ? p->author_email : "";
+	return p->sender_email ? p->sender_email
+	       : p->author_email ? p->author_email
+				 : "";
 }
 
 /* One series of the pass, stored part by part on each of its branches. */
