@@ -5,7 +5,9 @@
 # `git format-patch --cover-letter`, delivered into a maildir by procmail
 # (1/3 and 3/3 first, 2/3 a pass later), `b4 am` on the same messages
 # saying what it is missing, two stable branches (6.1 and 6.6) on small
-# git trees made here, as tests/25-branches.t does.
+# git trees made here, as tests/25-branches.t does. Last, a revert of a
+# released patch posted to the list (Revert "...", "This reverts commit
+# <sha>" or Fixes: <upstream>) flags that patch broken.
 . "$(dirname "$0")/lib/tap.sh"
 set -u
 T=$(mktemp -d /tmp/stableq-43.XXXXXX)
@@ -177,7 +179,7 @@ Date: Mon, 1 Sep 2025 11:00:00 +0000
 Subject: [$1] lib: fix line $3
 Message-Id: <$2>
 
-commit $(printf '%040d' "$3" | tr 0 f) upstream.
+commit $(printf '%s%040d' "$(echo "$3" | tr 0-9 a-j)" 0 | cut -c1-40) upstream.
 
 Fix line $3.
 
@@ -223,5 +225,61 @@ MAIL
 procmail -m "$T/procmailrc" < "$T/nak.eml"
 SQ intake >/dev/null 2>&1
 is "$(q "SELECT group_concat(state) FROM patches WHERE message_id = 'm1@example.org'")" "held,held" "a NAK to it holds it on both branches"
+
+# --- a revert of a released patch, posted to the list ---------------------------------
+sed "s#^db = .*#db = $T/rel.db#; s#^intake_maildir = .*#intake_maildir = $T/Maildir2#" "$T/stableq.conf" > "$T/rel.conf"
+printf 'LOGFILE=%s/procmail.log\n:0\n%s/Maildir2/\n' "$T" "$T" > "$T/procmailrc2"
+R() { "$STABLEQ" -c "$T/rel.conf" "$@"; }
+qr() { sqlite3 "$T/rel.db" "$1"; }
+multi "PATCH 6.1" rel12@example.org 12 | procmail -m "$T/procmailrc2"
+multi "PATCH 6.1" rel20@example.org 20 | procmail -m "$T/procmailrc2"
+R intake >/dev/null 2>&1
+out=$(R --branch 6.1 release --force 2>&1)
+ok $? "a store of its own: two patches from the list, released" || diag "$out"
+a=$(qr "SELECT id FROM patches WHERE message_id = 'rel12@example.org'")
+b=$(qr "SELECT id FROM patches WHERE message_id = 'rel20@example.org'")
+rela=$(qr "SELECT released_commit FROM patches WHERE id = $a")
+upb=$(qr "SELECT upstream FROM patches WHERE id = $b")
+is "$(qr "SELECT group_concat(state) FROM patches WHERE id IN ($a, $b)")" "released,released" "... both released ($rela)"
+revert() { # MSGID LINE TRAILER-OR-LINE
+	cat <<MAIL
+From: Rex Reverter <rex@example.org>
+To: stable@vger.kernel.org
+Date: Tue, 2 Sep 2025 09:00:00 +0000
+Subject: [PATCH 6.1] Revert "lib: fix line $2"
+Message-Id: <$1>
+
+$3
+
+It breaks the frobnicator on my box.
+
+Signed-off-by: Rex Reverter <rex@example.org>
+---
+diff --git a/lib.c b/lib.c
+--- a/lib.c
++++ b/lib.c
+@@ -$(($2 - 3)),7 +$(($2 - 3)),7 @@
+ line $(($2 - 3))
+ line $(($2 - 2))
+ line $(($2 - 1))
+-line $2 fixed
++line $2
+ line $(($2 + 1))
+ line $(($2 + 2))
+ line $(($2 + 3))
+MAIL
+}
+revert rv12@example.org 12 "This reverts commit $rela." | procmail -m "$T/procmailrc2"
+revert rv20@example.org 20 "Fixes: ${upb:0:12} (\"lib: fix line 20\")" | procmail -m "$T/procmailrc2"
+out=$(R intake 2>&1)
+ok $? "stableq intake: two reverts posted to the list" || diag "$out"
+like "$out" "2 released patches flagged" "... both released patches flagged" || diag "$out"
+is "$(qr "SELECT group_concat(state) FROM patches WHERE id IN ($a, $b)")" "broken,broken" "... broken: the revert path starts"
+like "$(qr "SELECT reason FROM flags WHERE patch_id = $a")" \
+	"a revert of it was posted to the list by Rex Reverter <rex@example.org> (Message-Id <rv12@example.org>): \"Revert \"lib: fix line 12\"\"" \
+	"\"This reverts commit <its stable commit>\": the flag names the mail"
+like "$(qr "SELECT reason FROM flags WHERE patch_id = $b")" "(Message-Id <rv20@example.org>)" "Fixes: <its upstream commit>: flagged too"
+is "$(qr "SELECT count(*) FROM mail WHERE kind = 'flagged' AND patch_id IN ($a, $b)")" 2 "... each author told (outbox)"
+like "$(qr "SELECT action FROM mail_messages WHERE message_id = 'rv12@example.org'")" "flagged patch $a (released)" "... the revert's mail row says so"
 
 done_testing
