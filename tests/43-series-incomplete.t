@@ -226,6 +226,19 @@ procmail -m "$T/procmailrc" < "$T/nak.eml"
 SQ intake >/dev/null 2>&1
 is "$(q "SELECT group_concat(state) FROM patches WHERE message_id = 'm1@example.org'")" "held,held" "a NAK to it holds it on both branches"
 
+# --- docs/list-intake.md's commands, as written ----------------------------------------
+mkdir -p "$T/bin" && ln -s "$STABLEQ" "$T/bin/stableq"
+n=0
+while IFS= read -r line; do
+	n=$((n + 1))
+	out=$(cd "$T" && PATH="$T/bin:$PATH" sh -c "$line" 2>&1)
+	ok $? "docs/list-intake.md: $line" || diag "$out"
+done <<EOF2
+$(sed -n 's/^\$ \(stableq .*\)$/\1/p' "$TOP/docs/list-intake.md")
+EOF2
+ok "$([ "$n" -ge 3 ]; echo $?)" "... its $n commands run"
+like "$(cd "$T" && PATH="$T/bin:$PATH" stableq -c stableq.conf queue --state held 2>&1)" "lib: fix line 50" "... the held patches listed"
+
 # --- a revert of a released patch, posted to the list ---------------------------------
 sed "s#^db = .*#db = $T/rel.db#; s#^intake_maildir = .*#intake_maildir = $T/Maildir2#" "$T/stableq.conf" > "$T/rel.conf"
 printf 'LOGFILE=%s/procmail.log\n:0\n%s/Maildir2/\n' "$T" "$T" > "$T/procmailrc2"
