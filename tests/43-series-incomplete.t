@@ -226,6 +226,20 @@ procmail -m "$T/procmailrc" < "$T/nak.eml"
 SQ intake >/dev/null 2>&1
 is "$(q "SELECT group_concat(state) FROM patches WHERE message_id = 'm1@example.org'")" "held,held" "a NAK to it holds it on both branches"
 
+# a NAK on a part of an incomplete series keeps it held once the series is whole
+multi "PATCH 6.1 1/2" two1@example.org 4 | sed 's/^Message-Id: <two1@example.org>$/&\nIn-Reply-To: <two0@example.org>/' > "$T/two1.eml"
+multi "PATCH 6.1 2/2" two2@example.org 40 | sed 's/^Message-Id: <two2@example.org>$/&\nIn-Reply-To: <two0@example.org>/' > "$T/two2.eml"
+procmail -m "$T/procmailrc" < "$T/two1.eml"
+sed 's/nak-m1@example.org/nak-two1@example.org/; s/m1@example.org/two1@example.org/' "$T/nak.eml" | procmail -m "$T/procmailrc"
+out=$(SQ intake 2>&1)
+like "$out" "1 series incomplete" "1/2 of another series, and a NAK to it: incomplete" || diag "$out"
+procmail -m "$T/procmailrc" < "$T/two2.eml"
+out=$(SQ intake 2>&1)
+like "$out" "1 completed" "... 2/2 arrives: complete" || diag "$out"
+is "$(q "SELECT state FROM patches WHERE message_id = 'two2@example.org'")" queued "... 2/2 checked and queued"
+is "$(q "SELECT state FROM patches WHERE message_id = 'two1@example.org'")" held "... 1/2 stays held: the NAK took the hold over"
+like "$(q "SELECT state_reason FROM patches WHERE message_id = 'two1@example.org'")" "NAK in a reply from Nina Nak" "... its reason is the NAK"
+
 # --- docs/list-intake.md's commands, as written ----------------------------------------
 mkdir -p "$T/bin" && ln -s "$STABLEQ" "$T/bin/stableq"
 n=0

@@ -33,8 +33,7 @@
 #define SETTLE_SECONDS 60
 /* Messages stored per transaction: short enough for the API's writers. */
 #define CHUNK 256
-/* The start of the reason a missing part holds a series' patches with. */
-#define INCOMPLETE "series incomplete: missing "
+#define INCOMPLETE REPLY_SERIES_INCOMPLETE
 
 /* A maildir file read this pass: recorded once the pass is done. */
 struct mfile {

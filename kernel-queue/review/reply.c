@@ -113,6 +113,32 @@ static size_t reply_targets(sqlite3 *db, const char *irt, long long **out,
 	return n;
 }
 
+/*
+ * A patch held only until its series is whole is held for the review's
+ * reason instead (through checked, the one way from held to held), so
+ * the series completing does not let a NAKed patch go.
+ */
+static int take_over_hold(struct branch_ctx *bc, long long id,
+			  const struct patch *reply)
+{
+	enum patch_state st;
+	char *reason = NULL, *why;
+	long long ev = 0;
+	int ret = queue_get_row(bc->db, id, &st, &reason, NULL);
+
+	if (ret >= 0 && st == PS_HELD && reason &&
+	    !strncmp(reason, REPLY_SERIES_INCOMPLETE,
+		     strlen(REPLY_SERIES_INCOMPLETE))) {
+		why = xstrfmt("a review of it came while its series was"
+			      " incomplete (Message-Id <%s>)",
+			      reply->message_id);
+		ev = queue_set_state(bc->db, id, PS_CHECKED, why, bc->actor);
+		free(why);
+	}
+	free(reason);
+	return ret < 0 ? ret : ev < 0 ? (int)ev : 0;
+}
+
 int reply_stop_proposal(struct branch_ctx *bc, const struct patch *reply,
 			struct reply_counts *res, struct strbuf *action)
 {
@@ -161,6 +187,9 @@ int reply_apply(struct branch_ctx *bc, const struct patch *reply,
 		/* a regression report holds the patch it names, not the thread */
 		if (i < nt && r.says == REVIEW_REGRESSION)
 			only.says = 0;
+		if ((only.says & (REVIEW_NAK | REVIEW_REGRESSION | REVIEW_DROP)) &&
+		    (ret = take_over_hold(bc, id, reply)) < 0)
+			goto out;
 		if ((ret = review_apply(bc, id, reply, &only, &h, &t)) < 0)
 			goto out;
 		if (h)

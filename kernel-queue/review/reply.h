@@ -18,6 +18,14 @@ struct reply_counts {
 struct strbuf;
 
 /*
+ * The start of the reason the mail intake holds an incomplete series'
+ * patches with; it lets them go when the missing part arrives. A review
+ * that holds such a patch (a NAK) takes the hold over, so that it stays
+ * held when the series completes.
+ */
+#define REPLY_SERIES_INCOMPLETE "series incomplete: missing "
+
+/*
  * A reply to the mail of a proposed revert stops it (revert_proposal_stop():
  * the plan waits for the maintainer). Runs its own transactions, so it is
  * called outside the caller's, before reply_apply(). 1 when it stopped
