@@ -31,6 +31,7 @@ now() { date +%s.%N; }
 
 # message I as mail text (python: fast)
 python3 - "$N" "$T/stream" "$T/first.eml" "$T/last.stream" <<'PY'
+import hashlib
 import sys
 n = int(sys.argv[1])
 def diff(i):
@@ -46,7 +47,9 @@ def msg(i):
         h += "Subject: [PATCH 6.1 %d/2] fix %d\nMessage-Id: <m%d@example.org>\n" % (part, i, i)
         if part == 2:
             h += "In-Reply-To: <m%d@example.org>\n" % root
-        return h + "\ncommit %040x upstream.\n\nFix %d.\n\nCc: stable@vger.kernel.org\nSigned-off-by: Dev <dev@example.org>\n---\n%s" % (i + 1, i, diff(i))
+        # upstream SHAs as git makes them: no two share a 12-digit prefix
+        sha = hashlib.sha1(b"upstream %d" % i).hexdigest()
+        return h + "\ncommit %s upstream.\n\nFix %d.\n\nCc: stable@vger.kernel.org\nSigned-off-by: Dev <dev@example.org>\n---\n%s" % (sha, i, diff(i))
     if k in (2, 3):   # other trees
         h += "Subject: [PATCH 5.10] fix %d\nMessage-Id: <m%d@example.org>\n" % (i, i)
         return h + "\nFix %d.\n\nSigned-off-by: Dev <dev@example.org>\n---\n%s" % (i, diff(i))
@@ -121,7 +124,8 @@ cat >> "$T/conf" <<CONF
 auto_revert = plan
 CONF
 rel=$(sqlite3 "$T/bench.db" "SELECT id FROM patches WHERE message_id = 'm40@example.org'")
-sqlite3 "$T/bench.db" "UPDATE patches SET state = 'released', released_commit = '$(printf '%040x' 999999)' WHERE id = $rel"
+REL=$(echo "released 40" | sha1sum | cut -c1-40)   # its commit on the branch
+sqlite3 "$T/bench.db" "UPDATE patches SET state = 'released', released_commit = '$REL' WHERE id = $rel"
 "$TOP/stableq" -c "$T/conf" serve -d > "$T/daemon.log" 2>&1 &
 DPID=$!
 sleep 2
@@ -153,7 +157,7 @@ From: Rex Reverter <rex@example.org>
 Subject: [PATCH 6.1] Revert "fix 40"
 Message-Id: <revert-bench@example.org>
 
-This reverts commit $(printf '%040x' 999999).
+This reverts commit $REL.
 
 It breaks the frobnicator: a regression since the release.
 

@@ -55,8 +55,9 @@ struct pass {
 	struct mailin_result *res;
 	long long *check;       /* patches to check at the end of the pass */
 	size_t ncheck;
-	int in_tx, added;       /* the transaction of the series step */
-	size_t tx_msgs;
+	int in_tx, added;       /* the pass's transaction: open, added patches */
+	size_t tx_msgs;         /* ... its messages so far */
+	double tx_start;        /* ... when it began (seconds, monotonic) */
 };
 
 
@@ -101,7 +102,10 @@ int mailin_transient(int ret);
 int mailin_record(struct pass *ps, const struct msg *m, const char *kind,
 		  long long patch_id, const char *action, const char *error,
 		  long long series, int part);
-/* The pass's transactions, of a chunk of messages each (tx_count: n more). */
+/*
+ * The pass's transactions, a chunk of messages each (tx_count: n more;
+ * it commits and begins the next when the chunk is full or old).
+ */
 int mailin_tx_begin(struct pass *ps);
 int mailin_tx_commit(struct pass *ps);
 void mailin_tx_abort(struct pass *ps);

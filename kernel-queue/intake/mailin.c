@@ -31,8 +31,14 @@
  * the next pass instead of being stored invalid.
  */
 #define SETTLE_SECONDS 60
-/* Messages stored per transaction: short enough for the API's writers. */
-#define CHUNK 256
+/*
+ * A transaction of the pass ends after this many messages or this many
+ * seconds, whichever comes first: the API's writers wait for the store at
+ * most their busy timeout (10 s), and each chunk links the queue's
+ * dependencies once.
+ */
+#define CHUNK 1024
+#define CHUNK_SECONDS 2
 
 void mailin_check_later(struct pass *ps, long long id)
 {
@@ -477,7 +483,14 @@ int mailin_record(struct pass *ps, const struct msg *m, const char *kind,
 	return ret;
 }
 
-/* The series step's transactions: CHUNK messages each. */
+static double seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 int mailin_tx_begin(struct pass *ps)
 {
 	int ret = ps->in_tx ? 0 : db_begin(ps->bc->db);
@@ -486,6 +499,7 @@ int mailin_tx_begin(struct pass *ps)
 		ps->in_tx = 1;
 		ps->added = 0;
 		ps->tx_msgs = 0;
+		ps->tx_start = seconds();
 	}
 	return ret;
 }
@@ -517,7 +531,7 @@ void mailin_tx_abort(struct pass *ps)
 int mailin_tx_count(struct pass *ps, size_t n)
 {
 	ps->tx_msgs += n;
-	if (ps->tx_msgs < CHUNK)
+	if (ps->tx_msgs < CHUNK && seconds() - ps->tx_start < CHUNK_SECONDS)
 		return 0;
 	int ret = mailin_tx_commit(ps);
 	return ret < 0 ? ret : mailin_tx_begin(ps);
