@@ -110,6 +110,7 @@ void patch_free(struct patch *p)
 	free(p->subject_prefix);
 	free(p->author_name);
 	free(p->author_email);
+	free(p->sender_email);
 	free(p->date);
 	free(p->message_id);
 	free(p->in_reply_to);
@@ -662,6 +663,8 @@ static int finish_headers(struct mail *m)
 			p->author_name = clean_dup(dec.buf, dec.len);
 		if (addr && *addr)
 			p->author_email = clean_dup(addr, strlen(addr));
+		if (addr && *addr && !p->sender_email)
+			p->sender_email = clean_dup(addr, strlen(addr));
 		free(addr);
 		free(name);
 		strbuf_release(&dec);
@@ -759,6 +762,18 @@ static int parse_mail(struct mail *m, const char *s, const char *end,
 			break;
 		b = e < end ? e + 1 : end;
 		bline++;
+	}
+	/* who sent the mail, whatever author its in-body From: names */
+	if (m->has[H_FROM] && !m->p->sender_email) {
+		char *name = NULL, *addr = NULL;
+		if (patch_person(m->hdr[H_FROM].buf, m->hdr[H_FROM].len, 0,
+				 &name, &addr) == 0 &&
+		    addr && *addr)
+			m->p->sender_email = clean_dup(addr, strlen(addr));
+		else
+			err_clear();
+		free(name);
+		free(addr);
 	}
 	if (b < end && (has_prefix(b, (size_t)(end - b), "From:") ||
 			has_prefix(b, (size_t)(end - b), "Subject:") ||

@@ -40,6 +40,8 @@ struct patch {
 	int series_total;     /* m of [PATCH n/m], 0 if none */
 	char *author_name;    /* decoded (RFC 2047), or NULL */
 	char *author_email;   /* addr-spec as written (compare without case), or NULL */
+	char *sender_email;   /* the mail's own From: (before git am's in-body From:
+			       * names the author), or NULL: who sent it */
 	char *date;           /* as written in the Date: header, or NULL */
 	char *message_id;     /* without <>, or NULL */
 	char *in_reply_to;    /* without <>, or NULL */

@@ -61,13 +61,15 @@ In-Reply-To: <$3>
 $4
 MAIL
 }
-cover() { # MSGID PREFIX
+cover() { # MSGID PREFIX [IRT]
 	cat <<MAIL
 From: Jane Dev <jane@example.org>
 To: stable@vger.kernel.org
 Date: Mon, 1 Sep 2025 10:00:00 +0000
 Subject: [$2] lib fixes
 Message-Id: <$1>
+${3:+In-Reply-To: <$3>}
+${3:+References: <$3>}
 
 Two fixes for lib.c.
 MAIL
@@ -174,8 +176,8 @@ is "$(q "SELECT state FROM patches WHERE id = 1")" held "#regzbot introduced: <u
 like "$(q "SELECT state_reason FROM patches WHERE id = 1")" "regression reported in a reply from Reg Reporter" "... saying so"
 SQ override 1 --reason "not this patch" >/dev/null 2>&1
 
-# --- a v2 of the series supersedes the v1 ---------------------------------------------
-cover c2@example.org "PATCH v2 6.1 0/2" | mda &&
+# --- a v2 of the series, sent in the v1's thread, supersedes the v1 --------------------
+cover c2@example.org "PATCH v2 6.1 0/2" c1@example.org | mda &&
 	patch 1 "PATCH v2 6.1 1/2" q1@example.org c2@example.org "" "!!" | mda &&
 	patch 3 "PATCH v2 6.1 2/2" q2@example.org c2@example.org | mda
 out=$(SQ intake 2>&1)
@@ -202,6 +204,9 @@ Content-Type: text/html
 
 <html><body><b>NAK</b><script>alert(1)</script></body></html>
 MAIL
+# delivered a while ago: a young file that does not parse is read again
+# (a writer may still be writing it; 41-intake-durable shows it)
+touch -d '2 minutes ago' "$T/Maildir/new/1006.noid.host" "$T/Maildir/new/1007.mime.host" "$T/Maildir/new/1008.html.host"
 before=$(q "SELECT count(*) FROM patches")
 out=$(SQ intake 2>&1)
 ok $? "intake with bad mail in the maildir still succeeds"

@@ -37,7 +37,7 @@ static void test_series(void)
 		mail(a, "Re: [PATCH 6.1 2/2] two", "r", "p2", "NAK\n"),
 		mail(a, "[PATCH 6.1 1/2] one", "p1", "c", "m\n---\n" DIFF),
 		mail(a, "[PATCH 6.1 1/2] one", "p1", "c", "m\n---\n" DIFF),
-		mail(a, "[PATCH v2 6.1 1/1] solo", "s2", NULL, "m\n---\n" DIFF),
+		mail(a, "[PATCH v2 6.1 1/1] solo", "s2", "s1", "m\n---\n" DIFF),
 		mail(a, "[PATCH 6.1 1/1] solo", "s1", NULL, "m\n---\n" DIFF),
 	};
 	size_t n = sizeof(v) / sizeof(v[0]);
@@ -52,13 +52,47 @@ static void test_series(void)
 	is_int(s[1].nparts, 1, "a patch from another author claiming the thread is not taken in");
 	is_int(s[1].parts[0], 2, "... it is a series of its own");
 	is_int(s[2].version, 2, "v2 read from the prefix");
-	ok(!s[2].superseded && s[3].superseded, "v1 is superseded by v2, not the other way");
+	ok(!s[2].superseded && s[3].superseded, "v1 is superseded by the v2 sent in its thread, not the other way");
 	ok(!s[0].superseded, "the threaded series stands");
 	thread_series_free(s, ns);
 	for (size_t i = 0; i < n; i++)
 		patch_free(v[i]);
 	is_int(thread_version("PATCH v12 6.1 3/4"), 12, "thread_version: v12");
 	is_int(thread_version("PATCH 6.1"), 1, "... none: 1");
+}
+
+/* A v2 outside the v1's thread, the cover not seen, parts from two passes. */
+static void test_threads(void)
+{
+	const char *a = "A <a@example.org>";
+	struct patch *v[] = {
+		mail(a, "[PATCH 6.1 1/1] solo", "s1", NULL, "m\n---\n" DIFF),
+		mail(a, "[PATCH v2 6.1 1/1] solo", "s2", NULL, "m\n---\n" DIFF),
+		mail(a, "[PATCH 6.1 3/3] three", "t3", "tc", "m\n---\n" DIFF),
+		mail(a, "[PATCH 6.1 1/3] one", "t1", "tc", "m\n---\n" DIFF),
+		mail(a, "[PATCH v2 6.1 1/3] one", "u1", "tc", "m\n---\n" DIFF),
+		/* Eve's mail naming A as the author (git am's in-body From:) */
+		mail("Eve <eve@example.org>", "[PATCH 6.1 2/3] two", "e2", "tc",
+		     "From: A <a@example.org>\n\nm\n---\n" DIFF),
+	};
+	size_t n = sizeof(v) / sizeof(v[0]);
+	struct thread_series *s = NULL;
+	size_t ns = thread_assemble(&s, v, n);
+
+	is_str(v[5]->author_email, "a@example.org", "an in-body From: names the author");
+	is_str(v[5]->sender_email, "eve@example.org", "... the mail's From: who sent it");
+	is_int(ns, 5, "five series: v1 and v2 of solo, 1/3 and 3/3 of three, its v2, Eve's 2/3");
+	is_int(s[4].nparts, 1, "a part sent by another address is not taken into the series");
+	ok(!s[0].superseded && !s[1].superseded,
+	   "a v2 outside the v1's thread supersedes nothing (another submission)");
+	is_int(s[2].nparts, 2, "1/3 and 3/3 answering a cover not in the set: one series");
+	is_int(s[2].parts[0], 3, "... 1/3 first");
+	is_int(s[2].parts[1], 2, "... then 3/3");
+	is_int(s[2].total, 3, "... of three");
+	is_int(s[3].version, 2, "a v2 part answering the same cover is a series of its own");
+	thread_series_free(s, ns);
+	for (size_t i = 0; i < n; i++)
+		patch_free(v[i]);
 }
 
 static void test_loop(void)
@@ -112,6 +146,7 @@ static void test_review(void)
 int main(void)
 {
 	test_series();
+	test_threads();
 	test_loop();
 	test_review();
 	return done_testing();

@@ -279,6 +279,47 @@ int intake_prefix_version(const char *prefix, char *ver, size_t size)
 	return prefix_version(prefix, ver, size);
 }
 
+/* A version token: "6.1", "6.1.y", "5.15.x" (n digits, not "2/3", not "v2"). */
+static int version_token(const char *t, size_t n, char *ver, size_t size)
+{
+	size_t d1 = strspn(t, "0123456789"), d2, len;
+
+	if (!d1 || d1 >= n || t[d1] != '.' ||
+	    !(d2 = strspn(t + d1 + 1, "0123456789")))
+		return 0;
+	len = d1 + 1 + d2;
+	if (len > n || (len != n && !(len + 2 == n && t[len] == '.' &&
+				     (t[len + 1] == 'y' || t[len + 1] == 'x'))))
+		return 0;
+	if (len >= size)
+		return 0;
+	memcpy(ver, t, len);
+	ver[len] = '\0';
+	return 1;
+}
+
+int intake_prefix_versions(const char *prefix,
+			   char (*ver)[INTAKE_VERSION_SIZE], int max)
+{
+	const char *p = prefix;
+	int n = 0;
+
+	while (p && *p && n < max) {
+		size_t w = strcspn(p, " \t/,");
+		char one[INTAKE_VERSION_SIZE];
+		if (w && version_token(p, w, one, sizeof(one))) {
+			int seen = 0;
+			for (int i = 0; i < n && !seen; i++)
+				seen = !strcmp(ver[i], one);
+			if (!seen)
+				memcpy(ver[n++], one, sizeof(one));
+		}
+		p += w;
+		p += strspn(p, " \t/,");
+	}
+	return n;
+}
+
 /*
  * Which branch's queue a patch goes to: branch, or with INTAKE_ROUTE the
  * configured branch its [PATCH X.Y] prefix names. With INTAKE_STRICT a
@@ -379,6 +420,24 @@ fail:
 	if ((ret = db_end(db, ret)) < 0)
 		intake_result_release(res);
 	return ret;
+}
+
+int intake_store_locked(sqlite3 *db, long long branch, long long *source_id,
+			const char *name, const struct patch *p,
+			unsigned queue_flags, const char *actor, long long *id)
+{
+	int ret;
+
+	if (!*source_id) {
+		if ((ret = db_exec(db,
+				   "INSERT INTO sources (kind, path, actor)"
+				   " VALUES ('api', ?, ?)",
+				   "tt", name, actor)) < 0)
+			return ret;
+		*source_id = db_last_id(db);
+	}
+	return queue_add_flags(db, branch, p, *source_id, actor, queue_flags,
+			       id);
 }
 
 int intake_import_paths(sqlite3 *db, long long branch, unsigned flags,

@@ -59,6 +59,26 @@ int intake_import_buffer_to(sqlite3 *db, long long branch, unsigned flags,
  * 6.1.y": "6.12", "6.1") into ver; 1 when it names one, else 0.
  */
 int intake_prefix_version(const char *prefix, char *ver, size_t size);
+/*
+ * Every stable version a subject prefix names, in order, each once, at
+ * most max: "PATCH 6.1/6.6", "PATCH 6.1.y,6.6.y" and "PATCH 5.15 6.1 2/3"
+ * name two (a posting for several trees). Returns how many.
+ */
+#define INTAKE_VERSION_SIZE 16
+int intake_prefix_versions(const char *prefix,
+			   char (*ver)[INTAKE_VERSION_SIZE], int max);
+/*
+ * The mail intake's store, inside the caller's transaction (mailin.c
+ * assembles the series itself and stores them patch by patch): p into
+ * branch's queue (queue_add_flags() with queue_flags) under a sources row
+ * made on the first call for a series (*source_id 0: made and set; path
+ * name). 1 added, 0 the same patch was there (*id: it), negative on error.
+ * The caller links dependencies (queue_link_dependencies()) before its
+ * commit.
+ */
+int intake_store_locked(sqlite3 *db, long long branch, long long *source_id,
+			const char *name, const struct patch *p,
+			unsigned queue_flags, const char *actor, long long *id);
 
 /*
  * Import, then check: the checks of res's patches (new or known), branch

@@ -4,6 +4,8 @@
 #include "err.h"
 #include "strbuf.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The first column of every row of st (finalized) into *ids. */
@@ -97,9 +99,10 @@ int queue_rerolled(sqlite3 *db, long long branch, const char *subject,
 	*n = 0;
 	st = db_prepare(db,
 			"SELECT id FROM patches WHERE branch_id = ? AND subject"
-			" = ? AND author_email = ? COLLATE NOCASE AND state IN"
-			" ('imported','checked','queued','held') ORDER BY id",
-			"itt", branch, subject, author_email ? author_email : "");
+			" = ? AND (?3 IS NULL OR author_email = ?3 COLLATE"
+			" NOCASE) AND state IN ('imported','checked','queued',"
+			"'held') ORDER BY id",
+			"itt", branch, subject, author_email);
 	if (!st)
 		return ERR_IO;
 	return collect_ids(st, ids, n);
@@ -128,4 +131,98 @@ int queue_patch_subject(sqlite3 *db, long long id, char **subject,
 	}
 	sqlite3_finalize(st);
 	return ret;
+}
+
+int queue_patch_hash(sqlite3 *db, long long id, char *hash)
+{
+	char *h = NULL;
+	int ret = db_query_text(db, &h, "SELECT patch_id FROM patches WHERE"
+				" id = ?", "i", id);
+
+	hash[0] = '\0';
+	if (ret >= 0 && h)
+		snprintf(hash, 41, "%s", h);
+	free(h);
+	return ret < 0 ? ret : 0;
+}
+
+/* id's queue_pos halfway between other's and its neighbour's on side. */
+static int place(sqlite3 *db, long long id, long long other, int after)
+{
+	int ret = db_exec(
+		db,
+		after ? "UPDATE patches SET queue_pos = (SELECT (o.queue_pos +"
+			" coalesce((SELECT min(n.queue_pos) FROM patches n WHERE"
+			" n.queue_pos > o.queue_pos), o.queue_pos + 2)) / 2 FROM"
+			" patches o WHERE o.id = ?2) WHERE id = ?1"
+		      : "UPDATE patches SET queue_pos = (SELECT (o.queue_pos +"
+			" coalesce((SELECT max(n.queue_pos) FROM patches n WHERE"
+			" n.queue_pos < o.queue_pos), o.queue_pos - 2)) / 2 FROM"
+			" patches o WHERE o.id = ?2) WHERE id = ?1",
+		"ii", id, other);
+
+	return ret < 0 ? ret : 0;
+}
+
+int queue_place_after(sqlite3 *db, long long id, long long other)
+{
+	return place(db, id, other, 1);
+}
+
+int queue_place_before(sqlite3 *db, long long id, long long other)
+{
+	return place(db, id, other, 0);
+}
+
+int queue_released_by_commit(sqlite3 *db, const char *sha, long long **ids,
+			     size_t *n)
+{
+	size_t len = sha ? strlen(sha) : 0;
+	sqlite3_stmt *st;
+
+	*ids = NULL;
+	*n = 0;
+	if (len < 12 || len > 40 || strspn(sha, "0123456789abcdef") != len)
+		return 0;
+	st = db_prepare(db,
+			"SELECT id FROM patches WHERE state = 'released' AND"
+			" ((substr(upstream, 1, 12) = substr(?1, 1, 12) AND"
+			" substr(upstream, 1, min(length(upstream), length(?1)))"
+			" = substr(?1, 1, min(length(upstream), length(?1)))) OR"
+			" (substr(released_commit, 1, 12) = substr(?1, 1, 12) AND"
+			" substr(released_commit, 1, min(length(released_commit),"
+			" length(?1))) = substr(?1, 1, min(length("
+			"released_commit), length(?1))))) ORDER BY id",
+			"t", sha);
+	if (!st)
+		return ERR_IO;
+	return collect_ids(st, ids, n);
+}
+
+int queue_get_row(sqlite3 *db, long long id, enum patch_state *state,
+		  char **reason, double *pos)
+{
+	sqlite3_stmt *st = db_prepare(db, "SELECT state, state_reason,"
+				      " queue_pos FROM patches WHERE id = ?",
+				      "i", id);
+	int ret;
+
+	if (reason)
+		*reason = NULL;
+	if (!st)
+		return ERR_IO;
+	ret = db_step(st);
+	if (ret > 0) {
+		int s = queue_state_parse(db_col_text(st, 0));
+		if (state)
+			*state = s < 0 ? PS_IMPORTED : (enum patch_state)s;
+		if (reason && db_col_text(st, 1))
+			*reason = xstrdup(db_col_text(st, 1));
+		if (pos)
+			*pos = sqlite3_column_double(st, 2);
+	}
+	sqlite3_finalize(st);
+	if (ret == 0)
+		return err_set(ERR_NOTFOUND, "patch %lld: no such patch", id);
+	return ret < 0 ? ret : 0;
 }

@@ -269,7 +269,7 @@ long long queue_default_branch(sqlite3 *db)
 	"NOT (state = 'dropped' AND state_reason LIKE 'superseded by %')"
 
 static int find_duplicate(sqlite3 *db, long long branch, const struct patch *p,
-			  long long *id)
+			  unsigned flags, long long *id)
 {
 	int ret;
 
@@ -281,7 +281,8 @@ static int find_duplicate(sqlite3 *db, long long branch, const struct patch *p,
 		if (ret != ERR_NOTFOUND)
 			return ret < 0 ? ret : 1;
 	}
-	if (p->upstream && strlen(p->upstream) >= 12) {
+	if (!(flags & QUEUE_ADD_APART) && p->upstream &&
+	    strlen(p->upstream) >= 12) {
 		ret = db_query_int(db, id,
 				   "SELECT id FROM patches WHERE branch_id = ?2"
 				   " AND substr(upstream, 1, 12) = substr(?1, 1, 12)"
@@ -305,8 +306,15 @@ static int find_duplicate(sqlite3 *db, long long branch, const struct patch *p,
 int queue_add(sqlite3 *db, long long branch, const struct patch *p,
 	      long long source_id, const char *actor, long long *id)
 {
+	return queue_add_flags(db, branch, p, source_id, actor, 0, id);
+}
+
+int queue_add_flags(sqlite3 *db, long long branch, const struct patch *p,
+		    long long source_id, const char *actor, unsigned flags,
+		    long long *id)
+{
 	long long pos = 0;
-	int ret = find_duplicate(db, branch, p, id);
+	int ret = find_duplicate(db, branch, p, flags, id);
 	char change[2] = { 0, 0 };
 
 	if (ret != 0)

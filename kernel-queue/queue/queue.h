@@ -47,6 +47,16 @@ int queue_state_parse(const char *name);
  */
 int queue_add(sqlite3 *db, long long branch, const struct patch *p,
 	      long long source_id, const char *actor, long long *id);
+/*
+ * queue_add() with flags. QUEUE_ADD_APART: a patch naming the same
+ * upstream commit as a live patch of branch is a patch of its own (a v2
+ * stored beside the patch it would replace, held for a maintainer); the
+ * same Message-Id or the same diff is still the same patch.
+ */
+enum { QUEUE_ADD_APART = 1 };
+int queue_add_flags(sqlite3 *db, long long branch, const struct patch *p,
+		    long long source_id, const char *actor, unsigned flags,
+		    long long *id);
 /* The default (first configured) branch's id, or negative. */
 long long queue_default_branch(sqlite3 *db);
 
@@ -184,7 +194,7 @@ int queue_follow_candidate(struct branch_ctx *bc, long long candidate_id);
  * Acked-by/Tested-by ... from a reply as a tag of the patch, 1 when added,
  * 0 when the patch had it already (same kind and value). queue_rerolled:
  * the live patches (imported, checked, queued, held) of branch with subject
- * from author_email: what a v2 of them supersedes (dropped with a reason
+ * from author_email (NULL: from anyone): what a v2 of them supersedes (dropped with a reason
  * "superseded by ...", they are no longer duplicates of the v2: same
  * upstream SHA). queue_patch_subject: its subject and upstream
  * (may be NULL), caller frees.
@@ -198,6 +208,25 @@ int queue_rerolled(sqlite3 *db, long long branch, const char *subject,
 		   const char *author_email, long long **ids, size_t *n);
 int queue_patch_subject(sqlite3 *db, long long id, char **subject,
 			char **upstream);
+/*
+ * What the mail intake's series handling asks (queue-mail.c).
+ * queue_patch_hash: the patch-id of its diff (41 bytes with the NUL).
+ * queue_place_after / queue_place_before:
+ * moves id to just after (before) other in the queue, between other and
+ * its neighbour, so that a series' late part lands in n/m order.
+ * queue_released_by_commit: the released patches whose upstream commit or
+ * released commit is sha (>= 12 hex digits, prefix match both ways);
+ * *ids owned by the caller.
+ */
+int queue_patch_hash(sqlite3 *db, long long id, char *hash);
+/* Its state, state_reason (caller frees; NULL when none) and queue_pos;
+ * each out-parameter may be NULL. */
+int queue_get_row(sqlite3 *db, long long id, enum patch_state *state,
+		  char **reason, double *pos);
+int queue_place_after(sqlite3 *db, long long id, long long other);
+int queue_place_before(sqlite3 *db, long long id, long long other);
+int queue_released_by_commit(sqlite3 *db, const char *sha, long long **ids,
+			     size_t *n);
 
 /* {"patch id": branches.id or null} of the patches ids (a JSON array text). */
 json_t *queue_branch_ids(sqlite3 *db, const char *ids);
