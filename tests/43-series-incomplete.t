@@ -254,7 +254,8 @@ ok "$([ "$n" -ge 3 ]; echo $?)" "... its $n commands run"
 like "$(cd "$T" && PATH="$T/bin:$PATH" stableq -c stableq.conf queue --state held 2>&1)" "lib: fix line 50" "... the held patches listed"
 
 # --- a revert of a released patch, posted to the list ---------------------------------
-sed "s#^db = .*#db = $T/rel.db#; s#^intake_maildir = .*#intake_maildir = $T/Maildir2#" "$T/stableq.conf" > "$T/rel.conf"
+# (no rc_list: a branch without a review cycle releases its queue as it stands)
+sed "s#^db = .*#db = $T/rel.db#; s#^intake_maildir = .*#intake_maildir = $T/Maildir2#" "$T/stableq.conf" | sed "/^rc_list = /d" > "$T/rel.conf"
 printf 'LOGFILE=%s/procmail.log\n:0\n%s/Maildir2/\n' "$T" "$T" > "$T/procmailrc2"
 R() { "$STABLEQ" -c "$T/rel.conf" "$@"; }
 qr() { sqlite3 "$T/rel.db" "$1"; }
