@@ -285,16 +285,24 @@ int repo_apply_reverse(struct repo *r, const char *base, const char *diff_text,
  * repo_lines_placed (repo-lines.c): is the patch there by its content,
  * even where it neither applies nor applies in reverse (a later release
  * moved its lines or changed their context)? 1 when every run of lines it
- * adds stands in its file as one block, next to a line the patch keeps
- * beside it, or anywhere when the run has three telling lines (lines of at
- * least 8 characters) or is one line of 40 the file holds once (a fix
- * often adds a line its file has elsewhere: an unlock); no telling block
- * it removes is still there, files it deletes are gone, and at least one
- * run is telling (two telling lines, or one of 24); 0 otherwise (also for
- * binary diffs and for code the patch moves within its files). With
- * edited set (a release lists the patch), a run of three telling lines
- * also stands when all but one of its lines do, between both the lines
- * the patch keeps beside it: a later release edited one line of it.
+ * adds stands in its file as one block, next to a telling line the patch
+ * keeps beside it (blank lines anchor nothing), or anywhere when the run
+ * has three telling lines (lines of at least 8 characters) or is one line
+ * of 40 the file holds once (a fix often adds a line its file has
+ * elsewhere: an unlock); no telling block it removes is still at its
+ * place (a removed run found elsewhere in the file is other code), files
+ * it deletes are gone, and at least one run is telling (two telling lines,
+ * or one of 24; a removed run whose kept neighbours now stand side by side
+ * counts too: a pure deletion); 0 otherwise (also for binary diffs and for
+ * code the patch moves within its files, white space around lines aside:
+ * a dropped guard's dedented statement).
+ * A hunk whose old side stands in the file (it applies there) is never
+ * placed when it removes a line: what it removes is still there; when it
+ * only adds, its added lines count only away from that place, nearby (a
+ * later change moved them), and never when they double a line it keeps.
+ * With edited set (a release lists the patch), a run of three telling
+ * lines also stands when all but one of its lines do, between both the
+ * lines the patch keeps beside it: a later release edited one line of it.
  *
  * repo_lines_nowhere: is the code the patch changes missing? 1 when none
  * of the telling lines it removes or keeps as context (at least 3) is
