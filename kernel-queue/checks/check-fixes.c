@@ -257,11 +257,11 @@ static int files_all_missing(struct check_ctx *c, long long id,
 	return all;
 }
 
-/* Lines the diff removes ("-" lines, not "--- " headers). */
-static int removes_lines(const char *diff)
+int check_removes_lines(const char *diff)
 {
 	for (const char *s = diff; s && *s;) {
-		if (s[0] == '-' && strncmp(s, "--- ", 4))
+		/* not a "--- a/x" header, not a "-- " mail signature */
+		if (s[0] == '-' && strncmp(s, "--- ", 4) && strncmp(s, "-- \n", 4))
 			return 1;
 		s = strchr(s, '\n');
 		s = s ? s + 1 : NULL;
@@ -471,7 +471,8 @@ enum check_result check_fixes(struct check_ctx *c, const struct check_row *p,
 		res = say(detail, CR_ABSENT, lead.buf, &other);
 		goto out;
 	}
-	if ((nfix || ndep) && applies == CR_CLEAN && removes_lines(p->diff)) {
+	if ((nfix || ndep) && applies == CR_CLEAN &&
+	    check_removes_lines(p->diff)) {
 		strbuf_addf(&lead,
 			    "the lines it changes are in %s (%s): the"
 			    " diff applies to it",

@@ -56,6 +56,9 @@ int check_in_history(struct check_ctx *c, const char *sha);
 int check_running_tree(struct check_ctx *c, char hex[REPO_HEX_SIZE]);
 int check_with_tree(struct check_ctx *c, char hex[REPO_HEX_SIZE]);
 
+/* Does the diff remove a line ("-" lines, not "--- " headers)? */
+int check_removes_lines(const char *diff);
+
 /* The patch being checked. Strings owned. */
 struct check_row {
 	long long id;

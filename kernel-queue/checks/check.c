@@ -210,7 +210,8 @@ static int reverse_after_later(struct check_ctx *c, const struct check_row *p,
 /*
  * Content decides: the diff applies in reverse, or comes out once the later
  * queued patches are taken out, or every line it adds stands in the tree
- * (repo_lines_placed()). That a release lists its subject (released,
+ * (repo_lines_placed()); never when it applies forward and removes a line
+ * (the lines it removes stand at its place). That a release lists its subject (released,
  * where) only names the release; without the lines it is unknown, never
  * already-applied.
  */
@@ -233,7 +234,10 @@ static enum check_result applies_check(struct check_ctx *c,
 		strbuf_addf(detail, "cannot apply: %s", err_msg());
 		out = CR_CONFLICT;
 	} else if (res.status == REPO_APPLY_CLEAN) {
-		if (repo_lines_placed(c->repo, c->running, &c->queued, p->diff,
+		/* it applies where the lines it removes stand: applying it
+		 * changes the tree, whatever else the tree has */
+		if (!check_removes_lines(p->diff) &&
+		    repo_lines_placed(c->repo, c->running, &c->queued, p->diff,
 				      0, NULL) > 0) {
 			strbuf_addf(detail,
 				    "already in %s%s; every line it adds is in"
