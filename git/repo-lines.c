@@ -544,6 +544,39 @@ int repo_lines_placed(struct repo *r, const char *base,
 	return ret;
 }
 
+/* A removed line this long is that code's, not any function's. */
+#define REMOVED_OWN 16
+
+/*
+ * Is the code a line of a hunk's old side (l, after prev, the old side's
+ * non-blank line before it, or NULL) in t? Generic lines say nothing
+ * ("err = -ENOMEM;", a comment's end): a removed line of REMOVED_OWN
+ * characters, a kept one of STRONG_MIN, or the two lines standing
+ * together (the shape of that code) are evidence.
+ */
+static int old_line_there(const struct text *t, const struct diff_line *l,
+			  const struct diff_line *prev)
+{
+	size_t n = telling_len(l->s, l->len);
+	int alone = n >= (l->op == '-' ? REMOVED_OWN : STRONG_MIN);
+	int pair = prev && (n >= TELLING_MIN ||
+			    telling_len(prev->s, prev->len) >= TELLING_MIN);
+
+	if (!alone && !pair)
+		return 0;
+	for (long at = block_find(t, l, 1, 0); at >= 0;
+	     at = block_find(t, l, 1, at + 1)) {
+		long b;
+		if (alone)
+			return 1;
+		b = nonblank(t, at, 0);
+		if (b >= 0 && same_trimmed(t->l[b].s, t->l[b].len, prev->s,
+					   prev->len))
+			return 1;
+	}
+	return 0;
+}
+
 int repo_lines_nowhere(struct repo *r, const char *base,
 		       const struct repo_overlay *ov, const char *diff_text,
 		       struct strbuf *why)
@@ -569,16 +602,15 @@ int repo_lines_nowhere(struct repo *r, const char *base,
 			goto out;
 		for (size_t h = 0; h < f->nhunks && !found; h++) {
 			const struct diff_hunk *hk = &f->hunks[h];
+			const struct diff_line *prev = NULL;
 			for (size_t j = 0; j < hk->nlines && !found; j++) {
 				const struct diff_line *l = &hk->lines[j];
-				if (l->op == '+' ||
-				    telling_len(l->s, l->len) < TELLING_MIN)
+				if (l->op == '+' || blank(l))
 					continue;
-				looked++;
-				for (size_t k = 0; k < t.n && !found; k++)
-					found = same_trimmed(t.l[k].s,
-							     t.l[k].len, l->s,
-							     l->len);
+				if (telling_len(l->s, l->len) >= TELLING_MIN)
+					looked++;
+				found = old_line_there(&t, l, prev);
+				prev = l;
 			}
 		}
 		if (looked > before) {

@@ -305,9 +305,13 @@ int repo_apply_reverse(struct repo *r, const char *base, const char *diff_text,
  * lines the patch keeps beside it: a later release edited one line of it.
  *
  * repo_lines_nowhere: is the code the patch changes missing? 1 when none
- * of the telling lines it removes or keeps as context (at least 3) is
- * anywhere in the files it changes (white space around lines ignored),
- * why naming them; else 0. ERR_INVALID for a malformed diff.
+ * of the lines it removes or keeps as context is anywhere in the files it
+ * changes (white space around lines ignored; at least 3 telling lines
+ * looked for), why naming them; else 0. Generic lines do not count
+ * ("err = -ENOMEM;", a comment's end): a removed line of 16 characters,
+ * a kept one of 24, or two of its old lines standing together (one
+ * telling) do.
+ * ERR_INVALID for a malformed diff.
  */
 struct strbuf;
 int repo_file_overlay(struct repo *r, const char *base,

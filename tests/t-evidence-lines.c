@@ -274,6 +274,57 @@ static void try_file(struct repo *r, const char *base, const char *path,
 	lines_free(&t);
 }
 
+/*
+ * Absent code is told by the lines a patch removes and its telling context,
+ * not by generic lines the file has elsewhere (issue 34, item 4).
+ */
+static void absent(struct repo *r, const char *base)
+{
+	static const struct {
+		const char *hunk;
+		int nowhere;
+		const char *what;
+	} c[] = {
+		{ "@@ -120,7 +120,7 @@ static int gdev_setup_the_queue(struct gdev *g)\n"
+		  " \tq = gdev_alloc_the_queue(g, GDEV_QUEUE_DEPTH);\n"
+		  " \tif (!q)\n"
+		  " \t\terr = -ENOMEM;\n"
+		  "-\tgdev_queue_attach(g, q, GDEV_QUEUE_FLAGS);\n"
+		  "+\tgdev_queue_attach(g, q, GDEV_QUEUE_FLAGS | GDEV_ONESHOT);\n"
+		  " \t/*\n"
+		  " \t * the queue is live from here on\n"
+		  " \t */\n",
+		  1, "code the file lacks, beside lines every file has (err ="
+		     " -ENOMEM;, a comment's end) -> nowhere" },
+		{ "@@ -27,4 +27,4 @@ static int gdev_open(struct gdev *g)\n"
+		  " \tif (!g->buf)\n"
+		  " \t\terr = -ENOMEM;\n"
+		  "-\tgdev_note_the_open(g);\n"
+		  "+\tgdev_note_the_open(g, 1);\n"
+		  " \tgdev_count_the_user(g);\n",
+		  0, "two kept lines standing together in the file -> there" },
+		{ "@@ -98,4 +98,4 @@ static int gdev_probe(struct device *dev)\n"
+		  " \tgdev_count_the_probe(dev);\n"
+		  "-\tmutex_init(&g->lock);\n"
+		  "+\tmutex_init(&g->lock2);\n"
+		  " \tgdev_count_the_user(g);\n"
+		  " \tgdev_note_the_open(g);\n",
+		  0, "a removed line of its own in the file -> there" },
+	};
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		char *d = xstrfmt("--- a/own/guards.c\n+++ b/own/guards.c\n%s",
+				  c[i].hunk);
+		struct strbuf why = STRBUF_INIT;
+		is_int(repo_lines_nowhere(r, base, NULL, d, &why), c[i].nowhere,
+		       "%s", c[i].what);
+		if (c[i].nowhere)
+			like(why.buf, "none of the 4 lines it removes or keeps",
+			     "... saying what it looked for");
+		strbuf_release(&why);
+		free(d);
+	}
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/t-evidence-lines.XXXXXX";
@@ -328,6 +379,7 @@ int main(void)
 		strbuf_release(&text);
 		free(p);
 	}
+	absent(r, base);
 	for (int k = 0; k < K_COUNT; k++) {
 		diag("%s: %zu made, %zu apply cleanly, %zu placed; once"
 		     " applied, %zu placed",
