@@ -1,6 +1,7 @@
 /* repo-lines.c: a patch's own lines looked for in a tree: already there, or nowhere. */
 #include "repo-int.h"
 #include "err.h"
+#include "mime.h"
 #include "strbuf.h"
 
 #include <ctype.h>
@@ -634,4 +635,79 @@ out:
 	strbuf_release(&files);
 	repo_diff_release(&d);
 	return ret;
+}
+
+/*
+ * Where a link at path pointing at target ends up: outside the tree when
+ * it is absolute or climbs above the top.
+ */
+static int link_escapes(const char *path, const char *target, size_t n)
+{
+	long depth = 0;
+	const char *p, *e = target + n;
+
+	if (!n || *target == '/')
+		return 1;
+	for (p = path; (p = strchr(p, '/')); p++)
+		depth++; /* the directories the link is in */
+	for (p = target; p < e;) {
+		const char *s = memchr(p, '/', (size_t)(e - p));
+		size_t k = s ? (size_t)(s - p) : (size_t)(e - p);
+		if (k == 2 && !memcmp(p, "..", 2)) {
+			if (--depth < 0)
+				return 1;
+		} else if (k && !(k == 1 && *p == '.')) {
+			depth++;
+		}
+		p += k + 1;
+	}
+	return 0;
+}
+
+int repo_diff_links(const char *diff_text, struct strbuf *why)
+{
+	struct diff_set d = { 0 };
+	int ret, n = 0;
+
+	if (!diff_text)
+		return err_set(ERR_INVALID, "no diff");
+	if ((ret = repo_diff_parse(&d, diff_text, strlen(diff_text), "patch")) <
+	    0)
+		return ret;
+	for (size_t i = 0; i < d.n; i++) {
+		const struct diff_file *f = &d.f[i];
+		const char *path = diff_file_path(f);
+		const struct diff_line *l = NULL;
+		unsigned mode = f->deleted ? 0 : f->new_mode & 0170000;
+
+		if (mode != 0120000 && mode != 0160000)
+			continue;
+		for (size_t h = 0; h < f->nhunks && !l; h++)
+			for (size_t j = 0; j < f->hunks[h].nlines && !l; j++)
+				if (f->hunks[h].lines[j].op == '+')
+					l = &f->hunks[h].lines[j];
+		if (why && n < 4) {
+			strbuf_addf(why, "%s", n ? "; " : "");
+			mime_clean_line(why, path, strlen(path));
+			if (mode == 0160000)
+				strbuf_addstr(why, " is a gitlink (a submodule"
+						   " commit), not a file");
+			else if (l && link_escapes(path, l->s, l->len))
+				strbuf_addstr(why, " is a symlink pointing"
+						   " outside the tree");
+			else
+				strbuf_addstr(why, " is a symlink, not a file");
+			if (l && l->len) {
+				strbuf_addstr(why, " (");
+				mime_clean_line(why, l->s,
+						l->len > 80 ? 80 : l->len);
+				strbuf_addch(why, ')');
+			}
+		}
+		n++;
+	}
+	if (why && n > 4)
+		strbuf_addf(why, " and %d more", n - 4);
+	repo_diff_release(&d);
+	return n;
 }

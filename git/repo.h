@@ -323,6 +323,14 @@ int repo_lines_placed(struct repo *r, const char *base,
 int repo_lines_nowhere(struct repo *r, const char *base,
 		       const struct repo_overlay *ov, const char *diff_text,
 		       struct strbuf *why);
+/*
+ * The files a diff makes symlinks (mode 120000) or gitlinks (160000):
+ * how many, described in why (may be NULL): "x is a symlink pointing
+ * outside the tree (../../etc)", "y is a gitlink (a submodule commit),
+ * not a file". Text from the patch is made safe. ERR_INVALID for a
+ * malformed diff.
+ */
+int repo_diff_links(const char *diff_text, struct strbuf *why);
 
 /*
  * Creates a commit object (no ref changes): parent_hex may be NULL for a

@@ -132,7 +132,19 @@ static enum check_result flags_check(struct check_ctx *c,
 {
 	long long added = 0, uapi = 0;
 	const char *s;
+	struct strbuf links = STRBUF_INIT;
 
+	/* a link is not a file: built, it points where the patch says */
+	if (repo_diff_links(p->diff, &links) > 0) {
+		strbuf_addf(detail,
+			    "link: %s; stableq queues files, not links: a"
+			    " maintainer applies it by hand, or overrides",
+			    links.buf);
+		strbuf_release(&links);
+		return CR_HELD;
+	}
+	strbuf_release(&links);
+	err_clear();
 	queue_file_counts(c->bc->db, p->id, &added, &uapi);
 	if (added)
 		strbuf_addf(detail, "adds-file (%lld)", added);
@@ -376,6 +388,10 @@ static int check_one(struct check_ctx *c, struct check_row *p,
 	} else if (v[CHECK_FIXUP] == CR_HELD) {
 		to = PS_HELD;
 		strbuf_addbuf(&reason, &d[CHECK_FIXUP]);
+	} else if (v[CHECK_FLAGS] == CR_HELD &&
+		   v[CHECK_FIXUP] != CR_OVERRIDDEN) {
+		to = PS_HELD; /* a symlink or gitlink */
+		strbuf_addbuf(&reason, &d[CHECK_FLAGS]);
 	} else if (v[CHECK_APPLIES] == CR_ALREADY) {
 		/* in the tree already: nobody's problem */
 		to = PS_RELEASED;

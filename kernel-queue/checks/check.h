@@ -16,10 +16,12 @@
  *   fixup   ok | held (a fix-up of a broken patch; released and reverted)
  *           | overridden
  *   flags   none | feature-like (adds-file,new-kconfig,uapi: informational)
+ *           | held (it makes a symlink or a gitlink: not a file)
  *   followups none | found (with an upstream index only: upstream fixes of
  *           it outside the queue and the tree; informational, mailed)
  * and the move that follows:
- *   held                      -> held (the author is mailed: revert first)
+ *   held                      -> held (the author is mailed: revert first;
+ *                                for a link: a maintainer applies it)
  *   already-applied           -> released: the change is in the tree already
  *                                (nobody's problem, no mail)
  *   absent                    -> rejected (no mail: nothing to act on)
