@@ -39,6 +39,11 @@ struct check_ctx {
 	int up_base_done;
 	char up_base[64];
 	char up_base_hex[REPO_HEX_SIZE];
+	/* the patch being checked as check_released_where() found it: the
+	 * first release naming it (-1: none) and its file in the stable-queue
+	 * checkout (NULL: not known) */
+	long rel_first;
+	char *rel_sq;
 };
 
 /*
@@ -90,7 +95,8 @@ enum check_result check_fixes(struct check_ctx *c, const struct check_row *p,
  * changelog lists `Revert "<subject>"` after it, or a revert commit is in
  * the tree's history or the upstream clone's): reverted then says both
  * releases ("released in 6.1.104 and reverted in 6.1.113 ...") and 0 is
- * returned.
+ * returned. c->rel_first and c->rel_sq get the release and the
+ * stable-queue file (reverse_after_later() starts there).
  */
 int check_released_where(struct check_ctx *c, const struct check_row *p,
 			 struct strbuf *where, struct strbuf *reverted);

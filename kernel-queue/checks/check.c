@@ -11,6 +11,7 @@
 #include "prefix.h"
 #include "queue.h"
 #include "repo.h"
+#include "stable-queue.h"
 #include "strbuf.h"
 #include "upstream.h"
 
@@ -174,19 +175,95 @@ static enum check_result flags_check(struct check_ctx *c,
 
 /* ---- applies ---- */
 
+/* The files p names (new and old paths), for stable_queue_touching(). */
+static size_t patch_paths(struct check_ctx *c, const struct check_row *p,
+			  char ***out)
+{
+	json_t *files = queue_patch_files_json(c->bc->db, p->id), *f;
+	size_t i, n = 0;
+
+	*out = NULL;
+	json_array_foreach(files, i, f)
+	{
+		const char *k[2] = { queue_field(f, "path"),
+				     queue_field(f, "old_path") };
+		for (int j = 0; j < 2 && n < 256; j++) {
+			if (!k[j])
+				continue;
+			*out = xrealloc(*out, (n + 1) * sizeof(**out));
+			(*out)[n++] = xstrdup(k[j]);
+		}
+	}
+	json_decref(files);
+	return n;
+}
+
 /*
- * A released patch that later releases changed no longer applies in
- * reverse by itself: take the later queued patches that touch its files
- * back out of the tree (newest first, each only if it comes out cleanly),
- * then try it. 1 when it comes out (taken lists the patches), else 0.
+ * The later releases' patches (the stable-queue checkout's) that touch p's
+ * files taken out of base, newest first, each only if it comes out
+ * cleanly: how many; edits names them ("6.1.12 (releases/6.1.12/x.patch)").
+ */
+static int take_out_releases(struct check_ctx *c, const struct check_row *p,
+			     char base[REPO_HEX_SIZE], struct strbuf *edits)
+{
+	const char *sq_dir = c->bc->cfg.stable_queue_repo;
+	struct stable_queue_patch *v = NULL;
+	struct strbuf text = STRBUF_INIT;
+	char **paths = NULL, out[REPO_HEX_SIZE];
+	size_t np = patch_paths(c, p, &paths), nv = 0;
+	int n = 0;
+
+	if (np && stable_queue_touching(sq_dir, c->series, c->rel_first,
+					c->sublevel, c->rel_sq, p->subject,
+					(const char *const *)paths, np, 64, &v,
+					&nv) > 0)
+		for (size_t i = 0; i < nv; i++) {
+			struct repo_apply_result res = { 0 };
+			char *path = xstrfmt("%s/%s", sq_dir, v[i].where);
+			strbuf_reset(&text);
+			if (strbuf_read_file(&text, path, 64u << 20) == 0 &&
+			    repo_apply_reverse(c->repo, base, text.buf, out,
+					       &res) == 0 &&
+			    res.status == REPO_APPLY_CLEAN) {
+				memcpy(base, out, REPO_HEX_SIZE);
+				if (n < 4)
+					strbuf_addf(edits, "%s%s.%ld (%s)",
+						    n ? ", " : "", c->series,
+						    v[i].sublevel, v[i].where);
+				n++;
+			}
+			repo_apply_result_release(&res);
+			free(path);
+		}
+	if (n > 4)
+		strbuf_addf(edits, " and %d more", n - 4);
+	err_clear();
+	stable_queue_patches_free(v, nv);
+	for (size_t i = 0; i < np; i++)
+		free(paths[i]);
+	free(paths);
+	strbuf_release(&text);
+	return n;
+}
+
+/*
+ * A released patch that later changes edited no longer applies in reverse
+ * by itself: take those back out of the running tree, newest first, each
+ * only if it comes out cleanly: the later queued patches touching its
+ * files, then, when a release names it and a stable-queue checkout is
+ * configured, the later releases' patches touching them (a series whose
+ * later patches edited the first, a later fix of the same lines). 1 when
+ * it then comes out (taken lists the queued patches, edits the releases),
+ * else 0.
  */
 static int reverse_after_later(struct check_ctx *c, const struct check_row *p,
-			       struct strbuf *taken)
+			       int released, struct strbuf *taken,
+			       struct strbuf *edits)
 {
 	json_t *later, *l;
 	char base[REPO_HEX_SIZE], out[REPO_HEX_SIZE];
 	struct strbuf ids = STRBUF_INIT;
-	int n = 0, found = 0;
+	int n = 0, found = 0, nrel = 0;
 	size_t i;
 
 	if (check_running_tree(c, base) < 0)
@@ -206,16 +283,25 @@ static int reverse_after_later(struct check_ctx *c, const struct check_row *p,
 		repo_apply_result_release(&res);
 	}
 	json_decref(later);
-	if (n) {
+	for (int pass = 0; pass < 2 && !found; pass++) {
 		struct repo_apply_result res = { 0 };
+		if (pass && (!released || !*c->bc->cfg.stable_queue_repo ||
+			     c->rel_first < 0 ||
+			     !(nrel = take_out_releases(c, p, base, edits))))
+			break;
+		if (!pass && !n)
+			continue;
 		found = repo_apply_reverse(c->repo, base, p->diff, out, &res) ==
 				0 &&
 			res.status == REPO_APPLY_CLEAN;
 		repo_apply_result_release(&res);
 	}
-	if (found)
+	if (found && n)
 		strbuf_addf(taken, "patch%s %s", n > 1 ? "es" : "", ids.buf);
+	if (!found)
+		strbuf_reset(edits);
 	strbuf_release(&ids);
+	err_clear();
 	return found;
 }
 
@@ -234,7 +320,7 @@ static enum check_result applies_check(struct check_ctx *c,
 {
 	struct repo_apply_result res = { 0 };
 	struct strbuf taken = STRBUF_INIT, placed = STRBUF_INIT,
-		      rel = STRBUF_INIT;
+		      rel = STRBUF_INIT, edits = STRBUF_INIT;
 	const char *branch = c->bc->cfg.branch;
 	enum check_result out;
 	int r = repo_apply_overlay(c->repo, c->running, &c->queued, p->diff,
@@ -269,18 +355,30 @@ static enum check_result applies_check(struct check_ctx *c,
 				    " reverse",
 			    branch, rel.buf);
 		out = CR_ALREADY;
-	} else if (reverse_after_later(c, p, &taken)) {
+	} else if (reverse_after_later(c, p, released, &taken, &edits)) {
 		strbuf_addf(detail, "already in %s%s", branch, rel.buf);
+		if (edits.len)
+			strbuf_addf(detail, ", its lines changed later in %s",
+				    edits.buf);
 		if (released)
 			strbuf_addf(detail,
 				    "; later releases changed the same lines"
 				    " (%s)",
 				    res.detail ? res.detail : "");
-		strbuf_addf(detail,
-			    "%s the diff applies in reverse once the later"
-			    " queued %s touching the same files %s taken out",
-			    released ? ";" : ":", taken.buf,
-			    strchr(taken.buf, ',') ? "are" : "is");
+		strbuf_addf(detail, "%s the diff applies in reverse once ",
+			    released ? ";" : ":");
+		if (taken.len)
+			strbuf_addf(detail,
+				    "the later queued %s touching the same"
+				    " files %s taken out%s",
+				    taken.buf,
+				    strchr(taken.buf, ',') ? "are" : "is",
+				    edits.len ? " and " : "");
+		if (edits.len)
+			strbuf_addstr(detail,
+				      "those releases' patches (the"
+				      " stable-queue checkout's) are taken"
+				      " out");
 		out = CR_ALREADY;
 	} else if (repo_lines_placed(c->repo, c->running, &c->queued, p->diff,
 				     released, &placed) > 0) {
@@ -297,6 +395,20 @@ static enum check_result applies_check(struct check_ctx *c,
 			    " backport",
 			    where->buf, res.detail ? res.detail : "conflict",
 			    placed.len ? placed.buf : "its lines differ");
+		/* what would tell a later release's edit from a backport */
+		if (!*c->bc->cfg.stable_queue_repo)
+			strbuf_addstr(detail,
+				      ", or a later release edited them: no"
+				      " stable-queue checkout says which"
+				      " (set stable_queue_repo to a clone of"
+				      " the stable-queue repository,"
+				      " releases/X.Y.N/*.patch)");
+		else
+			strbuf_addstr(detail,
+				      "; taking the later releases' patches"
+				      " of its files (the stable-queue"
+				      " checkout's) out of the tree does not"
+				      " bring it back");
 		out = CR_UNKNOWN;
 	} else {
 		strbuf_addstr(detail, res.detail ? res.detail : "conflict");
@@ -307,6 +419,7 @@ static enum check_result applies_check(struct check_ctx *c,
 	strbuf_release(&taken);
 	strbuf_release(&placed);
 	strbuf_release(&rel);
+	strbuf_release(&edits);
 	return out;
 }
 
@@ -606,6 +719,7 @@ static void close_ctx(struct check_ctx *c)
 	free(c->history);
 	free(c->version);
 	free(c->series);
+	free(c->rel_sq);
 }
 
 /*

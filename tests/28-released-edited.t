@@ -1,0 +1,201 @@
+#!/bin/bash
+# 28-released-edited.t: released patches whose lines later releases edited,
+# decided from evidence a maintainer has (issue 34, item 3), on a tree
+# without history (what `stableq tree init` makes of Debian's tarball: one
+# commit). A stable-queue checkout (stable_queue_repo: releases/6.1.N/,
+# each with its patches and series file, in the stable-queue's format; the
+# patches here are made up) shows which later release changed the lines:
+# with it the patches are released naming both releases; without it the
+# reason says which evidence is missing and how to give it.
+#   xray     a block of five lines, two of them edited in 6.1.12
+#   sierra1  the first patch of a series; the second (sierra2, same release)
+#            and 6.1.14 edited its lines
+#   delta    its file deleted in 6.1.16
+#   zulu     a pure deletion of a duplicate cleanup (the same lines stand
+#            elsewhere by definition), a context line edited in 6.1.13:
+#            judged by its lines, with or without the checkout
+. "$(dirname "$0")/lib/tap.sh"
+. "$(dirname "$0")/lib/verdicts.sh"
+set -u
+T=$(mktemp -d)
+[ -n "${KEEP:-}" ] || trap 'rm -rf "$T"' EXIT
+G() { git -c user.name=t -c user.email=t@example.org -c init.defaultBranch=master "$@"; }
+
+# --- 6.1.8's files --------------------------------------------------------------
+mkdir -p "$T/w" "$T/sq/releases" "$T/q"
+cd "$T/w"
+cat > x.c <<'EOF'
+static int xray_setup(struct xray_dev *xdev)
+{
+	xray_power_on(xdev);
+	return 0;
+}
+EOF
+cat > s.c <<'EOF'
+static void sierra_init(struct sierra_dev *sdev)
+{
+	sierra_reset_the_chip(sdev);
+}
+EOF
+cat > d.c <<'EOF'
+static int delta_probe(struct delta_dev *ddev)
+{
+	delta_map_the_registers(ddev);
+	delta_enable_the_clock(ddev);
+	return 0;
+}
+EOF
+cat > z.c <<'EOF'
+static void zulu_close(struct zulu_dev *zdev)
+{
+	zulu_stop_the_receiver(zdev);
+	kfree(zdev->rx_buffer);
+	zdev->rx_buffer = NULL;
+	zulu_release_the_channel(zdev);
+	kfree(zdev->rx_buffer);
+	zdev->rx_buffer = NULL;
+	zulu_power_the_block_down(zdev);
+	zulu_count_the_close(zdev, 1);
+}
+EOF
+
+# release REL NAME SUBJECT SHA FILE SED: a stable-queue patch of release
+# 6.1.REL changing FILE by the sed script (FILE deleted when SED is "rm"),
+# applied to the files; NAME also becomes a queued mail when QUEUE is set
+n=0
+release() {
+	local rel=$1 name=$2 subj=$3 sha=$4 f=$5 ed=$6 d
+	n=$((n + 1))
+	if [ "$ed" = rm ]; then
+		d=$(diff -u --label "a/$f" --label /dev/null "$f" /dev/null)
+		rm "$f"
+	else
+		sed "$ed" "$f" > "$T/new"
+		d=$(diff -u --label "a/$f" --label "b/$f" "$f" "$T/new")
+		cp "$T/new" "$f"
+	fi
+	mkdir -p "$T/sq/releases/6.1.$rel"
+	cat > "$T/sq/releases/6.1.$rel/$name.patch" <<PATCH
+From $sha Mon Sep 17 00:00:00 2001
+From: Jane Dev <jane@example.org>
+Date: Mon, 1 Sep 2025 10:00:00 +0000
+Subject: $subj
+
+From: Jane Dev <jane@example.org>
+
+commit $sha upstream.
+
+Body of $subj.
+
+Signed-off-by: Jane Dev <jane@example.org>
+Signed-off-by: Greg Kroah-Hartman <gregkh@linuxfoundation.org>
+---
+ $f | 1 +
+
+$d
+PATCH
+	echo "$name.patch" >> "$T/sq/releases/6.1.$rel/series"
+	if [ -n "${QUEUE:-}" ]; then
+		cat > "$T/q/$name.patch" <<MAIL
+From: Jane Dev <jane@example.org>
+Date: Mon, 1 Sep 2025 10:00:$(printf %02d $n) +0000
+Subject: [PATCH 6.1] $subj
+Message-Id: <$name.$$@example.org>
+
+commit $sha upstream.
+
+Body of $subj.
+
+Cc: stable@vger.kernel.org # 6.1.x
+Signed-off-by: Jane Dev <jane@example.org>
+---
+$d
+MAIL
+		echo "$name.patch" >> "$T/q/series"
+	fi
+}
+sha() { printf '%040x' "$1"; }
+# 6.1.9: the patches queued again here, and a release patch of no concern
+QUEUE=1 release 9 xray "xray: check the mode before powering up" "$(sha 0xa1)" x.c \
+	'3a\	if (xdev->mode > XRAY_MODE_MAX) {\n		dev_err(xdev->dev, "bad mode %d\\n", xdev->mode);\n		xray_power_off_the_device(xdev);\n		return -EINVAL;\n	}'
+QUEUE=1 release 9 sierra1 "sierra: bring the engine up at init" "$(sha 0xb1)" s.c \
+	'3a\	sierra_load_the_firmware(sdev, SIERRA_FW_DEFAULT);\n	sierra_enable_the_interrupts(sdev, SIERRA_IRQ_ALL);\n	sierra_start_the_engine(sdev, 0);'
+QUEUE=1 release 9 sierra2 "sierra: enable only the rx and tx interrupts" "$(sha 0xb2)" s.c \
+	's/SIERRA_IRQ_ALL/SIERRA_IRQ_RX | SIERRA_IRQ_TX/;/sierra_start_the_engine/a\	sierra_wait_for_the_engine(sdev);'
+QUEUE=1 release 9 delta "delta: enable the clock before the registers" "$(sha 0xd1)" d.c \
+	'3i\	delta_enable_the_bus_clock(ddev);'
+QUEUE=1 release 9 zulu "zulu: remove the duplicate cleanup" "$(sha 0xe1)" z.c '7,8d'
+# later releases
+release 12 xray-mode "xray: say which mode is invalid" "$(sha 0xa2)" x.c \
+	's/"bad mode %d\\n"/"invalid mode %u\\n"/;s/-EINVAL/-ERANGE/'
+release 13 zulu-count "zulu: count closes by two" "$(sha 0xe2)" z.c 's/close(zdev, 1)/close(zdev, 2)/'
+release 14 sierra-fast "sierra: start the engine fast" "$(sha 0xb3)" s.c \
+	's/engine(sdev, 0)/engine(sdev, SIERRA_ENGINE_FAST)/;s/wait_for_the_engine(sdev)/wait_for_the_engine(sdev, HZ)/'
+release 16 delta-remove "delta: remove the driver" "$(sha 0xd2)" d.c rm
+ok 0 "a stable-queue checkout: releases 6.1.9 to 6.1.16, $n patches"
+
+# --- the tree: 6.1.20, one commit (a tarball import) ---------------------------
+G init -q "$T/linux"
+cp "$T"/w/*.c "$T/linux/"
+cd "$T/linux"
+printf 'VERSION = 6\nPATCHLEVEL = 1\nSUBLEVEL = 20\n' > Makefile
+G add -A && G commit -qm "Linux 6.1.20" && G tag v6.1.20 && G branch -q linux-6.1.y
+is "$(git rev-list --count HEAD)" 1 "a 6.1.20 tree without history"
+[ ! -e d.c ]
+ok $? "... 6.1.16 deleted d.c"
+
+cat > "$T/changelog" <<'EOF'
+linux (6.1.20-1) bookworm-security; urgency=high
+
+  * New upstream stable update:
+    https://www.kernel.org/pub/linux/kernel/v6.x/ChangeLog-6.1.9
+    - xray: check the mode before powering up
+    - sierra: bring the engine up at init
+    - sierra: enable only the rx and tx interrupts
+    - delta: enable the clock before the registers
+    - zulu: remove the duplicate cleanup
+    https://www.kernel.org/pub/linux/kernel/v6.x/ChangeLog-6.1.12
+    - xray: say which mode is invalid
+    https://www.kernel.org/pub/linux/kernel/v6.x/ChangeLog-6.1.13
+    - zulu: count closes by two
+    https://www.kernel.org/pub/linux/kernel/v6.x/ChangeLog-6.1.14
+    - sierra: start the engine fast
+    https://www.kernel.org/pub/linux/kernel/v6.x/ChangeLog-6.1.16
+    - delta: remove the driver
+
+ -- Jane Maintainer <jane@example.org>  Mon, 13 Jan 2025 10:00:00 +0100
+EOF
+cd "$T"
+
+# --- without a stable-queue checkout --------------------------------------------
+verdicts_conf
+out=$(SQ import "$T/q" 2>&1)
+ok $? "import of 5 released patches, no stable_queue_repo" || diag "$out"
+for p in xray sierra1 sierra2 delta; do
+	is "$(v $p applies)" unknown "$p: released, its lines changed later, nothing says by what -> applies unknown"
+	like "$(vd $p applies)" "no stable-queue checkout says which (set stable_queue_repo" "... the reason names the missing evidence and the key that gives it"
+done
+for p in xray sierra1 sierra2; do is "$(st $p)" checked "$p waits for a human"; done
+# its file is gone: the lines went with it, nothing is left to fix
+is "$(st delta)" rejected "delta: the file it changes is not in the tree -> rejected, not left for a human"
+like "$(why delta)" "d.c is not in linux-6.1.y" "... saying so"
+is "$(v zulu applies)" already-applied "zulu: a pure deletion whose lines stand elsewhere, a context line edited later -> already-applied by its lines"
+is "$(st zulu)" released "... released"
+
+# --- with it ----------------------------------------------------------------------
+rm -f "$T/stableq.db"*
+echo "stable_queue_repo = $T/sq" >> "$T/stableq.conf"
+out=$(SQ import "$T/q" 2>&1)
+ok $? "import again, stable_queue_repo set" || diag "$out"
+for p in xray sierra1 sierra2 delta zulu; do
+	is "$(v $p applies)" already-applied "$p: -> already-applied"
+	is "$(st $p)" released "... released"
+done
+like "$(vd xray applies)" "released in 6.1.9 (Debian's changelog lists \"xray: check the mode before powering up\"), its lines changed later in 6.1.12 (releases/6.1.12/xray-mode.patch)" \
+	"xray: both releases named, and the later release's patch"
+like "$(vd xray applies)" "the diff applies in reverse once those releases' patches (the stable-queue checkout's) are taken out" "... and how it was told"
+like "$(vd sierra1 applies)" "changed later in 6.1.14 (releases/6.1.14/sierra-fast.patch), 6.1.9 (releases/6.1.9/sierra2.patch)" \
+	"sierra1: the series' later patch in its own release and the later release"
+like "$(vd sierra2 applies)" "changed later in 6.1.14 (releases/6.1.14/sierra-fast.patch)" "sierra2: the later release"
+like "$(vd delta applies)" "changed later in 6.1.16 (releases/6.1.16/delta-remove.patch)" "delta: the release that deleted its file"
+done_testing
