@@ -14,6 +14,10 @@
 #   zulu     a pure deletion of a duplicate cleanup (the same lines stand
 #            elsewhere by definition), a context line edited in 6.1.13:
 #            judged by its lines, with or without the checkout
+# And follow-ups on that tree (issue 34, item 5), with a linux-stable-shaped
+# upstream clone indexed: one backported in 6.1.8, one Debian's changelog
+# lists, one whose lines the tree has, one released in v6.1 itself: none is
+# missing; one is nowhere: missing.
 . "$(dirname "$0")/lib/tap.sh"
 . "$(dirname "$0")/lib/verdicts.sh"
 set -u
@@ -198,4 +202,109 @@ like "$(vd sierra1 applies)" "changed later in 6.1.14 (releases/6.1.14/sierra-fa
 	"sierra1: the series' later patch in its own release and the later release"
 like "$(vd sierra2 applies)" "changed later in 6.1.14 (releases/6.1.14/sierra-fast.patch)" "sierra2: the later release"
 like "$(vd delta applies)" "changed later in 6.1.16 (releases/6.1.16/delta-remove.patch)" "delta: the release that deleted its file"
+# --- follow-ups on the history-less tree ----------------------------------------
+G init -q "$T/up"
+cd "$T/up"
+commit() { # FILE LINE MESSAGE: appends LINE to FILE and commits; prints the SHA
+	echo "$2" >> "$1" && G add "$1" && G commit -qm "$3" && git rev-parse HEAD
+}
+commit n.c "int net_first;" "net: start" > /dev/null
+G tag v6.0
+E=$(commit n.c "int net_early_thing;" "net: add the early thing")
+commit n.c "static int net_early_thing_fixed_before_the_series = 1;" "net: fix the early thing
+
+Fixes: ${E:0:12} (\"net: add the early thing\")" > /dev/null
+G tag v6.1
+G branch -q linux-6.1.y
+A=$(commit n.c "int net_thing;" "net: add the thing")
+F1=$(commit n.c "static int net_thing_fixed_and_backported_in_6_1_8 = 1;" "net: fix the thing
+
+Fixes: ${A:0:12} (\"net: add the thing\")")
+F2=$(commit n.c "static int net_thing_fixed_as_debian_lists_it = 1;" "net: fix the thing as Debian lists it
+
+Fixes: ${A:0:12} (\"net: add the thing\")")
+G tag v6.4
+F3=$(commit n.c "static int net_thing_fixed_with_its_lines_in_the_tree = 1;" "net: fix the thing a third time
+
+Fixes: ${A:0:12} (\"net: add the thing\")")
+F4=$(commit n.c "static int net_thing_fixed_nowhere_yet = 1;" "net: fix the thing a fourth time
+
+Fixes: ${A:0:12} (\"net: add the thing\")")
+G tag v6.5
+G checkout -q linux-6.1.y
+commit n.c "int net_thing;" "net: add the thing
+
+commit $A upstream." > /dev/null
+G tag v6.1.5
+commit n.c "static int net_thing_fixed_and_backported_in_6_1_8 = 1;" "net: fix the thing
+
+commit $F1 upstream.
+
+Fixes: ${A:0:12} (\"net: add the thing\")" > /dev/null
+G tag v6.1.8
+G checkout -q master
+ok 0 "an upstream clone shaped like linux-stable: mainline v6.0 to v6.5, stable v6.1.5 and v6.1.8"
+
+# the tree has the thing (released in 6.1.5), F1 (6.1.8), F3's line, not F4's
+cat > "$T/linux/n.c" <<'EOF'
+int net_first;
+int net_early_thing;
+static int net_early_thing_fixed_before_the_series = 1;
+int net_thing;
+static int net_thing_fixed_and_backported_in_6_1_8 = 1;
+static int net_thing_fixed_with_its_lines_in_the_tree = 1;
+EOF
+cd "$T/linux"
+G add -A && G commit -q --amend -m "Linux 6.1.20" && G tag -f v6.1.20 > /dev/null && G branch -qf linux-6.1.y
+is "$(git rev-list --count HEAD)" 1 "the tree still has no history"
+sed -i 's|^    https://www.kernel.org/pub/linux/kernel/v6.x/ChangeLog-6.1.12|    - net: fix the thing as Debian lists it\n&|' "$T/changelog"
+mkdir -p "$T/fq"
+backport() { # NAME SUBJECT SHA DIFF
+	cat > "$T/fq/$1.patch" <<MAIL
+From: Jane Dev <jane@example.org>
+Date: Mon, 1 Sep 2025 10:00:00 +0000
+Subject: [PATCH 6.1] $2
+Message-Id: <$1.$$@example.org>
+
+commit $3 upstream.
+
+Body.
+
+Cc: stable@vger.kernel.org # 6.1.x
+Signed-off-by: Jane Dev <jane@example.org>
+---
+$4
+MAIL
+	echo "$1.patch" >> "$T/fq/series"
+}
+backport net "net: add the thing" "$A" "--- a/n.c
++++ b/n.c
+@@ -1,3 +1,4 @@
+ int net_first;
+ int net_early_thing;
+ static int net_early_thing_fixed_before_the_series = 1;
++int net_thing;"
+cd "$T"
+rm -f "$T/stableq.db"*
+verdicts_conf
+echo "upstream_repo = $T/up" >> "$T/stableq.conf"
+out=$(SQ import "$T/fq" 2>&1)
+ok $? "import of a backport whose upstream commit four later commits fix" || diag "$out"
+is "$(v net followups)" found "... one follow-up is missing"
+fu=$(vd net followups)
+like "$fu" "${F4:0:12} (\"net: fix the thing a fourth time\", v6.5)" "... the one that is nowhere"
+notin() { case "$1" in *"$2"*) ok 1 "$3"; diag "$1" ;; *) ok 0 "$3" ;; esac; }
+notin "$fu" "${F1:0:12}" "a follow-up backported in v6.1.8 (the index) is not reported missing"
+notin "$fu" "${F2:0:12}" "one Debian's changelog lists is not"
+notin "$fu" "${F3:0:12}" "one whose lines the tree has is not"
+
+# a fix of a commit of v6.0 whose follow-up v6.1 released: in the tree
+backport early "net: add the early thing" "$E" "--- a/n.c
++++ b/n.c
+@@ -1,1 +1,2 @@
+ int net_first;
++int net_early_thing;"
+out=$(SQ import "$T/fq" 2>&1)
+ok $? "import of a patch whose follow-up v6.1 released" || diag "$out"
+is "$(v early followups)" none "a follow-up first released in v6.1 is in a 6.1.20 tree: not missing"
 done_testing

@@ -18,7 +18,10 @@
  *   flags   none | feature-like (adds-file,new-kconfig,uapi: informational)
  *           | held (it makes a symlink or a gitlink: not a file)
  *   followups none | found (with an upstream index only: upstream fixes of
- *           it outside the queue and the tree; informational, mailed)
+ *           it outside the queue and the tree; informational, mailed). In
+ *           the tree: its history, the index (released up to the tree's
+ *           version, or a backport in its series), Debian's changelog, the
+ *           tree's content, in that order (check-upstream.c)
  * and the move that follows:
  *   held                      -> held (the author is mailed: revert first;
  *                                for a link: a maintainer applies it)
