@@ -207,6 +207,12 @@ struct repo_overlay_entry {
 	unsigned char id[20];
 	unsigned mode;
 	int gone;
+	/* the file's text when the checks' apply made it (owned); pending:
+	 * its id is not written yet (hashed when a tree needs it: a big
+	 * file changed by several patches is hashed once, not each time) */
+	char *text;
+	size_t len;
+	int pending;
 };
 struct repo_overlay {
 	struct repo_overlay_entry *e;
