@@ -471,10 +471,23 @@ static void sim_delta(const struct sim *s, struct repo_overlay *delta)
 		for (size_t j = 0; j < f->n; j++)
 			len += f->l[j].len + 1;
 		strbuf_grow(&buf, len);
-		for (size_t j = 0; j < f->n; j++) {
-			strbuf_add(&buf, f->l[j].s, f->l[j].len);
-			if (f->l[j].nl)
-				strbuf_addch(&buf, '\n');
+		/* lines that follow each other in what they point into (the
+		 * file read, the diff) are copied as one run */
+		for (size_t j = 0; j < f->n;) {
+			const char *run = f->l[j].s;
+			size_t k = j, n = 0;
+			while (k < f->n && f->l[k].s == run + n && f->l[k].nl &&
+			       f->l[k].s[f->l[k].len] == '\n')
+				n += f->l[k++].len + 1;
+			if (k == j) { /* a line of its own: its newline added */
+				strbuf_add(&buf, f->l[j].s, f->l[j].len);
+				if (f->l[j].nl)
+					strbuf_addch(&buf, '\n');
+				k = j + 1;
+			} else {
+				strbuf_add(&buf, run, n);
+			}
+			j = k;
 		}
 		len = buf.len;
 		repo_overlay_put_text(delta, f->path, strbuf_detach(&buf, NULL),
