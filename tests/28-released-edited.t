@@ -307,4 +307,13 @@ backport early "net: add the early thing" "$E" "--- a/n.c
 out=$(SQ import "$T/fq" 2>&1)
 ok $? "import of a patch whose follow-up v6.1 released" || diag "$out"
 is "$(v early followups)" none "a follow-up first released in v6.1 is in a 6.1.20 tree: not missing"
+
+# the commands of docs/evidence.md, as written there
+mkdir -p "$T/bin" && ln -sf "$STABLEQ" "$T/bin/stableq"
+cd "$T"
+out=$(PATH="$T/bin:$PATH" stableq -c stableq.conf check 2>&1)
+ok $? "stableq -c stableq.conf check (docs/evidence.md)" || diag "$out"
+out=$(PATH="$T/bin:$PATH" stableq -c stableq.conf show 1 2>&1)
+ok $? "stableq -c stableq.conf show 1 (docs/evidence.md)" || diag "$out"
+like "$out" "net: fix the thing a fourth time" "... shows the patch's missing follow-up"
 done_testing

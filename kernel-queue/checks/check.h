@@ -48,8 +48,11 @@
  *   applies: the patch's own lines decide, a subject only points: the
  *   branch plus the patches queued before it; in reverse (already-applied);
  *   in reverse once the later queued patches touching the same files are
- *   taken out; every line it adds standing in the tree where later changes
- *   left it (repo_lines_placed(): already-applied, even when it applies).
+ *   taken out, and (a release names it, stable_queue_repo set) the later
+ *   releases' patches of its files; every line it adds standing in the
+ *   tree where later changes left it (repo_lines_placed(): already-applied,
+ *   even when it applies, unless it removes a line: then the lines it
+ *   removes stand at its place and applying it changes the tree).
  *   A release that lists it (Debian's changelog, the stable-queue checkout)
  *   is named; without its lines in the tree that is unknown.
  */
