@@ -6,7 +6,9 @@
 # each with its patches and series file, in the stable-queue's format; the
 # patches here are made up) shows which later release changed the lines:
 # with it the patches are released naming both releases; without it the
-# reason says which evidence is missing and how to give it.
+# reason says which evidence is missing and how to give it. A linux-stable
+# clone (upstream_repo, its v6.1.N tags) tells the release too, by
+# bisecting its tags, but for a series edited within its own release.
 #   xray     a block of five lines, two of them edited in 6.1.12
 #   sierra1  the first patch of a series; the second (sierra2, same release)
 #            and 6.1.14 edited its lines
@@ -25,8 +27,10 @@ T=$(mktemp -d)
 [ -n "${KEEP:-}" ] || trap 'rm -rf "$T"' EXIT
 G() { git -c user.name=t -c user.email=t@example.org -c init.defaultBranch=master "$@"; }
 
-# --- 6.1.8's files --------------------------------------------------------------
-mkdir -p "$T/w" "$T/sq/releases" "$T/q"
+# --- 6.1.8's files, in a linux-stable-shaped repository: a commit per
+# patch, a tag per release ---------------------------------------------------------
+mkdir -p "$T/sq/releases" "$T/q"
+G init -q "$T/w"
 cd "$T/w"
 cat > x.c <<'EOF'
 static int xray_setup(struct xray_dev *xdev)
@@ -99,6 +103,9 @@ Signed-off-by: Greg Kroah-Hartman <gregkh@linuxfoundation.org>
 $d
 PATCH
 	echo "$name.patch" >> "$T/sq/releases/6.1.$rel/series"
+	G add -A && G commit -qm "$subj
+
+commit $sha upstream."
 	if [ -n "${QUEUE:-}" ]; then
 		cat > "$T/q/$name.patch" <<MAIL
 From: Jane Dev <jane@example.org>
@@ -119,6 +126,7 @@ MAIL
 	fi
 }
 sha() { printf '%040x' "$1"; }
+G add -A && G commit -qm "Linux 6.1.8" && G tag v6.1.8
 # 6.1.9: the patches queued again here, and a release patch of no concern
 QUEUE=1 release 9 xray "xray: check the mode before powering up" "$(sha 0xa1)" x.c \
 	'3a\	if (xdev->mode > XRAY_MODE_MAX) {\n		dev_err(xdev->dev, "bad mode %d\\n", xdev->mode);\n		xray_power_off_the_device(xdev);\n		return -EINVAL;\n	}'
@@ -129,13 +137,19 @@ QUEUE=1 release 9 sierra2 "sierra: enable only the rx and tx interrupts" "$(sha 
 QUEUE=1 release 9 delta "delta: enable the clock before the registers" "$(sha 0xd1)" d.c \
 	'3i\	delta_enable_the_bus_clock(ddev);'
 QUEUE=1 release 9 zulu "zulu: remove the duplicate cleanup" "$(sha 0xe1)" z.c '7,8d'
+G tag v6.1.9
 # later releases
 release 12 xray-mode "xray: say which mode is invalid" "$(sha 0xa2)" x.c \
 	's/"bad mode %d\\n"/"invalid mode %u\\n"/;s/-EINVAL/-ERANGE/'
+G tag v6.1.12
 release 13 zulu-count "zulu: count closes by two" "$(sha 0xe2)" z.c 's/close(zdev, 1)/close(zdev, 2)/'
+G tag v6.1.13
 release 14 sierra-fast "sierra: start the engine fast" "$(sha 0xb3)" s.c \
 	's/engine(sdev, 0)/engine(sdev, SIERRA_ENGINE_FAST)/;s/wait_for_the_engine(sdev)/wait_for_the_engine(sdev, HZ)/'
+G tag v6.1.14
 release 16 delta-remove "delta: remove the driver" "$(sha 0xd2)" d.c rm
+G tag v6.1.16
+G commit -q --allow-empty -m "Linux 6.1.20" && G tag v6.1.20
 ok 0 "a stable-queue checkout: releases 6.1.9 to 6.1.16, $n patches"
 
 # --- the tree: 6.1.20, one commit (a tarball import) ---------------------------
@@ -202,6 +216,26 @@ like "$(vd sierra1 applies)" "changed later in 6.1.14 (releases/6.1.14/sierra-fa
 	"sierra1: the series' later patch in its own release and the later release"
 like "$(vd sierra2 applies)" "changed later in 6.1.14 (releases/6.1.14/sierra-fast.patch)" "sierra2: the later release"
 like "$(vd delta applies)" "changed later in 6.1.16 (releases/6.1.16/delta-remove.patch)" "delta: the release that deleted its file"
+
+# --- with a linux-stable clone instead (upstream_repo: its v6.1.N tags) -------------
+objects=$(git -C "$T/w" count-objects)
+rm -f "$T/stableq.db"*
+verdicts_conf
+echo "upstream_repo = $T/w" >> "$T/stableq.conf"
+out=$(SQ import "$T/q" 2>&1)
+ok $? "import again, upstream_repo a linux-stable clone, no stable-queue checkout" || diag "$out"
+for p in xray sierra2 delta zulu; do
+	is "$(v $p applies)" already-applied "$p: -> already-applied"
+	is "$(st $p)" released "... released"
+done
+like "$(vd xray applies)" "released in 6.1.9 (Debian's changelog lists \"xray: check the mode before powering up\"), its lines changed later in 6.1.12 (the upstream clone: it comes out in reverse of v6.1.9, not of v6.1.12)" \
+	"xray: both releases named, found by the clone's tags"
+like "$(vd sierra2 applies)" "changed later in 6.1.14 (the upstream clone" "sierra2: 6.1.14"
+like "$(vd delta applies)" "changed later in 6.1.16 (the upstream clone" "delta: 6.1.16 deleted its file"
+# a series' first patch, edited by the next of its own release: the tags
+# do not tell it apart (the stable-queue checkout did)
+is "$(v sierra1 applies)" unknown "sierra1: edited within its own release -> the clone's tags cannot tell: unknown"
+is "$(git -C "$T/w" count-objects)" "$objects" "nothing was written into the maintainer's clone"
 # --- follow-ups on the history-less tree ----------------------------------------
 G init -q "$T/up"
 cd "$T/up"

@@ -13,6 +13,7 @@ struct check_ctx {
 	struct repo *repo;
 	struct repo *upstream; /* optional */
 	int up_indexed;        /* its index in the store is current (upstream.h) */
+	int upstream_mem;      /* what is written through it stays in memory */
 	char tip[REPO_HEX_SIZE];
 	/* the running tree (the branch + the patches queued so far): the
 	 * branch's tree with the queued patches' files on top */

@@ -246,6 +246,110 @@ static int take_out_releases(struct check_ctx *c, const struct check_row *p,
 	return n;
 }
 
+/* Does p come out in reverse of the upstream clone's tree at commit? */
+static int out_at(struct check_ctx *c, const struct check_row *p,
+		  const char *commit)
+{
+	struct repo_apply_result res = { 0 };
+	char out[REPO_HEX_SIZE];
+	int ok = repo_apply_reverse(c->upstream, commit, p->diff, out, &res) ==
+			 0 &&
+		 res.status == REPO_APPLY_CLEAN;
+
+	repo_apply_result_release(&res);
+	err_clear();
+	return ok;
+}
+
+/* Are p's files in the tree what the upstream clone has at commit? */
+static int same_files(struct check_ctx *c, const struct check_row *p,
+		      const char *commit)
+{
+	struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
+	char tree[REPO_HEX_SIZE], **paths = NULL;
+	size_t np = patch_paths(c, p, &paths);
+	int same = np && repo_tree_of(c->upstream, commit, tree) == 0;
+
+	for (size_t i = 0; i < np; i++) {
+		strbuf_reset(&a);
+		strbuf_reset(&b);
+		if (same && (repo_file_overlay(c->repo, c->tip, NULL, paths[i],
+					       &a) !=
+				     repo_file_overlay(c->upstream, tree, NULL,
+						       paths[i], &b) ||
+			     a.len != b.len || memcmp(a.buf, b.buf, a.len)))
+			same = 0;
+		free(paths[i]);
+	}
+	free(paths);
+	strbuf_release(&a);
+	strbuf_release(&b);
+	err_clear();
+	return same;
+}
+
+/*
+ * The same question asked of a linux-stable clone (upstream_repo with the
+ * branch's stable tags): the patch comes out in reverse of its tag of the
+ * release that names it, and the tree's files are the clone's at the
+ * tree's version; the first later tag where it no longer comes out is the
+ * release that changed its lines (bisected over the tags). 1 with that
+ * release in edits, else 0 (a series whose later patch of the same
+ * release edited it is not told apart: the stable-queue checkout is).
+ */
+static int edited_upstream(struct check_ctx *c, const struct check_row *p,
+			   struct strbuf *edits)
+{
+	struct repo_tag *tags = NULL;
+	size_t n = 0, m = 0, lo, hi;
+	char want[64];
+	long *sub = NULL;
+	int found = 0;
+
+	if (!c->upstream || c->rel_first < 0 ||
+	    repo_version_tags(c->upstream, &tags, &n) < 0)
+		goto out;
+	/* the branch's stable tags from the release that names it to the
+	 * tree's version, in order */
+	sub = xcalloc(n + 1, sizeof(*sub));
+	snprintf(want, sizeof(want), "v%s.", c->series);
+	for (size_t i = 0; i < n; i++) {
+		const char *v = tags[i].name;
+		char *e;
+		long l;
+		if (strncmp(v, want, strlen(want)))
+			continue;
+		l = strtol(v + strlen(want), &e, 10);
+		if (*e || l < c->rel_first || l > c->sublevel)
+			continue;
+		tags[m] = tags[i];
+		sub[m++] = l;
+	}
+	if (m < 2 || sub[0] != c->rel_first || sub[m - 1] != c->sublevel ||
+	    !c->upstream_mem)
+		goto out;
+	if (!same_files(c, p, tags[m - 1].commit) ||
+	    !out_at(c, p, tags[0].commit) || out_at(c, p, tags[m - 1].commit))
+		goto out;
+	for (lo = 0, hi = m - 1; hi - lo > 1;) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (out_at(c, p, tags[mid].commit))
+			lo = mid;
+		else
+			hi = mid;
+	}
+	strbuf_addf(edits,
+		    "%s.%ld (the upstream clone: it comes out in reverse of"
+		    " %s, not of %s)",
+		    c->series, sub[hi], tags[lo].name, tags[hi].name);
+	found = 1;
+out:
+	err_clear();
+	free(tags);
+	free(sub);
+	return found;
+}
+
 /*
  * A released patch that later changes edited no longer applies in reverse
  * by itself: take those back out of the running tree, newest first, each
@@ -254,11 +358,12 @@ static int take_out_releases(struct check_ctx *c, const struct check_row *p,
  * configured, the later releases' patches touching them (a series whose
  * later patches edited the first, a later fix of the same lines). 1 when
  * it then comes out (taken lists the queued patches, edits the releases),
- * else 0.
+ * else 0. Without either, a linux-stable clone's tags may tell the release
+ * (edited_upstream(): *by_clone set).
  */
 static int reverse_after_later(struct check_ctx *c, const struct check_row *p,
 			       int released, struct strbuf *taken,
-			       struct strbuf *edits)
+			       struct strbuf *edits, int *by_clone)
 {
 	json_t *later, *l;
 	char base[REPO_HEX_SIZE], out[REPO_HEX_SIZE];
@@ -296,6 +401,11 @@ static int reverse_after_later(struct check_ctx *c, const struct check_row *p,
 			res.status == REPO_APPLY_CLEAN;
 		repo_apply_result_release(&res);
 	}
+	/* no checkout, or it did not tell: a linux-stable clone's tags */
+	if (!found && released) {
+		strbuf_reset(edits);
+		found = *by_clone = edited_upstream(c, p, edits);
+	}
 	if (found && n)
 		strbuf_addf(taken, "patch%s %s", n > 1 ? "es" : "", ids.buf);
 	if (!found)
@@ -323,6 +433,7 @@ static enum check_result applies_check(struct check_ctx *c,
 		      rel = STRBUF_INIT, edits = STRBUF_INIT;
 	const char *branch = c->bc->cfg.branch;
 	enum check_result out;
+	int by_clone = 0;
 	int r = repo_apply_overlay(c->repo, c->running, &c->queued, p->diff,
 				   &c->delta, &res);
 
@@ -355,7 +466,8 @@ static enum check_result applies_check(struct check_ctx *c,
 				    " reverse",
 			    branch, rel.buf);
 		out = CR_ALREADY;
-	} else if (reverse_after_later(c, p, released, &taken, &edits)) {
+	} else if (reverse_after_later(c, p, released, &taken, &edits,
+				       &by_clone)) {
 		strbuf_addf(detail, "already in %s%s", branch, rel.buf);
 		if (edits.len)
 			strbuf_addf(detail, ", its lines changed later in %s",
@@ -365,8 +477,10 @@ static enum check_result applies_check(struct check_ctx *c,
 				    "; later releases changed the same lines"
 				    " (%s)",
 				    res.detail ? res.detail : "");
-		strbuf_addf(detail, "%s the diff applies in reverse once ",
-			    released ? ";" : ":");
+		if (!by_clone)
+			strbuf_addf(detail,
+				    "%s the diff applies in reverse once ",
+				    released ? ";" : ":");
 		if (taken.len)
 			strbuf_addf(detail,
 				    "the later queued %s touching the same"
@@ -374,7 +488,7 @@ static enum check_result applies_check(struct check_ctx *c,
 				    taken.buf,
 				    strchr(taken.buf, ',') ? "are" : "is",
 				    edits.len ? " and " : "");
-		if (edits.len)
+		if (edits.len && !by_clone)
 			strbuf_addstr(detail,
 				      "those releases' patches (the"
 				      " stable-queue checkout's) are taken"
@@ -402,7 +516,9 @@ static enum check_result applies_check(struct check_ctx *c,
 				      " stable-queue checkout says which"
 				      " (set stable_queue_repo to a clone of"
 				      " the stable-queue repository,"
-				      " releases/X.Y.N/*.patch)");
+				      " releases/X.Y.N/*.patch, or"
+				      " upstream_repo to a linux-stable"
+				      " clone)");
 		else
 			strbuf_addstr(detail,
 				      "; taking the later releases' patches"
@@ -689,6 +805,10 @@ static int open_ctx(struct check_ctx *c, struct branch_ctx *bc)
 				  err_msg());
 		else
 			c->up_indexed = 1;
+		/* trying a patch on it (released-then-edited) writes blobs:
+		 * in memory, never into the maintainer's clone */
+		c->upstream_mem = repo_objects_in_memory(c->upstream) == 0;
+		err_clear();
 	}
 	open_changelog(c);
 	return 0;
