@@ -14,6 +14,10 @@ struct check_ctx {
 	struct repo *upstream; /* optional */
 	int up_indexed;        /* its index in the store is current (upstream.h) */
 	int upstream_mem;      /* what is written through it stays in memory */
+	/* its version tags, listed on first use (check.c) */
+	int up_tags_done;
+	struct repo_tag *up_tags;
+	size_t up_ntags;
 	char tip[REPO_HEX_SIZE];
 	/* the running tree (the branch + the patches queued so far): the
 	 * branch's tree with the queued patches' files on top */

@@ -306,9 +306,18 @@ static int edited_upstream(struct check_ctx *c, const struct check_row *p,
 	long *sub = NULL;
 	int found = 0;
 
-	if (!c->upstream || c->rel_first < 0 ||
-	    repo_version_tags(c->upstream, &tags, &n) < 0)
+	if (!c->upstream || c->rel_first < 0)
 		goto out;
+	if (!c->up_tags_done) {
+		c->up_tags_done = 1;
+		if (repo_version_tags(c->upstream, &c->up_tags, &c->up_ntags) <
+		    0)
+			c->up_ntags = 0;
+	}
+	n = c->up_ntags;
+	tags = xcalloc(n + 1, sizeof(*tags));
+	if (n)
+		memcpy(tags, c->up_tags, n * sizeof(*tags));
 	/* the branch's stable tags from the release that names it to the
 	 * tree's version, in order */
 	sub = xcalloc(n + 1, sizeof(*sub));
@@ -840,6 +849,7 @@ static void close_ctx(struct check_ctx *c)
 	free(c->version);
 	free(c->series);
 	free(c->rel_sq);
+	free(c->up_tags);
 }
 
 /*
