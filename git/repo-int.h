@@ -17,6 +17,8 @@ struct repo_upstream {
 
 struct repo {
 	git_repository *git;
+	/* repo_objects_in_memory()'s store of what r writes, or NULL */
+	git_odb_backend *mem;
 	char *workdir;
 	char *committer_name;
 	char *committer_email;
