@@ -132,6 +132,7 @@ int repo_objects_in_memory(struct repo *r)
 		goto out;
 	}
 	git_repository_set_odb(r->git, odb);
+	r->mem = mem; /* the odb owns it */
 out:
 	git_odb_free(odb);
 	return ret < 0 ? repo_git_err(ret, "an in-memory object store") : 0;

@@ -207,6 +207,12 @@ struct repo_overlay_entry {
 	unsigned char id[20];
 	unsigned mode;
 	int gone;
+	/* the file's text when the checks' apply made it (owned); pending:
+	 * its id is not written yet (hashed when a tree needs it: a big
+	 * file changed by several patches is hashed once, not each time) */
+	char *text;
+	size_t len;
+	int pending;
 };
 struct repo_overlay {
 	struct repo_overlay_entry *e;
@@ -285,21 +291,33 @@ int repo_apply_reverse(struct repo *r, const char *base, const char *diff_text,
  * repo_lines_placed (repo-lines.c): is the patch there by its content,
  * even where it neither applies nor applies in reverse (a later release
  * moved its lines or changed their context)? 1 when every run of lines it
- * adds stands in its file as one block, next to a line the patch keeps
- * beside it, or anywhere when the run has three telling lines (lines of at
- * least 8 characters) or is one line of 40 the file holds once (a fix
- * often adds a line its file has elsewhere: an unlock); no telling block
- * it removes is still there, files it deletes are gone, and at least one
- * run is telling (two telling lines, or one of 24); 0 otherwise (also for
- * binary diffs and for code the patch moves within its files). With
- * edited set (a release lists the patch), a run of three telling lines
- * also stands when all but one of its lines do, between both the lines
- * the patch keeps beside it: a later release edited one line of it.
+ * adds stands in its file as one block, next to a telling line the patch
+ * keeps beside it (blank lines anchor nothing), or anywhere when the run
+ * has three telling lines (lines of at least 8 characters) or is one line
+ * of 40 the file holds once (a fix often adds a line its file has
+ * elsewhere: an unlock); no telling block it removes is still at its
+ * place (a removed run found elsewhere in the file is other code), files
+ * it deletes are gone, and at least one run is telling (two telling lines,
+ * or one of 24; a removed run whose kept neighbours now stand side by side
+ * counts too: a pure deletion); 0 otherwise (also for binary diffs and for
+ * code the patch moves within its files, white space around lines aside:
+ * a dropped guard's dedented statement).
+ * A hunk whose old side stands in the file (it applies there) is never
+ * placed when it removes a line: what it removes is still there; when it
+ * only adds, its added lines count only away from that place, nearby (a
+ * later change moved them), and never when they double a line it keeps.
+ * With edited set (a release lists the patch), a run of three telling
+ * lines also stands when all but one of its lines do, between both the
+ * lines the patch keeps beside it: a later release edited one line of it.
  *
  * repo_lines_nowhere: is the code the patch changes missing? 1 when none
- * of the telling lines it removes or keeps as context (at least 3) is
- * anywhere in the files it changes (white space around lines ignored),
- * why naming them; else 0. ERR_INVALID for a malformed diff.
+ * of the lines it removes or keeps as context is anywhere in the files it
+ * changes (white space around lines ignored; at least 3 telling lines
+ * looked for), why naming them; else 0. Generic lines do not count
+ * ("err = -ENOMEM;", a comment's end): a removed line of 16 characters,
+ * a kept one of 24, or two of its old lines standing together (one
+ * telling) do.
+ * ERR_INVALID for a malformed diff.
  */
 struct strbuf;
 int repo_file_overlay(struct repo *r, const char *base,
@@ -311,6 +329,14 @@ int repo_lines_placed(struct repo *r, const char *base,
 int repo_lines_nowhere(struct repo *r, const char *base,
 		       const struct repo_overlay *ov, const char *diff_text,
 		       struct strbuf *why);
+/*
+ * The files a diff makes symlinks (mode 120000) or gitlinks (160000):
+ * how many, described in why (may be NULL): "x is a symlink pointing
+ * outside the tree (../../etc)", "y is a gitlink (a submodule commit),
+ * not a file". Text from the patch is made safe. ERR_INVALID for a
+ * malformed diff.
+ */
+int repo_diff_links(const char *diff_text, struct strbuf *why);
 
 /*
  * Creates a commit object (no ref changes): parent_hex may be NULL for a

@@ -190,6 +190,16 @@ static void index_and_find(const char *dir)
 				      " when reading statistics data", &at,
 				      &rev), 1, "... a 6.1.192 backport is found");
 		is_int(at, 192, "... in 6.1.192");
+		is_int(changelog_find(db, REAL, "6.1", 192,
+				      "drm: Fix use-after-free on framebuffers"
+				      " and property blobs when calling"
+				      " drm_dev_unplug",
+				      &at, &rev),
+		       0,
+		       "... its revert ending in (regression in 6.1.167) is"
+		       " matched");
+		is_int(at, 167, "... released in 6.1.167");
+		ok(rev > 167, "... reverted in 6.1.%ld", rev);
 	} else {
 		ok(0, "%s is installed (config/debian-packages)", REAL);
 	}
@@ -222,6 +232,104 @@ static void unarched(void)
 	}
 }
 
+/* Reverts as Debian writes them (the forms of linux 6.1's changelog). */
+static void revert_forms(const char *dir)
+{
+	static const char text[] =
+		"linux (6.1.170-1) bookworm-security; urgency=high\n\n"
+		"  * New upstream stable update:\n"
+		"    https://k/ChangeLog-6.1.168\n"
+		"    - Revert \"drm: Fix use-after-free on framebuffers and"
+		" property blobs when\n"
+		"      calling drm_dev_unplug\" (regression in 6.1.167)\n"
+		"    - scsi: Revert \"scsi: qla: Perform lockless command"
+		" completion in abort\n      path\" (CVE-2025-68818)\n"
+		"    - [s390x] Revert \"s390/cio: Fix device lifecycle\""
+		" (regression in 6.1.165)\n"
+		"    - Revert \"x86/bugs: Make the spectre default depend on"
+		" it\" on v6.6 and older\n"
+		"    - Revert \"wifi: baz: avoid the wait\" (Closes: #1120680,\n"
+		"      #1120681)\n"
+		"    - Revert \"Revert \"rr: drop the stale reference\"\""
+		" (regression in 6.1.160)\n"
+		"    - Revert \"KVM: PPC: Mark \"struct page\" dirty in"
+		" the map\"\n"
+		"    - PCI: sysfs: Revert \"rescan\" file renames\n"
+		"    - net: fix the frob (again)\n"
+		"    - net: fix the frob once more (regression in 6.1.150)\n"
+		"    https://k/ChangeLog-6.1.150\n"
+		"    - rr: drop the stale reference\n"
+		"    - Revert \"rr: drop the stale reference\"\n"
+		"    - drm: Fix use-after-free on framebuffers and property"
+		" blobs when calling\n      drm_dev_unplug\n"
+		"\n -- J <j@example.org>  Mon, 13 Jan 2026 10:00:00 +0100\n";
+	struct seen s = { STRBUF_INIT };
+	char path[512], dbpath[512];
+	sqlite3 *db = NULL;
+	long at = 0, rev = 0;
+
+	changelog_parse(text, sizeof(text) - 1, collect, &s);
+	like(s.all.buf,
+	     "6.1.168|Revert \"drm: Fix use-after-free on framebuffers and"
+	     " property blobs when calling drm_dev_unplug\"\n",
+	     "Revert \"x\" (regression in 6.1.167), wrapped: 'Revert \"x\"'");
+	like(s.all.buf,
+	     "6.1.168|Revert \"scsi: qla: Perform lockless command completion"
+	     " in abort path\"\n",
+	     "scsi: Revert \"scsi: x\" (CVE-...): the subsystem before it goes");
+	like(s.all.buf, "6.1.168|Revert \"s390/cio: Fix device lifecycle\"\n",
+	     "[s390x] Revert \"s390/cio: x\" (regression in ...)");
+	like(s.all.buf,
+	     "6.1.168|Revert \"x86/bugs: Make the spectre default depend on"
+	     " it\"\n",
+	     "Revert \"x\" on v6.6 and older: the words after it go");
+	like(s.all.buf, "6.1.168|Revert \"wifi: baz: avoid the wait\"\n",
+	     "Revert \"x\" (Closes: #1, wrapped #2)");
+	like(s.all.buf,
+	     "6.1.168|Revert \"Revert \"rr: drop the stale reference\"\"\n",
+	     "a revert of a revert keeps its nested quotes");
+	like(s.all.buf,
+	     "6.1.168|Revert \"KVM: PPC: Mark \"struct page\" dirty in the"
+	     " map\"\n",
+	     "a reverted subject that quotes: to the last quote");
+	like(s.all.buf, "6.1.168|PCI: sysfs: Revert \"rescan\" file renames\n",
+	     "a quoted word is no reverted subject: as written");
+	like(s.all.buf, "6.1.168|net: fix the frob (again)\n",
+	     "an upstream subject's own parenthesis stays");
+	like(s.all.buf, "6.1.168|net: fix the frob once more\n",
+	     "a (regression in ...) note after a subject goes");
+
+	snprintf(path, sizeof(path), "%s/reverts", dir);
+	snprintf(dbpath, sizeof(dbpath), "%s/r.db", dir);
+	write_file_atomic(path, text, sizeof(text) - 1);
+	ok(db_open(&db, dbpath) == 0 &&
+		   changelog_index(db, path, NULL, NULL) == 0,
+	   "indexed");
+	is_int(changelog_find(db, path, "6.1", 170,
+			      "drm: Fix use-after-free on framebuffers and"
+			      " property blobs when calling drm_dev_unplug",
+			      &at, &rev),
+	       0, "released, then reverted with a (regression in ...) note");
+	is_int(at, 150, "... released in 6.1.150");
+	is_int(rev, 168, "... reverted in 6.1.168");
+	is_int(changelog_find(db, path, "6.1", 170,
+			      "scsi: Revert \"scsi: qla: Perform lockless"
+			      " command completion in abort path\"",
+			      &at, &rev),
+	       1, "a revert patch of that form is found as Debian lists it");
+	is_int(changelog_find(db, path, "6.1", 170,
+			      "rr: drop the stale reference", &at, &rev),
+	       1, "released, reverted, its revert reverted: it is back");
+	is_int(rev, -1, "... not reverted");
+	is_int(changelog_find(db, path, "6.1", 170,
+			      "Revert \"rr: drop the stale reference\"", &at,
+			      &rev),
+	       0, "the revert itself was reverted");
+	is_int(rev, 168, "... in 6.1.168");
+	db_close(db);
+	strbuf_release(&s.all);
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/t-changelog.XXXXXX";
@@ -233,6 +341,7 @@ int main(void)
 	key_forms();
 	unarched();
 	index_and_find(dir);
+	revert_forms(dir);
 	char cmd[600];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	(void)!system(cmd);

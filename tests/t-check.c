@@ -52,6 +52,18 @@ static const char *state(struct branch_ctx *bc, long long id)
 	return queue_get_state(bc->db, id, &s) == 0 ? queue_state_name(s) : "?";
 }
 
+/* The state reason of patch id, "" when none (the next call frees it). */
+static const char *reason(struct branch_ctx *bc, long long id)
+{
+	static char *why;
+
+	free(why);
+	why = NULL;
+	db_query_text(bc->db, &why,
+		      "SELECT state_reason FROM patches WHERE id = ?", "i", id);
+	return why ? why : "";
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/t-check.XXXXXX", *conf, *version = NULL, *s1;
@@ -153,6 +165,59 @@ int main(void)
 		ok(n >= 3, "... the verdicts stay (%lld for the first patch)", n);
 	}
 	json_decref(sum.json);
+
+	/* links are not files: held for a human, never queued (issue 33) */
+	{
+		long long ids[4];
+		ids[0] = tq_add_diff(
+			&bc, "link-out", "[PATCH 6.1] scripts: add a helper",
+			"Cc: <stable@vger.kernel.org> # 6.1.x\n",
+			"diff --git a/scripts/helper b/scripts/helper\n"
+			"new file mode 120000\nindex 0000000..1234567\n"
+			"--- /dev/null\n+++ b/scripts/helper\n@@ -0,0 +1 @@\n"
+			"+../../etc/shadow\n\\ No newline at end of file\n");
+		ids[1] = tq_add_diff(
+			&bc, "link-in", "[PATCH 6.1] include: name lib.c",
+			"Cc: <stable@vger.kernel.org> # 6.1.x\n",
+			"diff --git a/include/lib b/include/lib\n"
+			"new file mode 120000\nindex 0000000..1234567\n"
+			"--- /dev/null\n+++ b/include/lib\n@@ -0,0 +1 @@\n"
+			"+../lib.c\n\\ No newline at end of file\n");
+		ids[2] = tq_add_diff(
+			&bc, "gitlink", "[PATCH 6.1] sub: add the submodule",
+			"Cc: <stable@vger.kernel.org> # 6.1.x\n",
+			"diff --git a/sub b/sub\nnew file mode 160000\n"
+			"index 0000000..0123456\n--- /dev/null\n+++ b/sub\n"
+			"@@ -0,0 +1 @@\n+Subproject commit"
+			" 0123456789abcdef0123456789abcdef01234567\n");
+		ids[3] = tq_add_diff(
+			&bc, "newfile", "[PATCH 6.1] lib: add a file",
+			"Cc: <stable@vger.kernel.org> # 6.1.x\n",
+			"diff --git a/new.c b/new.c\nnew file mode 100644\n"
+			"index 0000000..1234567\n--- /dev/null\n+++ b/new.c\n"
+			"@@ -0,0 +1 @@\n+int new_file_of_the_fix;\n");
+		memset(&sum, 0, sizeof(sum));
+		ok(check_run(&bc, ids, 4, &sum) == 0, "check_run of 4 patches"
+		   " that add a symlink, a gitlink, a file");
+		json_decref(sum.json);
+		for (int i = 0; i < 3; i++) {
+			is_str(verdict(&bc, ids[i], "flags"), "held",
+			       "a link: flags held");
+			is_str(state(&bc, ids[i]), "held",
+			       "... the patch held, not queued");
+		}
+		like(reason(&bc, ids[0]),
+		     "scripts/helper is a symlink pointing outside the tree"
+		     " (../../etc/shadow)",
+		     "... a symlink to outside the tree, named");
+		like(reason(&bc, ids[1]), "include/lib is a symlink, not a file",
+		     "... a symlink inside the tree too");
+		like(reason(&bc, ids[2]), "sub is a gitlink (a submodule commit)",
+		     "... a gitlink");
+		is_str(verdict(&bc, ids[3], "flags"), "feature-like",
+		       "a new file: feature-like, as before");
+		is_str(state(&bc, ids[3]), "queued", "... and queued");
+	}
 
 	/* no tree: ERR_NOTFOUND, and nothing changes */
 	{

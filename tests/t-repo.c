@@ -381,6 +381,52 @@ static void test_stable_queue(void)
 		       "no releases/ directory: not found");
 		free(none);
 	}
+	/* the later releases' patches of a file, newest first, in each
+	 * release's series order */
+	put(sq, "releases/6.1.2/b-later.patch",
+	    "Subject: [PATCH] lib: later in 6.1.2\n\n---\n--- a/lib.c\n"
+	    "+++ b/lib.c\n@@ -1 +1 @@\n-a\n+b\n");
+	put(sq, "releases/6.1.2/a-first.patch",
+	    "Subject: lib: first in 6.1.2\n\ncommit " UP_A " upstream.\n\n"
+	    "---\n--- a/lib.c\n+++ b/lib.c\n@@ -1 +1 @@\n-x\n+a\n");
+	put(sq, "releases/6.1.2/series", "# 6.1.2\nlib-fix.patch\n"
+	    "a-first.patch\nb-later.patch\n");
+	put(sq, "releases/6.1.5/gone.patch",
+	    "Subject: lib: remove it\n\n---\n--- a/lib.c\n+++ /dev/null\n"
+	    "@@ -1 +0,0 @@\n-b\n");
+	put(sq, "releases/6.1.5/elsewhere.patch",
+	    "Subject: other: a file of its own\n\n---\n--- a/other.c\n"
+	    "+++ b/other.c\n@@ -1 +1 @@\n-o\n+p\n");
+	put(sq, "releases/6.1.30/too-late.patch",
+	    "Subject: lib: after the tree\n\n---\n--- a/lib.c\n"
+	    "+++ b/lib.c\n@@ -1 +1 @@\n-c\n+d\n");
+	{
+		const char *paths[] = { "lib.c" };
+		struct stable_queue_patch *v = NULL;
+		size_t nv = 0;
+		is_int(stable_queue_touching(sq, "6.1", 2, 10,
+					     "releases/6.1.2/a-first.patch",
+					     NULL, paths, 1, 64, &v, &nv),
+		       2, "two later patches change lib.c up to 6.1.10");
+		if (nv == 2) {
+			is_str(v[0].where, "releases/6.1.5/gone.patch",
+			       "  the newest first (a deletion counts)");
+			is_str(v[1].where, "releases/6.1.2/b-later.patch",
+			       "  then the one after it in its own release's"
+			       " series");
+			is_int(v[1].sublevel, 2, "  with its release");
+		}
+		stable_queue_patches_free(v, nv);
+		is_int(stable_queue_touching(sq, "6.1", 2, 10, NULL,
+					     "lib: first in 6.1.2", paths, 1,
+					     64, &v, &nv),
+		       2, "  the patch found by its subject as well");
+		stable_queue_patches_free(v, nv);
+		is_int(stable_queue_touching(sq, "6.1", 2, 10, NULL, NULL,
+					     paths, 1, 64, &v, &nv),
+		       1, "  neither: only the later releases'");
+		stable_queue_patches_free(v, nv);
+	}
 	free(sq);
 }
 
