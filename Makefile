@@ -24,7 +24,22 @@ DIRS_patch := patch
 DIRS_git := git
 DIRS_qemu-runner := qemu-runner
 DIRS_kbuild := kbuild
-DIRS_kernel-queue := $(addprefix kernel-queue/,intake queue checks runs revert review export)
+# kernel-queue/'s rooms stand on floors, lowest first, in the order a patch
+# goes through them: the store of patches and their states, the checks, the
+# candidates (build, boot, test, bisect), the reverts, then review (replies,
+# rc, release) and export (KCIDB, LAVA), and on top intake (series, mail,
+# API), which hands replies to review. A room sees its own headers and those
+# of the floors below it (KQ_BELOW_room), never a room beside or above it
+# (tests/05-layers.t holds the same floors).
+KQ_ROOMS := store checks candidates revert review export intake
+KQ_BELOW_store :=
+KQ_BELOW_checks := store
+KQ_BELOW_candidates := store checks
+KQ_BELOW_revert := store checks candidates
+KQ_BELOW_review := store checks candidates revert
+KQ_BELOW_export := store checks candidates revert
+KQ_BELOW_intake := store checks candidates revert review export
+DIRS_kernel-queue := $(addprefix kernel-queue/,$(KQ_ROOMS))
 DIRS_daemon := daemon daemon/http daemon/cli
 incs = $(foreach l,$(1),$(addprefix -I,$(DIRS_$(l))))
 INC_lib := $(call incs,lib)
@@ -33,12 +48,15 @@ INC_patch := $(call incs,lib mail patch)
 INC_git := $(call incs,lib mail patch git)
 INC_qemu-runner := $(call incs,lib qemu-runner)
 INC_kbuild := $(call incs,lib kbuild)
-INC_kernel-queue := $(call incs,lib mail patch git qemu-runner kbuild kernel-queue)
+$(foreach r,$(KQ_ROOMS),$(eval INC_kernel-queue/$(r) := \
+	$(call incs,lib mail patch git qemu-runner kbuild) \
+	$(addprefix -Ikernel-queue/,$(KQ_BELOW_$(r)) $(r))))
 INC_daemon := $(call incs,$(LAYERS))
 INC_var := $(INC_lib)
 # tests, fuzzers and benchmarks see everything
 INC_ALL := $(INC_daemon)
-inc = $(INC_$(firstword $(subst /, ,$(1))))
+# a source's include paths: its room's (kernel-queue/ROOM/), else its layer's
+inc = $(or $(INC_$(word 1,$(subst /, ,$(1)))/$(word 2,$(subst /, ,$(1)))),$(INC_$(firstword $(subst /, ,$(1)))))
 LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
 
 SANITIZE ?=

@@ -18,8 +18,8 @@ if [ "${QUICK:-1}" != 0 ]; then
 cp "$TOP/config/tests.conf" "$T/tests.conf"
 printf '\n[test tip-known]\nkind = guest\ncommand = false\ntimeout = 10\n' >> "$T/tests.conf"
 mkdir -p "$T/q"
-cp "$TOP"/kernel-queue/queue-6.1/*.patch "$T/q/"
-head -n 1 "$TOP/kernel-queue/queue-6.1/series" > "$T/q/series"
+cp "$TOP"/config/queues/6.1/*.patch "$T/q/"
+head -n 1 "$TOP/config/queues/6.1/series" > "$T/q/series"
 cat > "$T/conf" <<CONF
 db = $T/db
 var_dir = $T/var
@@ -124,9 +124,9 @@ CONF
 	echo "  the candidate, all steps: $(printf '%.0f' "$(echo "$e - $s" | bc)") s"
 }
 ks_branch 6.1 "$TOP/var/linux" "$TOP/var/build" "$TOP/config/kernel" "$TOP/config/tests.conf" \
-	/usr/src/linux-source-6.1.tar.xz "$TOP/kernel-queue/queue-6.1"
+	/usr/src/linux-source-6.1.tar.xz "$TOP/config/queues/6.1"
 ks_branch 6.12 "$TOP/var/linux-6.12" "$TOP/var/build-6.12" "$TOP/config/kernel-6.12" "$TOP/config/tests-6.12.conf" \
-	/usr/src/linux-source-6.12.tar.xz "$TOP/kernel-queue/queue-6.12"
+	/usr/src/linux-source-6.12.tar.xz "$TOP/config/queues/6.12"
 fi
 
 # ---- the broad guest (guest_config = broad), per branch -------------------

@@ -35,7 +35,7 @@ static const struct key keys[] = {
 	{ "ccache_dir", K_STR, S(ccache_dir), "", NULL },
 	{ "icecc", K_STR, S(icecc), "", NULL },
 	{ "queue_dir", K_STR, S(queue_dir), "var/queue-6.1", NULL },
-	{ "queue_seed", K_STR, S(queue_seed), "kernel-queue/queue-6.1", NULL },
+	{ "queue_seed", K_STR, S(queue_seed), "config/queues/6.1", NULL },
 	{ "build_cache_dir", K_STR, S(build_cache_dir), "", NULL },
 	{ "build_cache_mb", K_INT, S(build_cache_mb), "2048", NULL },
 	{ "kernel_config_dir", K_STR, S(kernel_config_dir), "config/kernel",

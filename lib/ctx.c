@@ -127,3 +127,23 @@ int branch_ctx_for(const struct branch_ctx *from, const char *key,
 	*out = *from;
 	return branch_ctx_select(out, key);
 }
+
+int branch_ctx_follow(struct branch_ctx *bc, const char *what, long long id,
+		      int (*get)(sqlite3 *db, long long id, char **key))
+{
+	char *key = NULL;
+	int ret = get(bc->db, id, &key);
+
+	if (ret < 0 || !strcmp(key, bc->cfg.branch_key))
+		goto out;
+	if (bc->branch_given)
+		ret = err_set(ERR_INVALID,
+			      "%s %lld is in branch %s's queue, not %s's"
+			      " (--branch %s)",
+			      what, id, key, bc->cfg.branch_key, key);
+	else
+		ret = branch_ctx_select(bc, key);
+out:
+	free(key);
+	return ret;
+}

@@ -58,5 +58,16 @@ int branch_ctx_select(struct branch_ctx *bc, const char *key);
  */
 int branch_ctx_for(const struct branch_ctx *from, const char *key,
 		   struct branch_ctx *out);
+/*
+ * What acts on a row (a patch, a candidate: "<what> <id>") acts on its
+ * branch, whose key get() finds: selects that branch in bc (its tree,
+ * queue directory, ...) unless bc->branch_given named another (then an
+ * error naming both). Negative for an unknown id. This rewrites bc in
+ * place (branch_ctx_select()): only a context's owner calls it, a command
+ * on the context it made for itself; code that is handed a context and
+ * acts on another branch makes its own with branch_ctx_for().
+ */
+int branch_ctx_follow(struct branch_ctx *bc, const char *what, long long id,
+		      int (*get)(sqlite3 *db, long long id, char **key));
 
 #endif

@@ -29,7 +29,7 @@ ok $? "tree init imports linux-source-6.1 (or finds it imported)"
 tag=$(git -C "$TOP/var/linux" describe --tags linux-6.1.y 2>/dev/null)
 like "$tag" "v6.1." "the branch sits on the v6.1.N tag of the tarball"
 
-Q=$TOP/kernel-queue/queue-6.1
+Q=$TOP/config/queues/6.1
 mkdir -p "$T/q"
 cp "$Q"/*.patch "$T/q/"
 head -n 1 "$Q/series" > "$T/q/series"

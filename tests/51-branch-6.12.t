@@ -23,7 +23,7 @@ build_cache_dir = $TOP/var/build-cache
 tree_dir = $TOP/var/linux
 build_dir = $TOP/var/build
 queue_dir = $T/q-6.1
-queue_seed = $TOP/kernel-queue/queue-6.1
+queue_seed = $TOP/config/queues/6.1
 coverage_build_dir = $T/cover-6.1
 kernel_config_dir = $TOP/config/kernel
 tests_file = $TOP/config/tests.conf
@@ -33,7 +33,7 @@ branch = linux-6.12.y
 tree_dir = $TOP/var/linux-6.12
 build_dir = $TOP/var/build-6.12
 queue_dir = $T/q-6.12
-queue_seed = $TOP/kernel-queue/queue-6.12
+queue_seed = $TOP/config/queues/6.12
 coverage_build_dir = $T/cover-6.12
 kernel_config_dir = $TOP/config/kernel-6.12
 tests_file = $TOP/config/tests-6.12.conf
@@ -47,7 +47,7 @@ ok $? "tree init --branch 6.12 imports linux-source-6.12 (or finds it imported)"
 tag=$(git -C "$TOP/var/linux-6.12" describe --tags linux-6.12.y 2>/dev/null)
 like "$tag" "v6.12." "the 6.12 branch sits on the v6.12.N tag of its tarball"
 
-SQ --branch 6.12 import "$TOP/kernel-queue/queue-6.12" > "$T/import.log" 2>&1
+SQ --branch 6.12 import "$TOP/config/queues/6.12" > "$T/import.log" 2>&1
 ok $? "import of the shipped queue-6.12 into branch 6.12"
 is "$(q "SELECT group_concat(b.key || ':' || p.state, ' ') FROM patches p JOIN branches b ON b.id = p.branch_id ORDER BY p.id")" \
 	"6.12:queued 6.12:queued" "the test and the fix are queued on 6.12"
@@ -78,7 +78,7 @@ SQ --branch 6.12 check "$fix" > "$T/check.log" 2>&1
 is "$(q "SELECT state FROM patches WHERE id = $fix")" rejected "checked again, the not-present fix stays rejected"
 
 # the same fix on 6.1: one fix, a row per branch, two answers
-SQ --branch 6.1 import "$TOP/kernel-queue/queue-6.1" > "$T/import61.log" 2>&1
+SQ --branch 6.1 import "$TOP/config/queues/6.1" > "$T/import61.log" 2>&1
 ok $? "the 6.1 queue in the same store"
 is "$(q "SELECT group_concat(branch || '=' || state, ' ') FROM (SELECT branch, state FROM fixes WHERE fix_key = (SELECT fix_key FROM fixes WHERE patch_row = $fix) ORDER BY branch)")" \
 	"6.1=queued 6.12=rejected" "the fix: queued on 6.1, rejected (not present) on 6.12"

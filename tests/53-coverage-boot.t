@@ -38,7 +38,7 @@ db() { sqlite3 "$T/stableq.db" "$1"; }
 
 out=$(SQ tree init 2>&1)
 ok $? "the stable tree is there"
-Q=$TOP/kernel-queue/queue-6.1
+Q=$TOP/config/queues/6.1
 mkdir -p "$T/q"
 cp "$Q"/*.patch "$Q/series" "$T/q/"
 SQ import "$T/q" > "$T/import.log" 2>&1

@@ -1,7 +1,7 @@
 #!/bin/bash
 # 55-revert-first.t: the revert-first engine end to end on the real kernel.
 # A queue of good patches and one that compiles but breaks a regression test
-# (tests/fixtures/bisect-queue, on top of kernel-queue/queue-6.1): stableq
+# (tests/fixtures/bisect-queue, on top of config/queues/6.1): stableq
 # bisects to it, drops it with the patch brought in for it, holds its
 # fix-up, and the queue passes again. Then, on a branch where the same
 # patches were released, it reverts the culprit with its dependent and the
@@ -22,8 +22,8 @@ setup() { # NAME: a branch of its own on the base tag, a queue dir, a config
 	# (built states from the kernel tests' shared cache, or from $CACHE)
 	git -C "$TREE" branch -f "t55-$1" "$tag"
 	mkdir -p "$T/q-$1"
-	cp "$TOP"/kernel-queue/queue-6.1/*.patch "$TOP"/tests/fixtures/bisect-queue/*.patch "$T/q-$1/"
-	cat "$TOP/kernel-queue/queue-6.1/series" "$TOP/tests/fixtures/bisect-queue/series" > "$T/q-$1/series"
+	cp "$TOP"/config/queues/6.1/*.patch "$TOP"/tests/fixtures/bisect-queue/*.patch "$T/q-$1/"
+	cat "$TOP/config/queues/6.1/series" "$TOP/tests/fixtures/bisect-queue/series" > "$T/q-$1/series"
 	cat > "$T/$1.conf" <<CONF
 db = $T/$1.db
 var_dir = $T/var-$1

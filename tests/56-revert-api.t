@@ -29,7 +29,7 @@ PORT=$(py "import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); print(s.ge
 setup() { # NAME BUILD_DIR: a branch on the base tag, the shipped queue, a config
 	git -C "$TREE" branch -f "t56-$1" "$tag"
 	mkdir -p "$T/q-$1"
-	cp "$TOP"/kernel-queue/queue-6.1/*.patch "$TOP/kernel-queue/queue-6.1/series" "$T/q-$1/"
+	cp "$TOP"/config/queues/6.1/*.patch "$TOP/config/queues/6.1/series" "$T/q-$1/"
 	cat > "$T/$1.conf" <<CONF
 db = $T/$1.db
 var_dir = $T/var-$1

@@ -32,7 +32,7 @@ timeout = 10
 description = fails on every kernel: a known failure
 CONF
 mkdir -p "$T/q"
-Q=$TOP/kernel-queue/queue-6.1
+Q=$TOP/config/queues/6.1
 cp "$Q"/*.patch "$T/q/"
 head -n 1 "$Q/series" > "$T/q/series"
 cat > "$T/stableq.conf" <<CONF

@@ -76,8 +76,8 @@ for _ in $(seq 1500); do
 done
 is "$verdict" pass "the shipped 6.1 queue is processed end to end: its candidate passes" || diag "$(tail -20 "$T/run.log")"
 is "$(db "SELECT COUNT(*) FROM patches WHERE state = 'queued' AND branch_id = $(of 6.1)")" 2 "both shipped 6.1 patches are queued"
-like "$(cat "$T/run.log")" "seeded it from kernel-queue/queue-6.1" "the log says where the running queue lives"
-like "$(cat "$T/run.log")" "seeded it from kernel-queue/queue-6.12" "... and 6.12's"
+like "$(cat "$T/run.log")" "seeded it from config/queues/6.1" "the log says where the running queue lives"
+like "$(cat "$T/run.log")" "seeded it from config/queues/6.12" "... and 6.12's"
 ok $([ -f "$CO/var/queue-6.1/series" ]; echo $?) "the running queue is var/queue-6.1"
 ok $([ -f "$CO/var/queue-6.12/series" ]; echo $?) "6.12's is var/queue-6.12"
 page=$(curl -s "$URL/")

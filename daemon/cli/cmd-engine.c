@@ -159,7 +159,7 @@ int cmd_candidate(struct app *app, const struct cli_opts *o, int argc, char **ar
 		return show_candidate(app, shown);
 	on_terminal();
 	/* a stored candidate (or --upto's patch) decides the branch */
-	if ((run && queue_follow_candidate(&app->bc, run) < 0) ||
+	if ((run && candidate_follow(&app->bc, run) < 0) ||
 	    (upto && queue_follow_patch(&app->bc, upto) < 0))
 		return fail("candidate");
 	id = run ? run
@@ -194,7 +194,7 @@ int cmd_bisect(struct app *app, const struct cli_opts *o, int argc, char **argv)
 		return 1;
 	}
 	on_terminal();
-	if (queue_follow_candidate(&app->bc, cid) < 0 ||
+	if (candidate_follow(&app->bc, cid) < 0 ||
 	    bisect_run(&app->bc, cid,
 		       steps > 0 && steps < 1000 ? (int)steps : -1, &bid,
 		       progress, app) < 0)

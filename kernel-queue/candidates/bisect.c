@@ -8,7 +8,7 @@
 #include "log.h"
 #include "progress.h"
 #include "queue.h"
-#include "revert.h"
+#include "flag.h"
 #include "strbuf.h"
 
 #include <stdlib.h>

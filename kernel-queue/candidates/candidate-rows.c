@@ -2,6 +2,7 @@
  * for the modules that read them (the candidates and builds tables' accessors).
  */
 #include "candidate.h"
+#include "branch.h"
 #include "db.h"
 #include "err.h"
 
@@ -21,6 +22,19 @@ long long candidate_branch_id(sqlite3 *db, long long id)
 		      "SELECT COALESCE(branch_id, 0) FROM candidates WHERE id"
 		      " = ?",
 		      "i", id);
+}
+
+int candidate_branch(sqlite3 *db, long long id, char **key)
+{
+	long long b = candidate_exists(db, id) < 0 ? ERR_NOTFOUND
+						   : candidate_branch_id(db, id);
+
+	return branch_key_of_row(db, b, "candidate", id, key);
+}
+
+int candidate_follow(struct branch_ctx *bc, long long id)
+{
+	return branch_ctx_follow(bc, "candidate", id, candidate_branch);
 }
 
 json_t *candidate_branch_ids(sqlite3 *db, const char *ids)

@@ -722,7 +722,7 @@ static int run_coverage(struct branch_ctx *bc, struct repo *r, long long id,
 int candidate_on_branch(struct branch_ctx *bc, long long id)
 {
 	char *key = NULL;
-	int ret = queue_candidate_branch(bc->db, id, &key);
+	int ret = candidate_branch(bc->db, id, &key);
 
 	if (ret < 0)
 		return ret;

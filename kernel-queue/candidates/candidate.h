@@ -105,6 +105,10 @@ int candidate_interrupted(struct branch_ctx *bc, long long id);
 int candidate_exists(sqlite3 *db, long long id);
 /* Its branches.id (0: none). */
 long long candidate_branch_id(sqlite3 *db, long long id);
+/* Its branch's key (caller frees); ERR_NOTFOUND for an unknown id. */
+int candidate_branch(sqlite3 *db, long long id, char **key);
+/* What acts on a candidate acts on its branch (branch_ctx_follow()). */
+int candidate_follow(struct branch_ctx *bc, long long id);
 /* {"candidate id": branches.id} of the ids (a JSON array text). */
 json_t *candidate_branch_ids(sqlite3 *db, const char *ids);
 /*

@@ -9,6 +9,7 @@
 #include "log.h"
 #include "queue.h"
 #include "series.h"
+#include "source.h"
 #include "strbuf.h"
 
 #include <errno.h>
@@ -344,13 +345,10 @@ static int store(sqlite3 *db, long long branch, unsigned flags,
 				     &to)) < 0)
 			goto fail;
 		if (ps->paths[i] != last_path) {
-			ret = db_exec(db,
-				      "INSERT INTO sources (kind, path, actor)"
-				      " VALUES (?, ?, ?)",
-				      "ttt", ps->kinds[i], ps->paths[i], actor);
+			ret = source_add(db, ps->kinds[i], ps->paths[i],
+					 actor, &source_id);
 			if (ret < 0)
 				goto fail;
-			source_id = db_last_id(db);
 			last_path = ps->paths[i];
 		}
 		ret = queue_add(db, to, ps->v[i], source_id, actor, &id);
@@ -438,13 +436,4 @@ int intake_seed_queue(struct branch_ctx *bc)
 		 " queue (reverts, dropped patches) is kept there",
 		 c->queue_dir, c->queue_seed);
 	return 1;
-}
-
-int intake_series_path(sqlite3 *db, long long source_id, char **path)
-{
-	*path = NULL;
-	return db_query_text(db, path,
-			     "SELECT path FROM sources WHERE id = ? AND kind ="
-			     " 'series'",
-			     "i", source_id);
 }

@@ -137,8 +137,4 @@ int intake_seed_queue(struct branch_ctx *bc);
 struct branch_ctx;
 int intake_queue_due(struct branch_ctx *bc, long long *id);
 
-/* The queue directory source_id was a series file of (ERR_NOTFOUND: it was not
- * one); caller frees. */
-int intake_series_path(sqlite3 *db, long long source_id, char **path);
-
 #endif

@@ -3,25 +3,9 @@
 #define STABLEQ_REVERT_H
 
 #include "ctx.h"
+#include "flag.h"
 
 #include <jansson.h>
-
-/* Evidence stored with a flag (all optional, borrowed). */
-struct evidence {
-	const char *test;        /* failing test name */
-	const char *log_excerpt;
-	long long build_id;
-	long long bisection_id;
-};
-
-/*
- * Flags a patch broken (queued, released, held, checked...) with the
- * reason and evidence, writes the event and mails the author, in one
- * transaction. ERR_NOTFOUND for an unknown id, ERR_CONFLICT if it is
- * already broken, dropped or reverted.
- */
-int flag_patch(struct branch_ctx *bc, long long patch_id, const char *reason,
-	       const struct evidence *ev);
 
 /*
  * The plan for taking a patch out: itself and every patch that goes with
@@ -134,11 +118,5 @@ int revert_exists(sqlite3 *db, long long id);
  * culprit_patch_id}.
  */
 json_t *revert_items_of_json(sqlite3 *db, long long patch_id);
-
-/*
- * The flags raised on patch_id, oldest first: {id, reason, evidence,
- * build_id, bisection_id, actor, created_at}.
- */
-json_t *flag_list_json(sqlite3 *db, long long patch_id);
 
 #endif

@@ -1,7 +1,7 @@
 /* release.c: the passing queue onto the branch, one commit per patch, resumable after a crash. */
 #include "release.h"
-#include "revert-int.h"
 #include "candidate.h"
+#include "crash.h"
 #include "db.h"
 #include "event.h"
 #include "err.h"

@@ -1,11 +1,14 @@
 /* flag.c: a patch found broken: the flag with its evidence, its event and the author's mail. */
-#include "revert-int.h"
+#include "flag.h"
 #include "db.h"
 #include "err.h"
+#include "log.h"
 #include "compose.h"
 #include "outbox.h"
 #include "queue.h"
 #include "strbuf.h"
+
+#include <stdlib.h>
 
 long long flag_locked(struct branch_ctx *bc, long long id, const char *reason,
 		      const struct evidence *ev)

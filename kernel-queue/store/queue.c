@@ -2,11 +2,10 @@
 #include "queue.h"
 #include "ctx.h"
 #include "branch.h"
-#include "candidate.h"
 #include "db.h"
 #include "event.h"
 #include "err.h"
-#include "revert.h"
+#include "flag.h"
 #include "compose.h"
 #include "outbox.h"
 #include "strbuf.h"
@@ -786,69 +785,15 @@ int queue_find_upstream(sqlite3 *db, long long branch, const char *sha,
 	return 1;
 }
 
-/* The key of branch b (a row's branch, 0: none); "<what> <id>: ...". */
-static int key_of(sqlite3 *db, long long b, const char *what, long long id,
-		  char **key)
-{
-	int ret;
-
-	*key = NULL;
-	if (b < 0 && b != ERR_NOTFOUND)
-		return (int)b;
-	ret = b > 0 ? branch_key(db, b, key) : ERR_NOTFOUND;
-	if (ret == ERR_NOTFOUND || (!ret && !*key))
-		return err_set(ERR_NOTFOUND, "%s %lld: no such %s", what, id,
-			       what);
-	return ret;
-}
-
 int queue_patch_branch(sqlite3 *db, long long patch_id, char **key)
 {
-	return key_of(db, queue_branch_of(db, patch_id), "patch", patch_id,
-		      key);
-}
-
-int queue_candidate_branch(sqlite3 *db, long long candidate_id, char **key)
-{
-	long long b = candidate_exists(db, candidate_id) < 0
-			      ? ERR_NOTFOUND
-			      : candidate_branch_id(db, candidate_id);
-
-	return key_of(db, b, "candidate", candidate_id, key);
-}
-
-/*
- * Selects the branch of a row (key from get) in bc, the caller's own
- * context, unless --branch chose another one.
- */
-static int follow(struct branch_ctx *bc, const char *what, long long id,
-		  int (*get)(sqlite3 *, long long, char **))
-{
-	char *key = NULL;
-	int ret = get(bc->db, id, &key);
-
-	if (ret < 0 || !strcmp(key, bc->cfg.branch_key))
-		goto out;
-	if (bc->branch_given)
-		ret = err_set(ERR_INVALID,
-			      "%s %lld is in branch %s's queue, not %s's"
-			      " (--branch %s)",
-			      what, id, key, bc->cfg.branch_key, key);
-	else
-		ret = branch_ctx_select(bc, key);
-out:
-	free(key);
-	return ret;
+	return branch_key_of_row(db, queue_branch_of(db, patch_id), "patch",
+				 patch_id, key);
 }
 
 int queue_follow_patch(struct branch_ctx *bc, long long patch_id)
 {
-	return follow(bc, "patch", patch_id, queue_patch_branch);
-}
-
-int queue_follow_candidate(struct branch_ctx *bc, long long candidate_id)
-{
-	return follow(bc, "candidate", candidate_id, queue_candidate_branch);
+	return branch_ctx_follow(bc, "patch", patch_id, queue_patch_branch);
 }
 
 json_t *queue_branch_ids(sqlite3 *db, const char *ids)

@@ -126,11 +126,10 @@ json_t *queue_list_json_branch(sqlite3 *db, long long branch,
 			       long long offset, long long *total,
 			       enum list_view view);
 /*
- * The branch a patch (or a candidate) belongs to, by key; caller frees.
- * ERR_NOTFOUND for an unknown id.
+ * The branch a patch belongs to, by key; caller frees. ERR_NOTFOUND for an
+ * unknown id.
  */
 int queue_patch_branch(sqlite3 *db, long long patch_id, char **key);
-int queue_candidate_branch(sqlite3 *db, long long candidate_id, char **key);
 /*
  * The patch of branch's queue (branches.id) whose upstream SHA (or released
  * commit) is sha, prefix match both ways, unless it was rejected or
@@ -141,17 +140,11 @@ int queue_find_upstream(sqlite3 *db, long long branch, const char *sha,
 			char **state);
 
 /*
- * What acts on a patch (or a candidate) acts on its branch: selects that
- * branch in bc (its tree, queue directory, ...) unless bc->branch_given
- * named another (then an error naming both). Negative for an unknown id.
- * This rewrites bc in place (branch_ctx_select()): only a context's owner
- * calls it, a command on the context it made for itself; code that is
- * handed a context and acts on another branch makes its own with
- * branch_ctx_for().
+ * What acts on a patch acts on its branch: branch_ctx_follow() (ctx.h)
+ * with the patch's branch (candidate_follow() for a candidate).
  */
 struct branch_ctx;
 int queue_follow_patch(struct branch_ctx *bc, long long patch_id);
-int queue_follow_candidate(struct branch_ctx *bc, long long candidate_id);
 
 /*
  * What the mail intake asks of the queue (queue-mail.c). queue_by_message_id:
