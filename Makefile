@@ -27,18 +27,20 @@ DIRS_kbuild := kbuild
 # kernel-queue/'s rooms stand on floors, lowest first, in the order a patch
 # goes through them: the store of patches and their states, the checks, the
 # candidates (build, boot, test, bisect), the reverts, then review (replies,
-# rc, release) and export (KCIDB, LAVA), and on top intake (series, mail,
-# API), which hands replies to review. A room sees its own headers and those
+# rc, release), export (KCIDB, LAVA) and branches (what each branch does and
+# waits for, the fix x branch matrix), and on top intake (series, mail, API),
+# which hands replies to review. A room sees its own headers and those
 # of the floors below it (KQ_BELOW_room), never a room beside or above it
 # (tests/05-layers.t holds the same floors).
-KQ_ROOMS := store checks candidates revert review export intake
+KQ_ROOMS := store checks candidates revert review export branches intake
 KQ_BELOW_store :=
 KQ_BELOW_checks := store
 KQ_BELOW_candidates := store checks
 KQ_BELOW_revert := store checks candidates
 KQ_BELOW_review := store checks candidates revert
 KQ_BELOW_export := store checks candidates revert
-KQ_BELOW_intake := store checks candidates revert review export
+KQ_BELOW_branches := store checks candidates revert
+KQ_BELOW_intake := store checks candidates revert review export branches
 DIRS_kernel-queue := $(addprefix kernel-queue/,$(KQ_ROOMS))
 DIRS_daemon := daemon daemon/http daemon/cli
 incs = $(foreach l,$(1),$(addprefix -I,$(DIRS_$(l))))

@@ -6,8 +6,8 @@
 #   all of them < kernel-queue < daemon
 # Inside kernel-queue/ the rooms stand on floors, lowest first, and a room
 # includes only its own headers and those of the floors below it:
-#   store < checks < candidates < revert < review, export < intake
-# (review and export, on one floor, never include each other). In daemon/,
+#   store < checks < candidates < revert < review, export, branches < intake
+# (review, export and branches, on one floor, never include each other). In daemon/,
 # the two doors (http/ and cli/) never include each other; struct app
 # (output mode, verbosity) stays in daemon/, the domain below it takes a
 # branch context.
@@ -31,7 +31,7 @@ declare -A allowed=(
 )
 # kernel-queue/'s floors, lowest first (rooms of one floor joined by ","):
 # a room may include itself and the rooms of the floors below it
-KQ_FLOORS="store checks candidates revert review,export intake"
+KQ_FLOORS="store checks candidates revert review,export,branches intake"
 KQ_ROOMS=$(tr "," " " <<<"$KQ_FLOORS")
 declare -A below=()
 seen=

@@ -120,8 +120,9 @@ out=$(SQ branches)
 like "$out" "6.1    linux-6.1.y    6.1.10" "stableq branches: 6.1, its git branch and version"
 like "$out" "6.12   linux-6.12.y   6.12.3     $T/linux-6.12" "... 6.12 with its tree"
 like "$out" "1 patch (1 queued)" "... and each queue's counts"
-is "$(SQ branches --json | /usr/bin/python3 -c 'import json,sys; print(" ".join(b["key"] + "=" + str(b["states"]) for b in json.load(sys.stdin)))')" \
-	"6.1={'rejected': 1} 6.12={'queued': 1}" "stableq branches --json"
+like "$out" "waits for: nothing" "... and what each waits for"
+is "$(SQ branches --json | /usr/bin/python3 -c 'import json,sys; print(" ".join(b["key"] + "=" + str({k: n for k, n in b["patches"].items() if n}) + ":" + b["queue_dir"] for b in json.load(sys.stdin)["branches"]))')" \
+	"6.1={'rejected': 1}:$T/q-6.1 6.12={'queued': 1}:$T/q-6.12" "stableq branches --json: GET /branches's answer, counts and queue directories"
 
 # --- [PATCH X.Y] picks the branch; unknown branches are refused ----------------
 mkdir -p "$T/mixed"

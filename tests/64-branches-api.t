@@ -5,7 +5,8 @@ Two small stable trees made here (6.12 is the 6.1 tree's history plus its
 own release and one commit only it has, "lib: spell four"), the config's
 [branch 6.1] and [branch 6.12] sections, the real daemon. Patches go to a
 branch's queue with POST /patches?branch=KEY; the same fix to both. Then:
-GET /branches (each branch, its counts, what it waits for), ?branch=KEY on
+GET /branches (each branch, its counts, what it waits for; `stableq
+branches --json` prints the same), ?branch=KEY on
 every list (and 400 naming the unknown key and the known ones, changing
 nothing), the branch key on every patch and candidate, GET /fixes (the fix x
 branch matrix, paged), the mail naming the patch's own branch
@@ -13,6 +14,7 @@ branch matrix, paged), the mail naming the patch's own branch
 made-up work (a candidate at its build on 6.1, a pending one on 6.12, a
 bisection) so that what each branch waits for is checked exactly.
 """
+import json
 import os
 import sqlite3
 import sys
@@ -115,6 +117,10 @@ try:
          '... its patches by state (2 each, every state present)', br)
     t.ok(all(br[k]['waits_for'] == 'nothing' and br[k]['doing'] is None for k in ('6.1', '6.12')),
          '... both idle: waiting for nothing', br)
+    p = w.sq('branches', '--json', check=False)
+    cli = json.loads(p.stdout.decode() or 'null') if p.returncode == 0 else None
+    s, h, raw, j = w.get('/branches')
+    t.ok(cli is not None and cli == j, 'stableq branches --json prints what GET /branches answers', cli, j)
     for k in ('6.1', '6.12'):
         lc = br[k]['latest_candidate']
         ours = q(w, "SELECT MAX(c.id) FROM candidates c JOIN branches b ON b.id = c.branch_id WHERE b.key = ?", k)[0][0]
@@ -263,6 +269,12 @@ try:
         t.is_(br.get('6.1', {}).get('waits_for'), 'nothing: it holds the build lock', '... and waits for nothing')
         t.is_(br.get('6.12', {}).get('waits_for'), 'build lock held by 6.1 candidate %d' % c12,
               '6.12, with a pending candidate, waits for the build lock held by 6.1\'s candidate')
+        p = w2.sq('branches', '--json', check=False)
+        t.ok(p.returncode == 0 and json.loads(p.stdout.decode()) == j,
+             '... stableq branches --json says the same', p.stdout.decode(), j)
+        p = w2.sq('branches', check=False)
+        t.like(p.stdout.decode(), '       waits for: build lock held by 6.1 candidate %d' % c12,
+               '... and stableq branches says what 6.12 waits for')
         with con:
             con.execute("UPDATE candidates SET step = 'done', verdict = 'fail' WHERE id = ?", (c12,))
             bis = con.execute("INSERT INTO bisections (candidate_id, steps_done, steps_total) VALUES (?, 1, 3)",

@@ -1050,16 +1050,6 @@ json_t *queue_patch_files_json(sqlite3 *db, long long id)
 			    "i", id);
 }
 
-json_t *queue_states_by_pos(sqlite3 *db, long long branch)
-{
-	return db_map_of(
-		db_rows_json(db,
-			     "SELECT state, COUNT(*) FROM patches WHERE"
-			     " branch_id = ? GROUP BY state ORDER BY"
-			     " MIN(queue_pos)",
-			     "i", branch));
-}
-
 int queue_verdict_latest_full(sqlite3 *db, long long patch_id,
 			      const char *check, char **result, char **detail)
 {

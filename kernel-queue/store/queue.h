@@ -245,8 +245,6 @@ int queue_newest_released(sqlite3 *db, long long branch, char **commit);
 
 /* The files a patch touches, by path: {path, change (A, M, D, R)}. */
 json_t *queue_patch_files_json(sqlite3 *db, long long id);
-/* {state: count} of branch's patches, in the order the queue reaches them. */
-json_t *queue_states_by_pos(sqlite3 *db, long long branch);
 
 /* The latest verdict of check on patch_id, its result and detail (caller frees
  * both); ERR_NOTFOUND. */
