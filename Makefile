@@ -5,6 +5,8 @@
 #   make check      every test under prove (unit tests built with ASan+UBSan)
 #   make run        the daemon with its defaults on the shipped queue
 #   make bench      the benchmarks in bench/, printing their figures
+#   make install    ./stableq, its man pages, config/ and the systemd unit
+#                   under PREFIX (default /usr/local; DESTDIR for staging)
 #   make fuzz       libFuzzer builds of the parsers (clang)
 #   make SANITIZE=address,undefined check    the whole binary sanitized too
 
@@ -91,7 +93,7 @@ LIBFUZZ_BINS := $(patsubst fuzz/%.c,fuzz/bin/%,$(FUZZ_SRCS))
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(patsubst bench/%.c,bench/bin/%,$(BENCH_SRCS))
 
-.PHONY: all deps check unit-check run bench fuzz clean format guest
+.PHONY: all deps check unit-check run bench fuzz clean format guest install
 all: stableq
 
 # Switching between plain and sanitized builds relinks ./stableq.
@@ -190,6 +192,29 @@ run: deps
 
 bench: stableq $(BENCH_BINS)
 	@for b in $(sort $(wildcard bench/*.sh)); do echo "== $$b"; ./$$b || exit 1; done
+
+# The binary, its man pages, the systemd unit and what it reads from
+# config/ (settings, kernel fragments, test sets, the shipped queues).
+# DATADIR is the daemon's working directory: its relative paths (config/...,
+# var/...) resolve there, and var/ is a link to STATEDIR, which the unit
+# has systemd make.
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+DATADIR ?= $(PREFIX)/share/stableq
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+STATEDIR ?= /var/lib/stableq
+install: stableq
+	install -D -m 755 stableq $(DESTDIR)$(BINDIR)/stableq
+	install -D -m 644 man/stableq.1 $(DESTDIR)$(MANDIR)/man1/stableq.1
+	install -D -m 644 man/stableq.conf.5 $(DESTDIR)$(MANDIR)/man5/stableq.conf.5
+	install -d $(DESTDIR)$(DATADIR)
+	cp -R config $(DESTDIR)$(DATADIR)/
+	ln -sfn $(STATEDIR) $(DESTDIR)$(DATADIR)/var
+	install -d $(DESTDIR)$(UNITDIR)
+	sed -e 's|^WorkingDirectory=.*|WorkingDirectory=$(DATADIR)|' \
+	    -e 's|/srv/stableq/stableq |$(BINDIR)/stableq |' \
+	    config/stableq.service > $(DESTDIR)$(UNITDIR)/stableq.service
 
 format:
 	clang-format -i $(wildcard $(addsuffix /*.[ch],$(SRC_DIRS)) tests/*.[ch] fuzz/*.c bench/*.c)

@@ -37,7 +37,7 @@ const struct command commands[] = {
 	{ "lava-job", cmd_lava_job, 1, "lava-job CANDIDATE [--out DIR] [--url URL]   (a LAVA job: qemu, kernel, initramfs, tests)", lava_opts },
 	{ "serve", cmd_serve, 0, "serve [-d] [-n] [-v]", NULL, "dnv" },
 	{ "config", cmd_config, 0, "config            (print the settings in force)" },
-	{ "branches", cmd_branches, 1, "branches [--json]  (each branch: git branch, version, tree, queue)" },
+	{ "branches", cmd_branches, 1, "branches [--json]  (each branch: git branch, version, tree, queue, what it waits for)" },
 	{ NULL, NULL, 0, NULL },
 };
 

@@ -1,17 +1,17 @@
 #!/usr/bin/env python3
-"""62-readme-curl.t: every curl command of README.md, verbatim, against the real daemon.
+"""62-readme-curl.t: every curl command of README.md and docs/*.md, verbatim, against the real daemon.
 
-The README's examples talk to 127.0.0.1:8080 and use $TOKEN, @fix.patch and
+The examples (docs/api.md holds most of them) talk to 127.0.0.1:8080 and use $TOKEN, @fix.patch and
 patch 12. So that they run as written while other daemons may hold port 8080
 on this machine, the test runs in a network namespace of its own
 (`unshare -rn`: a private loopback), where the daemon listens on
 127.0.0.1:8080. The store holds twelve imported patches, $TOKEN is a write
 token and fix.patch (and fix-6.12.patch, its [PATCH 6.12] backport) a new
 patch in the working directory; each command
-then runs with `sh -c`, in README order, and must exit 0 and print JSON that
-is not an error. A curl line added to the README later is run the same way.
-The store has two branches (6.1 and 6.12), as the README's ?branch= lines
-expect.
+then runs with `sh -c`, in the files' order (README.md first, then docs/ by
+name), and must exit 0 and print JSON that is not an error. A curl line
+added to any of them later is run the same way. The store has two branches
+(6.1 and 6.12), as the ?branch= lines expect.
 """
 import fcntl
 import json
@@ -47,25 +47,34 @@ def loopback_up():
         s.close()
 
 
-def readme_curls():
-    """The curl command lines of README.md's code (indented or fenced)."""
-    lines, fenced = [], False
-    with open(os.path.join(TOP, 'README.md')) as f:
-        for line in f:
-            if line.lstrip().startswith('```'):
-                fenced = not fenced
-                continue
-            if (fenced or line.startswith('    ')) and re.match(r'\s*curl\s', line):
-                lines.append(line.strip())
+def doc_files():
+    """README.md, then every docs/*.md by name."""
+    docs = os.path.join(TOP, 'docs')
+    return [os.path.join(TOP, 'README.md')] + sorted(
+        os.path.join(docs, f) for f in os.listdir(docs) if f.endswith('.md'))
+
+
+def doc_curls():
+    """The curl command lines of the documents' code (indented or fenced)."""
+    lines = []
+    for path in doc_files():
+        fenced = False
+        with open(path) as f:
+            for line in f:
+                if line.lstrip().startswith('```'):
+                    fenced = not fenced
+                    continue
+                if (fenced or line.startswith('    ')) and re.match(r'\s*curl\s', line):
+                    lines.append(line.strip())
     return lines
 
 
-curls = readme_curls()
-t.ok(len(curls) >= 6, 'README.md shows %d curl commands' % len(curls), curls)
+curls = doc_curls()
+t.ok(len(curls) >= 12, 'README.md and docs/ show %d curl commands' % len(curls), curls)
 loopback_up()
-w = World(port=8080, two_branches=True)  # the README shows ?branch=6.12
+w = World(port=8080, two_branches=True)  # docs/api.md shows ?branch=6.12
 try:
-    # twelve patches, so that the README's patch 12 exists
+    # twelve patches, so that the documents' patch 12 exists
     mbox = ''.join(w.mail(n, 'lib: fix line %d' % n, '',
                           w.diff('lib.c', 'line %d\n' % n, 'line %d fixed\n' % n))
                    for n in range(3, 15))
