@@ -17,7 +17,7 @@ BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O2 $(WARN) $(shell pkg-config --cflags
 
 # The folders are layers, lowest first; each sees only its own headers and
 # those of the layers below it, so an include that reaches up fails to build
-# (tests/05-layers.t checks the same rule on the sources). A layer may be
+# (tests/0-shape/05-layers.t checks the same rule on the sources). A layer may be
 # split into rooms (subfolders): kernel-queue/ by job, daemon/ by door.
 LAYERS := lib mail patch git qemu-runner kbuild kernel-queue daemon
 DIRS_lib := lib
@@ -33,7 +33,7 @@ DIRS_kbuild := kbuild
 # waits for, the fix x branch matrix), and on top intake (series, mail, API),
 # which hands replies to review. A room sees its own headers and those
 # of the floors below it (KQ_BELOW_room), never a room beside or above it
-# (tests/05-layers.t holds the same floors).
+# (tests/0-shape/05-layers.t holds the same floors).
 KQ_ROOMS := store checks candidates revert review export branches intake
 KQ_BELOW_store :=
 KQ_BELOW_checks := store
@@ -85,8 +85,10 @@ TOBJ := var/obj/test
 LIB_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(LIB_SRCS) $(GEN_SRCS))
 TLIB_OBJS := $(patsubst %.c,$(TOBJ)/%.o,$(LIB_SRCS) $(GEN_SRCS))
 
-UNIT_SRCS := $(wildcard tests/t-*.c)
-UNIT_BINS := $(patsubst tests/%.c,tests/bin/%.t,$(UNIT_SRCS))
+# C unit tests: tests/unit/t-NAME.c (a stray tests/t-NAME.c too) becomes
+# tests/bin/t-NAME.t; their headers (tap.h, tqueue.h, ...) are in tests/unit/.
+UNIT_SRCS := $(wildcard tests/unit/t-*.c tests/t-*.c)
+UNIT_BINS := $(addprefix tests/bin/,$(patsubst %.c,%.t,$(notdir $(UNIT_SRCS))))
 FUZZ_SRCS := $(wildcard fuzz/fuzz-*.c)
 REPLAY_BINS := $(patsubst fuzz/%.c,fuzz/bin/replay-%,$(FUZZ_SRCS))
 LIBFUZZ_BINS := $(patsubst fuzz/%.c,fuzz/bin/%,$(FUZZ_SRCS))
@@ -117,9 +119,13 @@ var/gen/embed.c: lib/embed.sh $(EMBED_FILES)
 	@mkdir -p var/gen
 	sh lib/embed.sh $(EMBED_FILES) > $@.tmp && mv $@.tmp $@
 
-tests/bin/%.t: tests/%.c $(TLIB_OBJS) tests/tap.h
+tests/bin/%.t: tests/unit/%.c $(TLIB_OBJS) tests/unit/tap.h
 	@mkdir -p tests/bin
-	$(CC) $(BASE_CFLAGS) $(INC_ALL) -Itests $(TEST_SAN) -o $@ $< $(TLIB_OBJS) $(LIBS)
+	$(CC) $(BASE_CFLAGS) $(INC_ALL) -Itests/unit $(TEST_SAN) -o $@ $< $(TLIB_OBJS) $(LIBS)
+
+tests/bin/%.t: tests/%.c $(TLIB_OBJS) tests/unit/tap.h
+	@mkdir -p tests/bin
+	$(CC) $(BASE_CFLAGS) $(INC_ALL) -Itests/unit $(TEST_SAN) -o $@ $< $(TLIB_OBJS) $(LIBS)
 
 # The fuzz targets, replayed over their corpus without libFuzzer.
 # fuzz/fuzz-NAME.c replays fuzz/corpus/NAME/*, printing TAP.
@@ -150,9 +156,9 @@ deps:
 	fi
 
 # The whole binary again with ASan+UBSan, from the unit tests' objects,
-# beside ./stableq (which stays as built): tests/63-api-sanitized.t runs
+# beside ./stableq (which stays as built): tests/6-api/63-api-sanitized.t runs
 # the API's tests, their bad-input battery included, against it, and
-# tests/16-bad-input-san.t the CLI's bad-input battery.
+# tests/1-intake/16-bad-input-san.t the CLI's bad-input battery.
 SAN_BIN := var/san/stableq
 $(SAN_BIN): $(TLIB_OBJS) $(TOBJ)/daemon/main.o
 	@mkdir -p $(dir $@)
@@ -172,8 +178,12 @@ unit-check: $(UNIT_BINS) $(REPLAY_BINS) $(SAN_BIN)
 # (99-no-leftovers.t) run alone once all have ended. (A lane is prove's seq
 # rule: with a par rule beside a seq one, prove runs every par test before
 # the seq group's first.)
-TESTS := $(UNIT_BINS) $(REPLAY_BINS) $(sort $(wildcard tests/[0-9]*.t))
-marked = $(filter $(TESTS),$(patsubst tests/t-%.c,tests/bin/t-%.t,$(shell grep -l -E '^(#|/\*) check: $(1)' tests/*.t tests/t-*.c)))
+# The integration tests: tests/FAMILY/NN-name.t (tests/README), and a stray
+# tests/NN-name.t too; they run in the order of their numbers.
+IT_TESTS := $(wildcard tests/[0-9]*/[0-9]*.t tests/[0-9]*.t)
+by_number = $(foreach n,$(sort $(notdir $(1))),$(filter %/$(n),$(1)))
+TESTS := $(UNIT_BINS) $(REPLAY_BINS) $(call by_number,$(IT_TESTS))
+marked = $(filter $(TESTS),$(foreach f,$(shell grep -l -E '^(#|/\*) check: $(1)' $(IT_TESTS) $(UNIT_SRCS)),$(if $(filter %.c,$(f)),tests/bin/$(notdir $(f:.c=.t)),$(f))))
 SERIAL_TESTS := $(call marked,serial)
 LAST_TESTS := $(call marked,last)
 comma := ,
@@ -217,7 +227,7 @@ install: stableq
 	    config/stableq.service > $(DESTDIR)$(UNITDIR)/stableq.service
 
 format:
-	clang-format -i $(wildcard $(addsuffix /*.[ch],$(SRC_DIRS)) tests/*.[ch] fuzz/*.c bench/*.c)
+	clang-format -i $(wildcard $(addsuffix /*.[ch],$(SRC_DIRS)) tests/unit/*.[ch] fuzz/*.c bench/*.c)
 
 clean:
 	rm -rf var/obj var/gen tests/bin fuzz/bin bench/bin stableq

@@ -14,7 +14,7 @@
 # The Makefile compiles each folder (each room of kernel-queue/) with only
 # those include paths, so a wrong include also fails to build; this test
 # says which line is wrong, and that the Makefile's floors are these.
-. "$(dirname "$0")/lib/tap.sh"
+. "$(dirname "$0")/../lib/tap.sh"
 set -u
 cd "$TOP"
 

@@ -3,7 +3,7 @@
 # .c files (by basename) that may name it in SQL; SQL anywhere else that
 # reads or writes it (FROM/JOIN/INTO/UPDATE/DELETE FROM <table>) fails
 # here: other modules call the owner's accessors.
-. "$(dirname "$0")/lib/tap.sh"
+. "$(dirname "$0")/../lib/tap.sh"
 set -u
 cd "$TOP"
 

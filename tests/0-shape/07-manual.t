@@ -7,7 +7,7 @@
 # as written: the man page's examples, docs/configuration.md's (the
 # configuration, `make install` staged, whose files are checked) and the
 # README's (the manual, one test at a time).
-. "$(dirname "$0")/lib/tap.sh"
+. "$(dirname "$0")/../lib/tap.sh"
 set -u
 T=$(mktemp -d)
 trap 'rm -rf "$T" "$TOP/var/stage"' EXIT

@@ -2,7 +2,7 @@
 # 10-checks.t: import real patches into a real SQLite file and check them
 # against real git repositories made here: every verdict of the fixes,
 # applies and fixup checks, and what they do to a patch's state.
-. "$(dirname "$0")/lib/tap.sh"
+. "$(dirname "$0")/../lib/tap.sh"
 set -u
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT

@@ -6,8 +6,8 @@
 # reverted, code that is nowhere, Debian's arch rewrites, older changelog
 # sections, a Stable-dep-of whose dependent is not queued, a display name
 # with parentheses.
-. "$(dirname "$0")/lib/tap.sh"
-. "$(dirname "$0")/lib/verdicts.sh"
+. "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/../lib/verdicts.sh"
 set -u
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT

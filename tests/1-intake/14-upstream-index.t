@@ -4,7 +4,7 @@
 # queued patch's follow-ups that are not queued (its verdict, `stableq show`,
 # the author's mail), upstream reverts (held) and the soak (min_soak_days).
 # Real git repositories made here.
-. "$(dirname "$0")/lib/tap.sh"
+. "$(dirname "$0")/../lib/tap.sh"
 set -u
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT

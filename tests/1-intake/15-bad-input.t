@@ -2,7 +2,7 @@
 # 15-bad-input.t: every kind of bad input to `stableq import` gets a one-line
 # error naming the file (and line where it helps), a non-zero exit, and no
 # change to a real database that already holds patches.
-. "$(dirname "$0")/lib/tap.sh"
+. "$(dirname "$0")/../lib/tap.sh"
 set -u
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT

@@ -3,7 +3,7 @@
 # against the sanitized binary (var/san/stableq: ASan+UBSan, built by
 # `make check` beside ./stableq): every error path of intake runs under the
 # sanitizers, and none of them reports.
-. "$(dirname "$0")/lib/tap.sh"
+. "$(dirname "$0")/../lib/tap.sh"
 set -u
 SAN=$TOP/var/san/stableq
 L=$(mktemp -d)
@@ -16,7 +16,7 @@ fi
 ok 0 "the sanitized binary is built"
 out=$(STABLEQ=$SAN ASAN_OPTIONS=log_path=$L/asan \
 	UBSAN_OPTIONS=log_path=$L/ubsan:print_stacktrace=1 \
-	bash "$TOP/tests/15-bad-input.t" 2>&1)
+	bash "$TOP/tests/1-intake/15-bad-input.t" 2>&1)
 rc=$?
 printf '%s\n' "$out" | sed 's/^/#   /'
 ok $rc "15-bad-input.t passes against $SAN"

@@ -5,7 +5,7 @@
 # option and followed by the command's usage; options stand before or after
 # the operands, globals before or after the command, and a unique prefix
 # of a long option is that option.
-. "$(dirname "$0")/lib/tap.sh"
+. "$(dirname "$0")/../lib/tap.sh"
 set -u
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT

@@ -7,8 +7,8 @@
 # lines the patch keeps beside it), or when it is long or unique. One that
 # is at its place still does. A released patch's added block one line of
 # which a later release edited still stands (between both its neighbours).
-. "$(dirname "$0")/lib/tap.sh"
-. "$(dirname "$0")/lib/verdicts.sh"
+. "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/../lib/verdicts.sh"
 set -u
 T=$(mktemp -d)
 [ -n "${KEEP:-}" ] || trap 'rm -rf "$T"' EXIT

@@ -3,7 +3,7 @@
 # the plan with dependents, drops from the queue, release as commits, libgit2
 # revert commits equal to `git revert`, conflicts that change nothing,
 # kill -9 in the middle of a revert and the resume, mail in the outbox.
-. "$(dirname "$0")/lib/tap.sh"
+. "$(dirname "$0")/../lib/tap.sh"
 set -u
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT

@@ -4,7 +4,7 @@
 # control characters in headers (stored, printed, written back in the
 # revert patch), stableq's own revert files in queue_dir, file modes kept by
 # a plain diff, a path that would be a file and a directory at once.
-. "$(dirname "$0")/lib/tap.sh"
+. "$(dirname "$0")/../lib/tap.sh"
 set -u
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT

@@ -5,7 +5,7 @@
 # X.Y] routing and the refusals (unknown branch, shared directories, a
 # missing tarball), the migration of a store made before branches, and the
 # daemon taking one step per branch in turn.
-. "$(dirname "$0")/lib/tap.sh"
+. "$(dirname "$0")/../lib/tap.sh"
 set -u
 T=$(mktemp -d)
 trap 'kill $(cat "$T/daemon.pid" 2>/dev/null) 2>/dev/null; rm -rf "$T"' EXIT

@@ -3,7 +3,7 @@
 # of the queued patches before it (issue 23), with the verdicts a cold run
 # gives; a queue whose prefix changed (a patch taken out, a diff edited) is
 # never served from the kept tree.
-. "$(dirname "$0")/lib/tap.sh"
+. "$(dirname "$0")/../lib/tap.sh"
 set -u
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT

@@ -1,11 +1,11 @@
 #!/bin/bash
-# 11-release-queue.t: verdicts a stable maintainer would sign. A stable-queue
+# 33-release-queue.t: verdicts a stable maintainer would sign. A stable-queue
 # release (Greg's and Sasha's formats, tests/fixtures/release-6.1/queue) is
 # imported against the tree it was released into, a tarball-style tree with
 # no history, with Debian's changelog of the package (a small one in Debian's
 # format) as the evidence; then patches for a newer branch and patches nothing
 # here knows about; then the same release without the changelog.
-. "$(dirname "$0")/lib/tap.sh"
+. "$(dirname "$0")/../lib/tap.sh"
 set -u
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT

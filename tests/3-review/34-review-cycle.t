@@ -1,5 +1,5 @@
 #!/bin/bash
-# 57-review-cycle.t: the list's mail read in. A real public-inbox v2 archive
+# 34-review-cycle.t: the list's mail read in. A real public-inbox v2 archive
 # (public-inbox-init -V2, messages delivered by public-inbox-mda, offline,
 # with PI_CONFIG and HOME in the temp dir) and a maildir: a [PATCH 6.1 0/2]
 # series imported through the importer, a patch for another branch left
@@ -9,7 +9,7 @@
 # (no Message-Id, broken MIME, HTML only) counted invalid with nothing
 # stored, incremental passes, and the daemon holding a patch after a reply
 # lands in the maildir.
-. "$(dirname "$0")/lib/tap.sh"
+. "$(dirname "$0")/../lib/tap.sh"
 set -u
 T=$(mktemp -d /tmp/stableq-57.XXXXXX)
 trap 'kill $(cat "$T/daemon.pid" 2>/dev/null) 2>/dev/null; rm -rf "$T"' EXIT
@@ -230,7 +230,7 @@ kill "$(cat "$T/daemon.pid")"; wait "$(cat "$T/daemon.pid")" 2>/dev/null
 
 # --- the -rc review cycle: out over SMTP, replies in, release refused then allowed ------
 PY=/usr/bin/python3
-$PY "$TOP/tests/smtpd.py" --dir "$T/relay" --port-file "$T/port" 2>"$T/relay.log" &
+$PY "$TOP/tests/lib/smtpd.py" --dir "$T/relay" --port-file "$T/port" 2>"$T/relay.log" &
 echo $! > "$T/relay.pid"
 for _ in $(seq 100); do [ -s "$T/port" ] && break; sleep 0.1; done
 trap 'kill $(cat "$T/daemon.pid" "$T/relay.pid" 2>/dev/null) 2>/dev/null; rm -rf "$T"' EXIT

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""12-mail-guard.t: the bulk-mail guard, with a real relay (aiosmtpd) and the real daemon.
+"""35-mail-guard.t: the bulk-mail guard, with a real relay (aiosmtpd) and the real daemon.
 
 A step that would mail more authors than mail_bulk_limit (2 here) has its
 mail held: it stays queued, is not delivered, and waits for a maintainer to
@@ -15,13 +15,13 @@ import tempfile
 import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in tests/
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
 from apitest import TOP, Tap, World  # noqa: E402
 
 t = Tap()
 inbox = tempfile.mkdtemp(prefix='stableq-guard-inbox.')
 portf = os.path.join(inbox, '..', os.path.basename(inbox) + '.port')
-relay = subprocess.Popen(['/usr/bin/python3', os.path.join(TOP, 'tests', 'smtpd.py'),
+relay = subprocess.Popen(['/usr/bin/python3', os.path.join(TOP, 'tests', 'lib', 'smtpd.py'),
                           '--dir', inbox, '--port-file', portf],
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 for _ in range(100):

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""13-mail-recipients.t: one mail's recipients are capped, and the bulk guard counts them.
+"""36-mail-recipients.t: one mail's recipients are capped, and the bulk guard counts them.
 
 Issue 23, item 1: a flagged patch with 300 Signed-off-by lines made one
 mail with 301 recipients, queued and not held. Now one mail goes to
 mail_max_recipients people at most (the author first, then the
 Signed-off-by chain in order) and is held with the reason; a step that
 mails few authors but many addresses in all is held by the bulk guard.
-Delivery goes to a real SMTP server on loopback (tests/smtpd.py).
+Delivery goes to a real SMTP server on loopback (tests/lib/smtpd.py).
 """
 import json
 import os
@@ -15,7 +15,7 @@ import sys
 import tempfile
 
 sys.dont_write_bytecode = True  # no __pycache__ in tests/
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
 from apitest import Relay, Tap, World  # noqa: E402
 
 t = Tap()

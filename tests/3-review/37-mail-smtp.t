@@ -1,5 +1,5 @@
 #!/bin/bash
-# 40-mail-smtp.t: the outbox delivered to a real SMTP relay on loopback (aiosmtpd).
+# 37-mail-smtp.t: the outbox delivered to a real SMTP relay on loopback (aiosmtpd).
 #
 # Patches are rows written with the sqlite3 CLI (as the importer would);
 # each mail is enqueued by tests/bin/t-outbox.t's `enqueue` helper (an event
@@ -8,7 +8,7 @@
 # CRLF and dots on the wire, a relay down then back, a recipient refused,
 # an invalid author, kill -9 while the relay stalls in DATA (restart: sent
 # once) and while it stalls on QUIT (already recorded as sent).
-. "$(dirname "$0")/lib/tap.sh"
+. "$(dirname "$0")/../lib/tap.sh"
 cd "$TOP" || exit 1
 
 PY=/usr/bin/python3 # Debian's, which has aiosmtpd (a pyenv one may not)
@@ -43,7 +43,7 @@ PORT=0
 
 start_relay() {
 	rm -f "$T/port"
-	$PY tests/smtpd.py --dir "$INBOX" --port-file "$T/port" \
+	$PY tests/lib/smtpd.py --dir "$INBOX" --port-file "$T/port" \
 		--port "$PORT" --stall-file "$T/stall" \
 		--stall-quit-file "$T/stall-quit" 2>"$T/relay.log" &
 	RELAY=$!

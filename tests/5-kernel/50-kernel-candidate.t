@@ -4,7 +4,7 @@
 # real patch -> the candidate fails with the stale value; with the fix ->
 # it passes. Real kernel builds (ccache reused across runs) and QEMU boots.
 # check: serial (kernel trees, builds and QEMU: one such test at a time)
-. "$(dirname "$0")/lib/tap.sh"
+. "$(dirname "$0")/../lib/tap.sh"
 set -u
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT

@@ -8,7 +8,7 @@
 # the test and the candidate named; the 6.12 queue candidate (the test
 # alone) passes from the build cache. One cold kernel build.
 # check: serial (kernel trees, builds and QEMU: one such test at a time)
-. "$(dirname "$0")/lib/tap.sh"
+. "$(dirname "$0")/../lib/tap.sh"
 set -u
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT

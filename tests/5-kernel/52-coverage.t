@@ -13,7 +13,7 @@
 # $TOP/var/build-cover (shared, configured once), so the objects are a
 # handful of ccache hits after the first run.
 # check: serial (kernel trees, builds and QEMU: one such test at a time)
-. "$(dirname "$0")/lib/tap.sh"
+. "$(dirname "$0")/../lib/tap.sh"
 set -u
 T=$(mktemp -d)
 DPID=
@@ -168,7 +168,7 @@ is "$(jq_ "$T/api-w.json" "j['coverage']['status']")" compiled "GET /patches/ID:
 like "$(jq_ "$T/api-w.json" "j['coverage']['files'][0]['warnings']")" "unused variable" "GET /patches/ID: the file's new warnings"
 is "$(jq_ "$T/api-w.json" "j['verdicts']['warnings']['result']")" added "GET /patches/ID: the warnings verdict among the others"
 ok "$([ -x /usr/bin/chromedriver ] && echo 0 || echo 1)" "Debian's chromium-driver is installed (make deps)"
-node "$TOP/tests/coverage-dashboard.mjs" "http://127.0.0.1:$PORT" "$C2" "$W" "$ARM" > "$T/chromium.txt" 2>&1
+node "$TOP/tests/lib/coverage-dashboard.mjs" "http://127.0.0.1:$PORT" "$C2" "$W" "$ARM" > "$T/chromium.txt" 2>&1
 while read -r line; do
 	ok "$(py "import json; print(0 if json.loads('''$line''')['ok'] else 1)" 2>/dev/null || echo 1)" \
 		"chromium: $(py "import json; print(json.loads('''$line''')['name'])" 2>/dev/null || echo "$line")" ||

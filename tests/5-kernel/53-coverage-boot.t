@@ -12,7 +12,7 @@
 # summary, the API and the KCIDB export. The gcov build directory is
 # $TOP/var/gcov/build (one extra small build, reused by later runs).
 # check: serial (kernel trees, builds and QEMU: one such test at a time)
-. "$(dirname "$0")/lib/tap.sh"
+. "$(dirname "$0")/../lib/tap.sh"
 set -u
 T=$(mktemp -d)
 DPID=

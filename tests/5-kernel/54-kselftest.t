@@ -9,7 +9,7 @@
 # as regressions against the tip's run (where both pass), the compiler's
 # error carried; user_events fails on the tip too: a known failure.
 # check: serial (kernel trees, builds and QEMU: one such test at a time)
-. "$(dirname "$0")/lib/tap.sh"
+. "$(dirname "$0")/../lib/tap.sh"
 set -u
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT

@@ -7,7 +7,7 @@
 # patches were released, it reverts the culprit with its dependent and the
 # branch passes again. Mail lands in the outbox, threaded to the patches.
 # check: serial (kernel trees, builds and QEMU: one such test at a time)
-. "$(dirname "$0")/lib/tap.sh"
+. "$(dirname "$0")/../lib/tap.sh"
 set -u
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT

@@ -7,7 +7,7 @@
 # it, the step is recorded as interrupted, and the next start resumes it.
 # Real kernel builds and QEMU boots (ccache), a real daemon on loopback.
 # check: serial (kernel trees, builds and QEMU: one such test at a time)
-. "$(dirname "$0")/lib/tap.sh"
+. "$(dirname "$0")/../lib/tap.sh"
 set -u
 T=$(mktemp -d)
 DPID=

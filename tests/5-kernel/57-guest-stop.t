@@ -6,7 +6,7 @@
 # every boot. Real build (ccache, the build directory the other kernel
 # tests share) and QEMU boots of the tip.
 # check: serial (kernel trees, builds and QEMU: one such test at a time)
-. "$(dirname "$0")/lib/tap.sh"
+. "$(dirname "$0")/../lib/tap.sh"
 set -u
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT

@@ -1,5 +1,5 @@
 #!/bin/bash
-# 57-regressions.t: a regression is bisected by its failing test alone, while
+# 58-regressions.t: a regression is bisected by its failing test alone, while
 # a known failure of the tip does not fail the candidate. Real kernel builds
 # (ccache, the build directory shared with the other kernel tests) and QEMU
 # boots. The test set is config/tests.conf plus a guest test that fails
@@ -11,7 +11,7 @@
 # by user-copy alone, its search step boots only user-copy, its
 # confirmation the whole set.
 # check: serial (kernel trees, builds and QEMU: one such test at a time)
-. "$(dirname "$0")/lib/tap.sh"
+. "$(dirname "$0")/../lib/tap.sh"
 set -u
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT

@@ -16,7 +16,7 @@ import sys
 import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in tests/
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
 from apitest import TOP, Tap, World, git  # noqa: E402
 
 t = Tap()

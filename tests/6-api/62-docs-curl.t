@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""62-readme-curl.t: every curl command of README.md and docs/*.md, verbatim, against the real daemon.
+"""62-docs-curl.t: every curl command of README.md and docs/*.md, verbatim, against the real daemon.
 
 The examples (docs/api.md holds most of them) talk to 127.0.0.1:8080 and use $TOKEN, @fix.patch and
 patch 12. So that they run as written while other daemons may hold port 8080
@@ -23,7 +23,7 @@ import subprocess
 import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in tests/
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
 from apitest import TOP, Tap, World  # noqa: E402
 
 if os.environ.get('STABLEQ_NETNS') != '1':

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""58-test-cases-api.t: GET /candidates/{id}/tests through the real daemon.
+"""69-test-cases-api.t: GET /candidates/{id}/tests through the real daemon.
 
 A store whose candidate ran (rows as candidate_run and testcase_classify
 write them: test_results per boot, test_cases per case, the tip's run
@@ -8,7 +8,7 @@ linked): the list leads with regressions, then flaky, known, skip, pass;
 candidate a 404, a candidate never classified answers classified false; the
 summary of GET /candidates/{id} says the counts. Text from the console (a
 hostile test name and detail) comes back as JSON data, unchanged. Then
-tests/test-cases-dashboard.mjs drives Debian's headless chromium: the
+tests/lib/test-cases-dashboard.mjs drives Debian's headless chromium: the
 candidate's page leads with the regressions, then flaky, then known
 failures, passes as a count, the hostile name as text.
 """
@@ -20,7 +20,7 @@ import subprocess
 import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in tests/
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
 from apitest import TOP, Tap, World  # noqa: E402
 
 t = Tap()
@@ -93,7 +93,7 @@ try:
     t.is_(j.get('summary'), 'fail: 6 tests, 2 regressions, 1 known failure, 1 flaky',
           'GET /candidates/2: the summary counts regressions, known failures, flaky tests')
 
-    p = subprocess.Popen(['node', os.path.join(TOP, 'tests', 'test-cases-dashboard.mjs'), w.base, '2', EVIL],
+    p = subprocess.Popen(['node', os.path.join(TOP, 'tests', 'lib', 'test-cases-dashboard.mjs'), w.base, '2', EVIL],
                          cwd=TOP, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     try:
         out, err = p.communicate(timeout=120)

@@ -2,7 +2,7 @@
 """70-dashboard.t: the dashboard in Debian's headless chromium against the real daemon.
 
 Real data (a small stable tree, patches imported through the API, checked,
-a candidate built and bisected by the daemon), then tests/dashboard.mjs
+a candidate built and bisected by the daemon), then tests/lib/dashboard.mjs
 drives /usr/bin/chromium through Debian's chromedriver (tests/lib/webdriver.mjs,
 WebDriver over node's own fetch; nothing installed from npm): the queue renders from the
 data, a patch page shows its verdicts, flagging through the page with a
@@ -21,7 +21,7 @@ import subprocess
 import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in tests/
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
 from apitest import TOP, Tap, World  # noqa: E402
 
 t = Tap()
@@ -162,7 +162,7 @@ try:
     env = dict(os.environ, EXTRA_PATCH=extra,
                FAIL_CANDIDATE=str(fail_cid), BOTH_SUBJECT=both_subject, HOSTILE_SUBJECT=hostile_subject)
     # its own process group: a run past its time goes with chromedriver and the browser
-    p = subprocess.Popen(['node', os.path.join(TOP, 'tests', 'dashboard.mjs'), w.base, tok, str(target), shots],
+    p = subprocess.Popen(['node', os.path.join(TOP, 'tests', 'lib', 'dashboard.mjs'), w.base, tok, str(target), shots],
                          cwd=TOP, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     try:
         out, err = p.communicate(timeout=240)

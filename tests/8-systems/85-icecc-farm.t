@@ -11,7 +11,7 @@
 # counter and log show it did. A local build of the same tree (another
 # token) gets the same verdict and sends no job to the farm.
 # check: serial (kernel trees, builds and QEMU: one such test at a time)
-. "$(dirname "$0")/lib/tap.sh"
+. "$(dirname "$0")/../lib/tap.sh"
 set -u
 if [ -z "${STABLEQ_FARM_NETNS:-}" ]; then
 	exec unshare -n env STABLEQ_FARM_NETNS=1 bash "$0" "$@"

@@ -18,7 +18,7 @@ import sqlite3
 import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in tests/
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
 from apitest import TOP, Tap, World, git  # noqa: E402
 
 import jsonschema  # noqa: E402  (Debian: python3-jsonschema)

@@ -12,7 +12,7 @@
 # (var/linux, var/build, var/linux-6.12, var/build-6.12) and build cache
 # (var/build-cache) so that it builds incrementally.
 # check: serial (kernel trees, builds and QEMU: one such test at a time)
-. "$(dirname "$0")/lib/tap.sh"
+. "$(dirname "$0")/../lib/tap.sh"
 set -u
 T=$(mktemp -d)
 RUN=

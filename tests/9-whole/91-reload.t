@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""57-reload.t: after a SIGHUP with a broken or deleted config file, the daemon and its steps keep the config held.
+"""91-reload.t: after a SIGHUP with a broken or deleted config file, the daemon and its steps keep the config held.
 
 Issue 23, item 2: the daemon kept its old config on a broken file, but
 every child step read the file again and failed into backoff. Now the
@@ -13,7 +13,7 @@ import stat
 import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in tests/
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
 from apitest import Tap, World  # noqa: E402
 
 t = Tap()

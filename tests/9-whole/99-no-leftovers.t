@@ -12,7 +12,7 @@ this checkout's and are left alone: this test only looks.
 import os
 import sys
 
-TOP = os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+TOP = os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..'))
 BINS = {os.path.join(TOP, 'stableq'), os.path.join(TOP, 'var', 'san', 'stableq')}
 
 

@@ -14,17 +14,17 @@ import sys
 import tempfile
 import time
 
-TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), '..'))
+TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
 STABLEQ = os.environ.get('STABLEQ', os.path.join(TOP, 'stableq'))
 
 
 class Relay:
-    """tests/smtpd.py on a free loopback port, storing mail in self.inbox."""
+    """tests/lib/smtpd.py on a free loopback port, storing mail in self.inbox."""
 
     def __init__(self, prefix='stableq-relay-inbox.'):
         self.inbox = tempfile.mkdtemp(prefix=prefix)
         self.portf = self.inbox + '.port'
-        self.proc = subprocess.Popen(['/usr/bin/python3', os.path.join(TOP, 'tests', 'smtpd.py'),
+        self.proc = subprocess.Popen(['/usr/bin/python3', os.path.join(TOP, 'tests', 'lib', 'smtpd.py'),
                                       '--dir', self.inbox, '--port-file', self.portf],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for _ in range(100):

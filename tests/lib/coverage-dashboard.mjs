@@ -1,9 +1,9 @@
 // coverage-dashboard.mjs: the build coverage on the dashboard, in Debian's chromium
 // (through Debian's chromedriver, tests/lib/webdriver.mjs).
 //
-// node tests/coverage-dashboard.mjs BASE_URL CANDIDATE_ID WARNED_PATCH_ID NOT_BUILT_PATCH_ID
-// Prints one JSON object a line: {ok, name, diag?}; tests/52-coverage.t turns them into TAP.
-import { Browser, request } from './lib/webdriver.mjs';
+// node tests/lib/coverage-dashboard.mjs BASE_URL CANDIDATE_ID WARNED_PATCH_ID NOT_BUILT_PATCH_ID
+// Prints one JSON object a line: {ok, name, diag?}; tests/5-kernel/52-coverage.t turns them into TAP.
+import { Browser, request } from './webdriver.mjs';
 
 const [base, cid, warned, other] = process.argv.slice(2);
 const say = (ok, name, diag) => console.log(JSON.stringify({ ok: !!ok, name, diag: diag === undefined ? undefined : String(diag) }));

@@ -1,11 +1,11 @@
 // dashboard.mjs: drives Debian's chromium (through Debian's chromedriver, tests/lib/webdriver.mjs)
 // through the stableq dashboard.
 //
-// node tests/dashboard.mjs BASE_URL TOKEN PATCH_ID SHOT_DIR
-// Prints one JSON object a line: {ok, name, diag?}; tests/70-dashboard.t
+// node tests/lib/dashboard.mjs BASE_URL TOKEN PATCH_ID SHOT_DIR
+// Prints one JSON object a line: {ok, name, diag?}; tests/7-dashboard/70-dashboard.t
 // turns them into TAP and checks the results through the API.
 import { join } from 'node:path';
-import { Browser, request } from './lib/webdriver.mjs';
+import { Browser, request } from './webdriver.mjs';
 
 const [base, token, patchId, shots] = process.argv.slice(2);
 const say = (ok, name, diag) => console.log(JSON.stringify({ ok: !!ok, name, diag: diag === undefined ? undefined : String(diag) }));

@@ -1,9 +1,9 @@
 // test-cases-dashboard.mjs: a candidate's page leads with its regressions, in Debian's chromium
 // (through Debian's chromedriver, tests/lib/webdriver.mjs).
 //
-// node tests/test-cases-dashboard.mjs BASE_URL CANDIDATE_ID HOSTILE_NAME
-// Prints one JSON object a line: {ok, name, diag?}; tests/58-test-cases-api.t turns them into TAP.
-import { Browser } from './lib/webdriver.mjs';
+// node tests/lib/test-cases-dashboard.mjs BASE_URL CANDIDATE_ID HOSTILE_NAME
+// Prints one JSON object a line: {ok, name, diag?}; tests/6-api/69-test-cases-api.t turns them into TAP.
+import { Browser } from './webdriver.mjs';
 
 const [base, cid, hostile] = process.argv.slice(2);
 const say = (ok, name, diag) => console.log(JSON.stringify({ ok: !!ok, name, diag: diag === undefined ? undefined : String(diag) }));

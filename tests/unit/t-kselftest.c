@@ -253,7 +253,7 @@ static void test_elf(void)
 	free(interp);
 	is_int(kselftest_elf_needs("/bin/busybox", &needed, &n, &interp), 0,
 	       "busybox-static is no dynamic ELF");
-	is_int(kselftest_elf_needs("tests/t-kselftest.c", &needed, &n, &interp),
+	is_int(kselftest_elf_needs("tests/unit/t-kselftest.c", &needed, &n, &interp),
 	       0, "a text file is no ELF");
 	ok(kselftest_elf_needs("/nonexistent", &needed, &n, &interp) < 0,
 	   "a missing file is an error");

@@ -2,7 +2,7 @@
 /*
  * Without arguments: the unit tests (TAP). With `enqueue DB CONF PATCH KIND
  * [--what T] [--why T] [--log FILE] [--revert FILE]` it is the helper of
- * tests/40-mail-smtp.t: one event + compose_notice() in one transaction, the
+ * tests/3-review/37-mail-smtp.t: one event + compose_notice() in one transaction, the
  * way the queue code does it; prints the mail id.
  */
 #include "db.h"
@@ -865,7 +865,7 @@ static void test_smtp_timeout(void)
 	free(r);
 }
 
-/* ---- the helper for tests/40-mail-smtp.t --------------------------------- */
+/* ---- the helper for tests/3-review/37-mail-smtp.t --------------------------------- */
 
 static char *slurp(const char *path)
 {
