@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-const struct command commands[] = {
+static const struct command commands[] = {
 	{ "import", cmd_import, 1, "import PATH...            (quilt dir, mbox or patch file)" },
 	{ "intake", cmd_intake, 1, "intake [--json]           (mail from intake_maildir, intake_inbox: patches, replies)" },
 	{ "check", cmd_check, 1, "check [ID...]" },

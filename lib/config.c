@@ -131,16 +131,6 @@ static char **cslot(struct config *c, const struct bkey *k)
 	return (char **)((char *)c + k->coff);
 }
 
-static const char *key_names[NKEYS + 1];
-
-const char *const *config_keys(void)
-{
-	for (size_t i = 0; i < NKEYS; i++)
-		key_names[i] = keys[i].name;
-	key_names[NKEYS] = NULL;
-	return key_names;
-}
-
 /* 0 when val is one of k's choices, else ERR_INVALID naming them. */
 static int enum_check(const struct key *k, const char *val, const char *where)
 {
@@ -394,6 +384,16 @@ static int branches_finish(struct config *c, const char *where)
 	return config_select_branch(c, NULL);
 }
 
+/* The known keys, ", "-separated, for messages. Caller frees. */
+static char *config_branch_keys(const struct config *c)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	for (int i = 0; i < c->nbranches; i++)
+		strbuf_addf(&sb, "%s%s", i ? ", " : "", c->branches[i].key);
+	return strbuf_detach(&sb, NULL);
+}
+
 const struct branch_conf *config_branch(const struct config *c,
 					const char *key)
 {
@@ -411,15 +411,6 @@ const struct branch_conf *config_branch(const struct config *c,
 		known);
 	free(known);
 	return NULL;
-}
-
-char *config_branch_keys(const struct config *c)
-{
-	struct strbuf sb = STRBUF_INIT;
-
-	for (int i = 0; i < c->nbranches; i++)
-		strbuf_addf(&sb, "%s%s", i ? ", " : "", c->branches[i].key);
-	return strbuf_detach(&sb, NULL);
 }
 
 int config_select_branch(struct config *c, const char *key)

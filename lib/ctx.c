@@ -10,6 +10,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+static int branch_ctx_sync_branches(struct branch_ctx *bc);
+
 int branch_ctx_open_db(struct branch_ctx *bc)
 {
 	char *dir = xstrdup(bc->cfg.db), *slash = strrchr(dir, '/');
@@ -50,7 +52,12 @@ static int branches_synced(struct branch_ctx *bc)
 	return n == bc->cfg.nbranches;
 }
 
-int branch_ctx_sync_branches(struct branch_ctx *bc)
+/*
+ * The configured branches in the store: a row per key (name updated, ord
+ * the config's order, 0 the default; branches no longer configured keep
+ * their rows with ord NULL). Writes only when something changed.
+ */
+static int branch_ctx_sync_branches(struct branch_ctx *bc)
 {
 	int ret;
 

@@ -29,12 +29,6 @@ struct branch_ctx {
  * branch_ctx_sync_branches) and sets branch_id to the selected one's row.
  */
 int branch_ctx_open_db(struct branch_ctx *bc);
-/*
- * The configured branches in the store: a row per key (name updated, ord
- * the config's order, 0 the default; branches no longer configured keep
- * their rows with ord NULL). Writes only when something changed.
- */
-int branch_ctx_sync_branches(struct branch_ctx *bc);
 /* The store's id of configured branch key, or negative (ERR_NOTFOUND). */
 int branch_ctx_branch_id(struct branch_ctx *bc, const char *key, long long *id);
 /*

@@ -1,4 +1,4 @@
-/* patch-diff.c: a patch's diff: files, hunk checks, flags, patch-id. */
+/* diff.c: a patch's diff: files, hunk checks, flags, patch-id. */
 #include "err.h"
 #include "patch-int.h"
 #include "patch.h"

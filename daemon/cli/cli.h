@@ -57,8 +57,6 @@ void cli_on_terminal(void);
 int cli_print_json(json_t *j);
 int cli_fail(const char *cmd);
 
-/* The table, terminated by a NULL name (main.c). */
-extern const struct command commands[];
 
 int cmd_import(struct app *app, const struct cli_opts *o, int argc, char **argv);
 int cmd_check(struct app *app, const struct cli_opts *o, int argc, char **argv);

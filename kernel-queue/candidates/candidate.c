@@ -28,18 +28,6 @@
 #include <sys/file.h>
 #include <unistd.h>
 
-long long candidate_create(sqlite3 *db, const long long *patch_ids, size_t n,
-			   long long upto, const char *purpose,
-			   long long bisection_id, const char *actor)
-{
-	long long branch = queue_default_branch(db);
-
-	if (branch < 0)
-		return branch;
-	return candidate_create_on(db, branch, patch_ids, n, upto, purpose,
-				   bisection_id, actor);
-}
-
 long long candidate_create_on(sqlite3 *db, long long branch,
 			      const long long *patch_ids, size_t n,
 			      long long upto, const char *purpose,

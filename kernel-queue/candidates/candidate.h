@@ -20,10 +20,6 @@ long long candidate_create_on(sqlite3 *db, long long branch,
 			      const long long *patch_ids, size_t n,
 			      long long upto, const char *purpose,
 			      long long bisection_id, const char *actor);
-/* The same on the default (first configured) branch. */
-long long candidate_create(sqlite3 *db, const long long *patch_ids, size_t n,
-			   long long upto, const char *purpose,
-			   long long bisection_id, const char *actor);
 /*
  * 0 when candidate id is on bc's selected branch, else negative with
  * "candidate 12 is on branch 6.12, not 6.1 (--branch 6.12)".

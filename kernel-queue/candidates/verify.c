@@ -16,7 +16,8 @@
 
 #define TRAILER "Regression-test:"
 
-char *verify_test_of(const char *message)
+/* The name a patch's message gives, validated; NULL if none. Caller frees. */
+static char *verify_test_of(const char *message)
 {
 	const char *p = message;
 	size_t n;

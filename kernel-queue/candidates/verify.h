@@ -28,8 +28,6 @@
  */
 int verify_fix(struct branch_ctx *bc, long long patch_id,
 	       void (*progress)(const char *line, void *ctx), void *ctx);
-/* The name a patch's message gives, validated; NULL if none. Caller frees. */
-char *verify_test_of(const char *message);
 /* A job of the daemon's: a queued patch of the branch names its test and has no test verdict (*id). */
 int verify_due(struct branch_ctx *bc, long long *id);
 /* What verify_fix found for patch id, one line for the log; caller frees. */

@@ -18,6 +18,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
+static int intake_import_paths(sqlite3 *db, long long branch, unsigned flags,
+			const char *const *paths, size_t n, size_t max_bytes,
+			const char *actor, struct intake_result *res);
+
 struct parsed {
 	struct patch **v;
 	size_t n, alloc;
@@ -379,7 +383,17 @@ fail:
 	return ret;
 }
 
-int intake_import_paths(sqlite3 *db, long long branch, unsigned flags,
+/*
+ * Parses every path first (a directory with a quilt `series`, an mbox, a
+ * patch file); any error names the file and line and changes nothing. Then
+ * stores all patches in one transaction, in order, skipping duplicates,
+ * into branch's queue (branches.id) or the one flags route them to. A
+ * queue directory's revert patches written by stableq are not patches to
+ * import: they are counted in own and left alone. The low-level import,
+ * for the mail intake, which picks each series' branches itself; every
+ * door imports through intake_submit().
+ */
+static int intake_import_paths(sqlite3 *db, long long branch, unsigned flags,
 			const char *const *paths, size_t n, size_t max_bytes,
 			const char *actor, struct intake_result *res)
 {

@@ -34,19 +34,6 @@ void intake_result_release(struct intake_result *r);
 enum { INTAKE_ROUTE = 1, INTAKE_STRICT = 2 };
 
 /*
- * Parses every path first (a directory with a quilt `series`, an mbox, a
- * patch file); any error names the file and line and changes nothing. Then
- * stores all patches in one transaction, in order, skipping duplicates,
- * into branch's queue (branches.id) or the one flags route them to. A
- * queue directory's revert patches written by stableq are not patches to
- * import: they are counted in own and left alone. The low-level import,
- * for the mail intake, which picks each series' branches itself; every
- * door imports through intake_submit().
- */
-int intake_import_paths(sqlite3 *db, long long branch, unsigned flags,
-			const char *const *paths, size_t n, size_t max_bytes,
-			const char *actor, struct intake_result *res);
-/*
  * The same for a buffer (an mbox or a patch, e.g. an API request body)
  * into branch's queue (branches.id).
  */

@@ -34,7 +34,11 @@ static int has_opt_out(sqlite3 *db, long long patch_id)
 	return found;
 }
 
-int revert_guard(struct branch_ctx *bc, long long patch_id, char **why)
+/*
+ * 1 when the daemon may revert patch_id by itself, else 0 with *why
+ * (caller frees): the guards of revert.h.
+ */
+static int revert_guard(struct branch_ctx *bc, long long patch_id, char **why)
 {
 	long long today = 0, unconfirmed = 0;
 	json_t *flags;

@@ -273,7 +273,16 @@ int insert_revert(struct branch_ctx *bc, long long root, const char *reason,
 			      p->n, reason);
 }
 
-int revert_execute(struct branch_ctx *bc, long long patch_id,
+/*
+ * Carries out the plan (flagging the patch broken first if it is not):
+ * drops in one transaction; reverts as libgit2 revert commits on the
+ * branch (message in the stable style), each also written as a mail-format
+ * patch into the queue directory; patches go to dropped/reverted, authors
+ * are mailed. A revert that conflicts changes nothing (ERR_CONFLICT). A
+ * crash at any point leaves either nothing done or a state that
+ * revert_resume() completes. Sets *revert_id.
+ */
+static int revert_execute(struct branch_ctx *bc, long long patch_id,
 		   const char *reason, long long *revert_id)
 {
 	struct plan p;

@@ -17,17 +17,6 @@
 json_t *revert_plan(struct branch_ctx *bc, long long patch_id);
 
 /*
- * Carries out the plan (flagging the patch broken first if it is not):
- * drops in one transaction; reverts as libgit2 revert commits on the
- * branch (message in the stable style), each also written as a mail-format
- * patch into the queue directory; patches go to dropped/reverted, authors
- * are mailed. A revert that conflicts changes nothing (ERR_CONFLICT). A
- * crash at any point leaves either nothing done or a state that
- * revert_resume() completes. Sets *revert_id.
- */
-int revert_execute(struct branch_ctx *bc, long long patch_id,
-		   const char *reason, long long *revert_id);
-/*
  * Stores the plan as a revert in state 'planned' (auto_revert = plan): it
  * waits there for a maintainer, who runs it with revert_execute().
  */
@@ -99,7 +88,6 @@ int override_patch(struct branch_ctx *bc, long long patch_id,
  * stores the plan for the maintainer; 1 when it stopped one, 0 when
  * message_id is no waiting proposal's.
  */
-int revert_guard(struct branch_ctx *bc, long long patch_id, char **why);
 int revert_auto(struct branch_ctx *bc, long long patch_id, long long *revert_id,
 		long long *confirm_id);
 int revert_propose(struct branch_ctx *bc, long long patch_id);

@@ -10,6 +10,8 @@
 #include "repo.h"
 #include "strbuf.h"
 
+static int release_resume(struct branch_ctx *bc);
+
 int release_queue(struct branch_ctx *bc, int force, size_t *n)
 {
 	long long *ids = NULL, ok = 0;
@@ -114,7 +116,8 @@ out:
 	return ret < 0 ? ret : 0;
 }
 
-int release_resume(struct branch_ctx *bc)
+/* Moves the branch to releases the store recorded before a crash. */
+static int release_resume(struct branch_ctx *bc)
 {
 	char *newest = NULL;
 	struct repo *r = NULL;

@@ -13,7 +13,5 @@
  * otherwise, unless force). Sets *n to the number released.
  */
 int release_queue(struct branch_ctx *bc, int force, size_t *n);
-/* Moves the branch to releases the store recorded before a crash. */
-int release_resume(struct branch_ctx *bc);
 
 #endif

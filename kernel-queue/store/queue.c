@@ -95,7 +95,12 @@ long long queue_set_state(sqlite3 *db, long long id, enum patch_state to,
 			 reason ? ": " : "", reason ? reason : "");
 }
 
-json_t *queue_notice_patch(sqlite3 *db, long long id)
+/*
+ * What a mail about patch id names (struct notice's patch: subject,
+ * authors, Message-Id, upstream, its queue's branch, the Signed-off-by
+ * chain). A new reference, or NULL (ERR_NOTFOUND for an unknown id).
+ */
+static json_t *queue_notice_patch(sqlite3 *db, long long id)
 {
 	/* branch: the git branch of the patch's own queue (linux-6.12.y) */
 	json_t *p = db_row_json(db,
@@ -532,21 +537,6 @@ static json_t *page_find(struct page_ref *refs, size_t n, long long id)
 	struct page_ref *r = bsearch(&key, refs, n, sizeof(*refs), page_ref_cmp);
 
 	return r ? r->o : NULL;
-}
-
-/*
- * A list is a few queries whatever its length (the page, then the tags,
- * latest verdicts and files of all its patches at once through
- * json_each(ids)), not seven per patch: 351 prepared statements for a
- * page of 50 made GET /api/v1/patches?limit=50 cost ~9 ms. page_json()
- * takes the rows of st (LIST_COLS or SUMMARY_COLS) and adds their tags,
- * latest verdicts and (full) files; st goes back to the cache.
- */
-json_t *queue_list_json(sqlite3 *db, const char *state, long long limit,
-			long long offset, long long *total,
-			enum list_view view)
-{
-	return queue_list_json_branch(db, 0, state, limit, offset, total, view);
 }
 
 static json_t *page_json(sqlite3 *db, sqlite3_stmt *st, int full)

@@ -64,12 +64,6 @@ long long queue_set_state(sqlite3 *db, long long id, enum patch_state to,
 			  const char *reason, const char *actor);
 int queue_get_state(sqlite3 *db, long long id, enum patch_state *out);
 
-/*
- * What a mail about patch id names (struct notice's patch: subject,
- * authors, Message-Id, upstream, its queue's branch, the Signed-off-by
- * chain). A new reference, or NULL (ERR_NOTFOUND for an unknown id).
- */
-json_t *queue_notice_patch(sqlite3 *db, long long id);
 /* compose_notice() of n with its patch filled in from the store. */
 struct notice;
 struct config;
@@ -110,17 +104,14 @@ json_t *queue_patch_json(sqlite3 *db, long long id, int full);
  */
 enum list_view { LIST_SUMMARY, LIST_FULL };
 
-/*
- * An array of patches by state (NULL: all), limit/offset, in queue order,
- * of every branch (each row names its "branch" key) ...
- */
-json_t *queue_list_json(sqlite3 *db, const char *state, long long limit,
-			long long offset, long long *total,
-			enum list_view view);
 /* The LIST_FULL objects of the patches ids, in queue order (one query
  * each for the rows, tags, verdicts and files, whatever n is). */
 json_t *queue_patches_json(sqlite3 *db, const long long *ids, size_t n);
-/* ... or of one branch's queue (branches.id; 0: every branch). */
+/*
+ * An array of patches by state (NULL: all), limit/offset, in queue order,
+ * of one branch's queue (branches.id; 0: every branch, each row naming its
+ * "branch" key).
+ */
 json_t *queue_list_json_branch(sqlite3 *db, long long branch,
 			       const char *state, long long limit,
 			       long long offset, long long *total,

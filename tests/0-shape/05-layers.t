@@ -151,6 +151,11 @@ inc=$(make -s -n -B "var/obj/plain/kernel-queue/checks/check.o" 2>/dev/null | gr
 is "$inc" "-Ikernel-queue/store -Ikernel-queue/checks " "... so a file of checks/ is compiled with store/ and checks/ only"
 is "$(where_is app.h)" "daemon" "app.h (struct app) is in daemon/"
 is "$(app_below_daemon)" "" "below daemon/ nothing includes app.h or names struct app"
+# each C file's first line names it and says what it is ("/* queue.c: ...")
+unnamed=$(git ls-files '*.c' '*.h' | grep -v -e '/guest/' -e '^tests/fixtures/' | while read -r f; do
+	head -n 1 "$f" | grep -qE "^(/\*|//) ${f##*/}: " || echo "$f"
+done)
+is "$unnamed" "" "each C file's first line names it"
 dups=$(sources '*.h' | xargs -n1 basename | sort | uniq -d)
 is "$dups" "" "header names are unique across the tree"
 
