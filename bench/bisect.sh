@@ -84,7 +84,7 @@ tree_dir = $TREE
 branch = bench-bisect
 build_dir = $TOP/var/build
 queue_dir = $2
-kernel_config_dir = $TOP/config/kernel
+kernel_config_dir = $TOP/config/kernel/6.1/quick
 tests_file = $TOP/config/tests.conf
 CONF
 }

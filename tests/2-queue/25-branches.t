@@ -66,7 +66,7 @@ cat > "$T/stableq.conf" <<CONF
 db = $T/stableq.db
 var_dir = $T/var
 debian_changelog =
-kernel_config_dir = $TOP/config/kernel
+kernel_config_dir = $TOP/config/kernel/6.1/quick
 [branch 6.1]
 tree_dir = $T/linux-6.1
 build_dir = $T/build-6.1

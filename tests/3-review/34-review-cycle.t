@@ -104,7 +104,7 @@ build_dir = $T/build
 queue_dir = $T/queue
 queue_seed =
 coverage_build_dir = $T/cover
-kernel_config_dir = $TOP/config/kernel
+kernel_config_dir = $TOP/config/kernel/6.1/quick
 poll_interval = 1
 listen = 127.0.0.1:$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 intake_maildir = $T/Maildir

@@ -18,7 +18,7 @@ build_cache_dir = $TOP/var/build-cache
 tree_dir = $TOP/var/linux
 build_dir = $TOP/var/build
 queue_dir = $T/q
-kernel_config_dir = $TOP/config/kernel
+kernel_config_dir = $TOP/config/kernel/6.1/quick
 tests_file = $TOP/config/tests.conf
 CONF
 SQ() { (cd "$TOP" && "$STABLEQ" -c "$T/stableq.conf" "$@"); }

@@ -25,7 +25,7 @@ build_dir = $TOP/var/build
 queue_dir = $T/q-6.1
 queue_seed = $TOP/config/queues/6.1
 coverage_build_dir = $T/cover-6.1
-kernel_config_dir = $TOP/config/kernel
+kernel_config_dir = $TOP/config/kernel/6.1/quick
 tests_file = $TOP/config/tests.conf
 [branch 6.12]
 linux_source = /usr/src/linux-source-6.12.tar.xz
@@ -35,7 +35,7 @@ build_dir = $TOP/var/build-6.12
 queue_dir = $T/q-6.12
 queue_seed = $TOP/config/queues/6.12
 coverage_build_dir = $T/cover-6.12
-kernel_config_dir = $TOP/config/kernel-6.12
+kernel_config_dir = $TOP/config/kernel/6.12/quick
 tests_file = $TOP/config/tests-6.12.conf
 debian_changelog = /usr/share/doc/linux-source-6.12/changelog.Debian.gz
 CONF

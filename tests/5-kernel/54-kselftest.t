@@ -1,6 +1,6 @@
 #!/bin/bash
 # 54-kselftest.t: kselftests from the candidate's own tree, end to end on
-# the real 6.1 tree: the small guest kernel (config/kernel) built and booted
+# the real 6.1 tree: the small guest kernel (config/kernel/6.1/quick) built and booted
 # in QEMU, three targets of tools/testing/selftests built against the
 # candidate's headers (size, kcmp, and user_events, which never builds on
 # 6.1: its uapi header is not there). The queue is one patch that breaks
@@ -63,7 +63,7 @@ grep -q 'this_does_not_compile' "$T/q/0001-selftests-break-size-and-kcmp.patch"
 ok $? "the patch breaks kcmp_test.c"
 
 printf '%s = %s\n' db "$T/stableq.db" var_dir "$T/var" tree_dir "$TREE" branch t54 \
-	build_dir "$TOP/var/build" build_cache_dir "$TOP/var/build-cache" queue_dir "$T/q" kernel_config_dir "$TOP/config/kernel" \
+	build_dir "$TOP/var/build" build_cache_dir "$TOP/var/build-cache" queue_dir "$T/q" kernel_config_dir "$TOP/config/kernel/6.1/quick" \
 	tests_file "$T/tests.conf" test_retries 0 > "$T/stableq.conf"
 SQ() { (cd "$TOP" && "$STABLEQ" -c "$T/stableq.conf" "$@"); }
 db() { sqlite3 "$T/stableq.db" "$1"; }

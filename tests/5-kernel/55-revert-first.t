@@ -32,7 +32,7 @@ tree_dir = $TREE
 branch = t55-$1
 build_dir = $TOP/var/build
 queue_dir = $T/q-$1
-kernel_config_dir = $TOP/config/kernel
+kernel_config_dir = $TOP/config/kernel/6.1/quick
 tests_file = $TOP/config/tests.conf
 bisect_confirm = 2
 CONF

@@ -63,7 +63,7 @@ var_dir = $T/var-$1
 tree_dir = $TOP/var/linux
 build_dir = $TOP/var/build
 queue_dir = $T/q-$1
-kernel_config_dir = $TOP/config/kernel
+kernel_config_dir = $TOP/config/kernel/6.1/quick
 tests_file = $TOP/config/tests.conf
 ${2:-}
 CONF

@@ -150,7 +150,7 @@ class World:
                 'build_dir = %s/build' % self.dir,
                 'ccache_dir = %s/ccache' % self.dir,
                 'queue_dir = %s/queue' % self.dir,
-                'kernel_config_dir = %s/config/kernel' % TOP,
+                'kernel_config_dir = %s/config/kernel/6.1/quick' % TOP,
                 'tests_file = %s/config/tests.conf' % TOP,
                 # the maintainer decides: broken patches wait for a revert by hand
                 'auto_revert = plan',

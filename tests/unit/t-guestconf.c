@@ -51,9 +51,9 @@ static void test_table(void)
 			"build_dir = y2\nqueue_dir = z2\ncoverage_build_dir = w2\n");
 	is_int(config_load(&c, cfg), 0, "a config with a broad branch loads");
 	is_str(c.guest_config, "broad", "branch a: broad");
-	is_str(guestconf_fragments(b, &c), "config/kernel-broad",
+	is_str(guestconf_fragments(b, &c), "config/kernel/6.1/broad",
 	       "broad's fragments: broad_config_dir");
-	is_str(guestconf_fragments(q, &c), "config/kernel",
+	is_str(guestconf_fragments(q, &c), "config/kernel/6.1/quick",
 	       "quick's: kernel_config_dir");
 	is_int(config_select_branch(&c, "b"), 0, "branch b");
 	is_str(c.guest_config, "quick", "inherits quick from the top");
@@ -118,17 +118,17 @@ static void test_hash(void)
 	const struct guestconf *b = guestconf_find("broad");
 	char *deny = put("deny.conf", "A_TEST why\n");
 
-	is_int(guestconf_hash(q, NULL, "config/kernel", deny, q1), 0, "quick");
-	is_int(kconfig_hash(NULL, "config/kernel", q2), 0, "kconfig_hash");
+	is_int(guestconf_hash(q, NULL, "config/kernel/6.1/quick", deny, q1), 0, "quick");
+	is_int(kconfig_hash(NULL, "config/kernel/6.1/quick", q2), 0, "kconfig_hash");
 	is_str(q1, q2, "quick hashes as before (its builds stay cached)");
-	is_int(guestconf_hash(b, NULL, "config/kernel-broad", deny, b1), 0,
+	is_int(guestconf_hash(b, NULL, "config/kernel/6.1/broad", deny, b1), 0,
 	       "broad");
 	ok(strcmp(b1, q1) != 0, "broad differs");
-	is_int(guestconf_hash(b, NULL, "config/kernel", deny, b2), 0,
+	is_int(guestconf_hash(b, NULL, "config/kernel/6.1/quick", deny, b2), 0,
 	       "broad on quick's fragments");
 	ok(strcmp(b2, q1) != 0, "still differs from quick: the base");
 	free(put("deny.conf", "A_TEST why\nB_TEST why\n"));
-	is_int(guestconf_hash(b, NULL, "config/kernel-broad", deny, b3), 0,
+	is_int(guestconf_hash(b, NULL, "config/kernel/6.1/broad", deny, b3), 0,
 	       "after the deny list changed");
 	ok(strcmp(b3, b1) != 0, "the hash changed with it");
 	free(deny);
@@ -209,9 +209,9 @@ int main(void)
 	test_hash();
 	/* the real trees, when `stableq tree init` made them */
 	if (access("var/linux/Makefile", R_OK) == 0)
-		test_config_step("var/linux", "config/kernel-broad", 40);
+		test_config_step("var/linux", "config/kernel/6.1/broad", 40);
 	if (access("var/linux-6.12/Makefile", R_OK) == 0)
-		test_config_step("var/linux-6.12", "config/kernel-6.12-broad",
+		test_config_step("var/linux-6.12", "config/kernel/6.12/broad",
 				 75);
 	char *cmd = xstrfmt("rm -rf '%s'", dir);
 	if (system(cmd) != 0)
