@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-const struct command commands[] = {
+static const struct command commands[] = {
 	{ "import", cmd_import, 1, "import PATH...            (quilt dir, mbox or patch file)" },
 	{ "intake", cmd_intake, 1, "intake [--json]           (mail from intake_maildir, intake_inbox: patches, replies)" },
 	{ "check", cmd_check, 1, "check [ID...]" },
@@ -37,7 +37,7 @@ const struct command commands[] = {
 	{ "lava-job", cmd_lava_job, 1, "lava-job CANDIDATE [--out DIR] [--url URL]   (a LAVA job: qemu, kernel, initramfs, tests)", lava_opts },
 	{ "serve", cmd_serve, 0, "serve [-d] [-n] [-v]", NULL, "dnv" },
 	{ "config", cmd_config, 0, "config            (print the settings in force)" },
-	{ "branches", cmd_branches, 1, "branches [--json]  (each branch: git branch, version, tree, queue)" },
+	{ "branches", cmd_branches, 1, "branches [--json]  (each branch: git branch, version, tree, queue, what it waits for)" },
 	{ NULL, NULL, 0, NULL },
 };
 

@@ -1,6 +1,7 @@
 /* serve.c: `stableq serve`: the daemon's loop, its scheduler and child steps. */
 #include "serve.h"
 #include "app.h"
+#include "branch-status.h"
 #include "cli.h"
 #include "db.h"
 #include "event.h"
@@ -413,6 +414,9 @@ int cmd_serve(struct app *app, const struct cli_opts *o, int argc, char **argv)
 			log_warnx("branch %s: %s", app->bc.cfg.branches[b].key,
 				  err_msg());
 	branch_ctx_select(&app->bc, NULL);
+	/* the store learns the version each tree holds, as `branches` does */
+	if (branch_status_refresh(&app->bc) < 0)
+		log_warnx("%s", err_msg());
 	if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
 		fatal("pipe: %s", strerror(errno));
 	memset(&sa, 0, sizeof(sa));

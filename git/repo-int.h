@@ -140,8 +140,6 @@ void repo_diff_emit(struct strbuf *sb, const struct diff_set *d);
 
 /* The overlay's internals, shared by repo-overlay.c and repo-apply.c. */
 enum { VIEW_NONE, VIEW_FILE, VIEW_DIR };
-const struct repo_overlay_entry *repo_overlay_get(const struct repo_overlay *ov,
-						 const char *key, size_t len);
 void repo_overlay_put(struct repo_overlay *ov, const char *path,
 		      const git_oid *id, unsigned mode, int gone);
 /* The text of path when the overlay holds it, or NULL (mode filled). */

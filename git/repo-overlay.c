@@ -30,7 +30,7 @@ static size_t ov_lower(const struct repo_overlay *ov, const char *key,
 }
 
 /* The entry for exactly key[0..len), or NULL. */
-const struct repo_overlay_entry *repo_overlay_get(const struct repo_overlay *ov,
+static const struct repo_overlay_entry *repo_overlay_get(const struct repo_overlay *ov,
 					       const char *key, size_t len)
 {
 	size_t i;

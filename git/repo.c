@@ -136,15 +136,6 @@ const char *repo_workdir(const struct repo *r)
 	return r->workdir;
 }
 
-void repo_set_committer(struct repo *r, const char *name, const char *email)
-{
-	free(r->committer_name);
-	free(r->committer_email);
-	r->committer_name = xstrdup(name && *name ? name : "stableq");
-	r->committer_email =
-		xstrdup(email && *email ? email : "stableq@localhost");
-}
-
 int repo_lookup(struct repo *r, git_object **out, const char *spec,
 		git_object_t type)
 {

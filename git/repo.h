@@ -74,11 +74,6 @@ int repo_open(struct repo **out, const char *dir);
 void repo_free(struct repo *r);
 /* The worktree path (borrowed from r). */
 const char *repo_workdir(const struct repo *r);
-/*
- * The committer of commits made through r (repo_commit, repo_revert);
- * default "stableq <stableq@localhost>". Strings are copied.
- */
-void repo_set_committer(struct repo *r, const char *name, const char *email);
 
 /*
  * Resolves spec to an object id (tags peeled). ERR_NOTFOUND if nothing
@@ -254,15 +249,6 @@ int repo_paths_exist_overlay(struct repo *r, const char *base,
 			     unsigned char *exists);
 
 /*
- * The tree as evidence (repo-paths.c). repo_paths_exist: exists[i] = 1 when
- * the tree of spec has paths[i] (a file, link or directory), else 0.
- * repo_apply_reverse: repo_apply() of the diff that undoes diff_text, so
- * new_tree_hex is base without the change (REPO_APPLY_CLEAN), as the
- * revert of a patch would leave it.
- */
-int repo_paths_exist(struct repo *r, const char *spec, const char *const *paths,
-		     size_t n, unsigned char *exists);
-/*
  * From now on the objects r writes (the trees and blobs of repo_apply())
  * stay in memory and are gone with r: for the checks, whose trees are
  * answers, not results (a candidate applies its patches again). Commits,
@@ -277,6 +263,11 @@ int repo_objects_in_memory(struct repo *r);
  */
 int repo_history_small(struct repo *r, const char *tip_spec, size_t max,
 		       char (**ids)[REPO_HEX_SIZE], size_t *n);
+/*
+ * repo_apply() of the diff that undoes diff_text (repo-paths.c), so
+ * new_tree_hex is base without the change (REPO_APPLY_CLEAN), as the
+ * revert of a patch would leave it.
+ */
 int repo_apply_reverse(struct repo *r, const char *base, const char *diff_text,
 		       char new_tree_hex[REPO_HEX_SIZE],
 		       struct repo_apply_result *res);

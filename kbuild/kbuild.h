@@ -76,7 +76,7 @@ struct kbuild_result {
  * names the Debian package: flex, bison, bc, libelf-dev, ...), ERR_CONFLICT
  * when another kbuild_run() holds the build directory (a flock), ERR_INVALID
  * for a fragment whose symbol is unknown or did not survive olddefconfig
- * ("config/kernel/tests.config:12: CONFIG_X=y: ..."), ERR_IO otherwise.
+ * ("config/kernel/6.1/quick/tests.config:12: CONFIG_X=y: ..."), ERR_IO otherwise.
  * r is always initialized; release it.
  */
 int kbuild_run(const struct kbuild_opts *o, struct kbuild_result *r);

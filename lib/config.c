@@ -35,14 +35,14 @@ static const struct key keys[] = {
 	{ "ccache_dir", K_STR, S(ccache_dir), "", NULL },
 	{ "icecc", K_STR, S(icecc), "", NULL },
 	{ "queue_dir", K_STR, S(queue_dir), "var/queue-6.1", NULL },
-	{ "queue_seed", K_STR, S(queue_seed), "kernel-queue/queue-6.1", NULL },
+	{ "queue_seed", K_STR, S(queue_seed), "config/queues/6.1", NULL },
 	{ "build_cache_dir", K_STR, S(build_cache_dir), "", NULL },
 	{ "build_cache_mb", K_INT, S(build_cache_mb), "2048", NULL },
-	{ "kernel_config_dir", K_STR, S(kernel_config_dir), "config/kernel",
+	{ "kernel_config_dir", K_STR, S(kernel_config_dir), "config/kernel/6.1/quick",
 	  NULL },
 	{ "tests_file", K_STR, S(tests_file), "config/tests.conf", NULL },
 	{ "guest_config", K_ENUM, S(guest_config), "quick", "quick|broad" },
-	{ "broad_config_dir", K_STR, S(broad_config_dir), "config/kernel-broad",
+	{ "broad_config_dir", K_STR, S(broad_config_dir), "config/kernel/6.1/broad",
 	  NULL },
 	{ "kunit_deny", K_STR, S(kunit_deny), "config/kunit-deny.conf", NULL },
 	{ "upstream_repo", K_STR, S(upstream_repo), "", NULL },
@@ -134,16 +134,6 @@ static char **bslot(struct branch_conf *b, const struct bkey *k)
 static char **cslot(struct config *c, const struct bkey *k)
 {
 	return (char **)((char *)c + k->coff);
-}
-
-static const char *key_names[NKEYS + 1];
-
-const char *const *config_keys(void)
-{
-	for (size_t i = 0; i < NKEYS; i++)
-		key_names[i] = keys[i].name;
-	key_names[NKEYS] = NULL;
-	return key_names;
 }
 
 /* 0 when val is one of k's choices, else ERR_INVALID naming them. */
@@ -399,6 +389,16 @@ static int branches_finish(struct config *c, const char *where)
 	return config_select_branch(c, NULL);
 }
 
+/* The known keys, ", "-separated, for messages. Caller frees. */
+static char *config_branch_keys(const struct config *c)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	for (int i = 0; i < c->nbranches; i++)
+		strbuf_addf(&sb, "%s%s", i ? ", " : "", c->branches[i].key);
+	return strbuf_detach(&sb, NULL);
+}
+
 const struct branch_conf *config_branch(const struct config *c,
 					const char *key)
 {
@@ -416,15 +416,6 @@ const struct branch_conf *config_branch(const struct config *c,
 		known);
 	free(known);
 	return NULL;
-}
-
-char *config_branch_keys(const struct config *c)
-{
-	struct strbuf sb = STRBUF_INIT;
-
-	for (int i = 0; i < c->nbranches; i++)
-		strbuf_addf(&sb, "%s%s", i ? ", " : "", c->branches[i].key);
-	return strbuf_detach(&sb, NULL);
 }
 
 int config_select_branch(struct config *c, const char *key)

@@ -121,12 +121,8 @@ const struct branch_conf *config_branch(const struct config *c,
  * first branch). Negative, c unchanged, for an unknown key.
  */
 int config_select_branch(struct config *c, const char *key);
-/* The known keys, ", "-separated, for messages. Caller frees. */
-char *config_branch_keys(const struct config *c);
 
 /* Prints every key with its value, for `stableq config`. */
 void config_dump(const struct config *c, void (*emit)(const char *line));
-/* The table of keys, for documentation tests. NULL-terminated names. */
-const char *const *config_keys(void);
 
 #endif

@@ -142,7 +142,8 @@ out:
 	return ret;
 }
 
-int kselftest_key(const char *src_dir, const char *const *targets,
+/* The cache key of the state of src_dir (see above); 0 or negative. */
+static int kselftest_key(const char *src_dir, const char *const *targets,
 		  size_t ntargets, const char *compiler_id, char key[65])
 {
 	EVP_MD_CTX *md = EVP_MD_CTX_new();

@@ -98,10 +98,6 @@ int kselftest_prepare(const struct kselftest_opts *o,
 		      struct kselftest_build *out);
 void kselftest_build_release(struct kselftest_build *b);
 
-/* The cache key of the state of src_dir (see above); 0 or negative. */
-int kselftest_key(const char *src_dir, const char *const *targets,
-		  size_t ntargets, const char *compiler_id, char key[65]);
-
 /*
  * Replaces each kselftest section of tests[0..*n) by a guest test per test
  * of its targets (kselftest set, timeout the section's), in place. b may be

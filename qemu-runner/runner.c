@@ -33,7 +33,11 @@ void runner_result_release(struct runner_result *r)
 	memset(r, 0, sizeof(*r));
 }
 
-int runner_build_static(const char *src, const char *out)
+/*
+ * Compiles src into a static out with `gcc -static -O2 -Wall` unless out is
+ * newer than src. 0, or negative with the compiler's output in err_msg().
+ */
+static int runner_build_static(const char *src, const char *out)
 {
 	struct stat ss, os;
 	struct spawn s = SPAWN_INIT;

@@ -95,10 +95,4 @@ struct runner_result {
 int runner_boot(const struct runner_opts *o, struct runner_result *r);
 void runner_result_release(struct runner_result *r);
 
-/*
- * Compiles src into a static out with `gcc -static -O2 -Wall` unless out is
- * newer than src. 0, or negative with the compiler's output in err_msg().
- */
-int runner_build_static(const char *src, const char *out);
-
 #endif

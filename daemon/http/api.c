@@ -176,7 +176,8 @@ static const struct status_name status_names[] = {
 	{ 503, "unavailable" },
 };
 
-const char *api_status_code(int status)
+/* The error code string used for an HTTP status ("not-found", ...). */
+static const char *api_status_code(int status)
 {
 	for (size_t i = 0; i < sizeof(status_names) / sizeof(status_names[0]);
 	     i++)

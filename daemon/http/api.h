@@ -80,8 +80,6 @@ void api_error(struct api_response *res, int status, const char *code,
 /* Answers text (copied) with content type ctype (a static string). */
 void api_text(struct api_response *res, int status, const char *ctype,
 	      const char *text, size_t len);
-/* The error code string used for an HTTP status ("not-found", ...). */
-const char *api_status_code(int status);
 
 /* Counts one answered request, for /metrics (thread-safe). */
 void api_note_status(int status);

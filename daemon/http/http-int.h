@@ -132,8 +132,6 @@ struct MHD_Response *http_gzip_response(const char *buf, size_t len, int level);
  */
 struct MHD_Response *http_make_responses(struct req_ctx *c, int level,
 					 struct MHD_Response **rz);
-enum MHD_Result http_queue(struct req_ctx *c, struct MHD_Response *r,
-			   int status);
 /* Sends c->res (logging writes and server errors). */
 enum MHD_Result http_send_answer(struct req_ctx *c);
 /* Sends a kept answer, or 304 when If-None-Match names its ETag. */

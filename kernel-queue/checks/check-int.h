@@ -57,12 +57,6 @@ struct check_ctx {
  */
 int check_in_history(struct check_ctx *c, const char *sha);
 
-/*
- * The running tree as a tree (hex), written from the branch's tree and the
- * queued patches' files; and the same with the patch being checked on top
- * (ERR_NOTFOUND when it does not apply). For the rare checks that need a
- * whole tree.
- */
 int check_running_tree(struct check_ctx *c, char hex[REPO_HEX_SIZE]);
 int check_with_tree(struct check_ctx *c, char hex[REPO_HEX_SIZE]);
 

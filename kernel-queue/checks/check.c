@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+
 /*
  * Patches checked per transaction: a commit per patch cost more than the
  * checks themselves (bench/checks.sh).
@@ -44,7 +45,8 @@ static const char *const result_names[CR_COUNT] = {
 	[CR_FOUND] = "found",
 };
 
-const char *check_kind_name(enum check_kind k)
+/* The names stored and shown ("fixes", "already-applied"); "?" if out of range. */
+static const char *check_kind_name(enum check_kind k)
 {
 	return (unsigned)k < CHECK_KIND_COUNT ? kind_names[k] : "?";
 }
@@ -70,7 +72,8 @@ static char *branch_said(const struct branch_ctx *bc, const char *text)
 	return xstrfmt("%s: %s", bc->cfg.branch_key, text);
 }
 
-int check_verdict_add(sqlite3 *db, long long patch_id, enum check_kind k,
+/* queue_verdict_add() of one check's result: the strings are made here. */
+static int check_verdict_add(sqlite3 *db, long long patch_id, enum check_kind k,
 		      enum check_result r, const char *detail)
 {
 	return queue_verdict_add(db, patch_id, check_kind_name(k),
@@ -830,6 +833,12 @@ static int open_ctx(struct check_ctx *c, struct branch_ctx *bc)
 	return 0;
 }
 
+/*
+ * The running tree as a tree (hex), written from the branch's tree and the
+ * queued patches' files; and the same with the patch being checked on top
+ * (ERR_NOTFOUND when it does not apply). For the rare checks that need a
+ * whole tree.
+ */
 int check_running_tree(struct check_ctx *c, char hex[REPO_HEX_SIZE])
 {
 	return repo_overlay_tree(c->repo, c->running, &c->queued, NULL, hex);

@@ -76,14 +76,9 @@ enum check_result {
 	CR_COUNT
 };
 
-/* The names stored and shown ("fixes", "already-applied"); "?" if out of range. */
-const char *check_kind_name(enum check_kind k);
 const char *check_result_name(enum check_result r);
 /* The enum of a stored name, or -1. */
 int check_result_parse(const char *name);
-/* queue_verdict_add() of one check's result: the strings are made here. */
-int check_verdict_add(sqlite3 *db, long long patch_id, enum check_kind k,
-		      enum check_result r, const char *detail);
 
 struct check_summary {
 	size_t checked, queued, held, rejected, waiting, released;

@@ -9,6 +9,7 @@
 #include "log.h"
 #include "queue.h"
 #include "series.h"
+#include "source.h"
 #include "strbuf.h"
 
 #include <errno.h>
@@ -16,6 +17,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+
+static int intake_import_buffer_to(sqlite3 *db, long long branch, unsigned flags,
+			    const char *buf, size_t len, const char *name,
+			    size_t max_bytes, const char *actor,
+			    struct intake_result *res);
+
+static int intake_import_paths(sqlite3 *db, long long branch, unsigned flags,
+			const char *const *paths, size_t n, size_t max_bytes,
+			const char *actor, struct intake_result *res);
 
 struct parsed {
 	struct patch **v;
@@ -274,11 +285,6 @@ static int prefix_version(const char *prefix, char *ver, size_t size)
 	return 0;
 }
 
-int intake_prefix_version(const char *prefix, char *ver, size_t size)
-{
-	return prefix_version(prefix, ver, size);
-}
-
 /* A version token: "6.1", "6.1.y", "5.15.x" (n digits, not "2/3", not "v2"). */
 static int version_token(const char *t, size_t n, char *ver, size_t size)
 {
@@ -385,13 +391,10 @@ static int store(sqlite3 *db, long long branch, unsigned flags,
 				     &to)) < 0)
 			goto fail;
 		if (ps->paths[i] != last_path) {
-			ret = db_exec(db,
-				      "INSERT INTO sources (kind, path, actor)"
-				      " VALUES (?, ?, ?)",
-				      "ttt", ps->kinds[i], ps->paths[i], actor);
+			ret = source_add(db, ps->kinds[i], ps->paths[i],
+					 actor, &source_id);
 			if (ret < 0)
 				goto fail;
-			source_id = db_last_id(db);
 			last_path = ps->paths[i];
 		}
 		ret = queue_add(db, to, ps->v[i], source_id, actor, &id);
@@ -428,14 +431,9 @@ int intake_store_locked(sqlite3 *db, long long branch, long long *source_id,
 {
 	int ret;
 
-	if (!*source_id) {
-		if ((ret = db_exec(db,
-				   "INSERT INTO sources (kind, path, actor)"
-				   " VALUES ('api', ?, ?)",
-				   "tt", name, actor)) < 0)
-			return ret;
-		*source_id = db_last_id(db);
-	}
+	if (!*source_id &&
+	    (ret = source_add(db, "api", name, actor, source_id)) < 0)
+		return ret;
 	return queue_add_flags(db, branch, p, *source_id, actor, queue_flags,
 			       id);
 }
@@ -456,7 +454,7 @@ int intake_import_paths(sqlite3 *db, long long branch, unsigned flags,
 	return ret;
 }
 
-int intake_import_buffer_to(sqlite3 *db, long long branch, unsigned flags,
+static int intake_import_buffer_to(sqlite3 *db, long long branch, unsigned flags,
 			    const char *buf, size_t len, const char *name,
 			    size_t max_bytes, const char *actor,
 			    struct intake_result *res)
@@ -497,13 +495,4 @@ int intake_seed_queue(struct branch_ctx *bc)
 		 " queue (reverts, dropped patches) is kept there",
 		 c->queue_dir, c->queue_seed);
 	return 1;
-}
-
-int intake_series_path(sqlite3 *db, long long source_id, char **path)
-{
-	*path = NULL;
-	return db_query_text(db, path,
-			     "SELECT path FROM sources WHERE id = ? AND kind ="
-			     " 'series'",
-			     "i", source_id);
 }

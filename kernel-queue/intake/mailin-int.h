@@ -121,8 +121,5 @@ int mailin_store_part(struct group *g, size_t b, size_t k, long long *id);
 int mailin_flag_reverted(struct group *g, size_t k);
 const char *mailin_sender(const struct patch *p);
 int mailin_live(enum patch_state st);
-/* Appends ", what" to *notes (what happened to a part, for its mail row). */
-__attribute__((format(printf, 2, 3)))
-int mailin_note(char **notes, const char *fmt, ...);
 
 #endif

@@ -19,6 +19,10 @@
 #include <string.h>
 #include <strings.h>
 
+/* Appends ", what" to *notes (what happened to a part, for its mail row). */
+__attribute__((format(printf, 2, 3)))
+static int mailin_note(char **notes, const char *fmt, ...);
+
 /* Who sent a mail (its From:, not an in-body From:'s author). */
 const char *mailin_sender(const struct patch *p)
 {
@@ -125,7 +129,7 @@ static int add_trailers(sqlite3 *db, long long id, const struct patch *p)
 	return ret < 0 ? ret : 0;
 }
 
-int mailin_note(char **notes, const char *fmt, ...)
+static int mailin_note(char **notes, const char *fmt, ...)
 {
 	struct strbuf sb = STRBUF_INIT;
 	va_list ap;

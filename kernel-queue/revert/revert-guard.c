@@ -15,6 +15,9 @@
 #include <strings.h>
 #include <time.h>
 
+static int revert_proposal_stop(struct branch_ctx *bc, const char *message_id,
+			 const char *by);
+
 /* The trailer an author adds to refuse automatic reverts of a patch. */
 #define NO_AUTOREVERT "Stable-no-autorevert:"
 
@@ -116,7 +119,7 @@ static enum refusal guard(struct branch_ctx *bc, long long patch_id,
 	return !*why ? ALLOWED : ret == 0 ? LIMITED : REFUSED;
 }
 
-int revert_guard(struct branch_ctx *bc, long long patch_id, char **why)
+static int revert_guard(struct branch_ctx *bc, long long patch_id, char **why)
 {
 	return guard(bc, patch_id, why) == ALLOWED;
 }
@@ -303,7 +306,7 @@ int revert_auto(struct branch_ctx *bc, long long patch_id, long long *revert_id,
 	return ret < 0 ? ret : 1;
 }
 
-int revert_proposal_stop(struct branch_ctx *bc, const char *message_id,
+static int revert_proposal_stop(struct branch_ctx *bc, const char *message_id,
 			 const char *by)
 {
 	long long id = 0, patch = 0;

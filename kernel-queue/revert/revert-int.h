@@ -1,24 +1,13 @@
-/* revert-int.h: what the revert modules share (flag, plan, revert, release); not for other callers. */
+/* revert-int.h: what the revert modules share (plan, revert); not for other callers. */
 #ifndef STABLEQ_REVERT_INT_H
 #define STABLEQ_REVERT_INT_H
 
 #include "revert.h"
+#include "crash.h"
 #include "log.h"
 
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Fault injection for the crash tests: STABLEQ_CRASH_AT=<point> kills -9 there. */
-static inline void crash_point(const char *point)
-{
-	const char *at = getenv("STABLEQ_CRASH_AT");
-
-	if (at && !strcmp(at, point)) {
-		log_warnx("STABLEQ_CRASH_AT=%s: killing myself", point);
-		raise(SIGKILL);
-	}
-}
 
 /* One patch of a plan, and the plan: the broken patch and what goes with it. */
 struct item {
@@ -41,12 +30,6 @@ struct plan {
 int plan_build(struct branch_ctx *bc, long long root, struct plan *p);
 void plan_free(struct plan *p);
 
-/*
- * A maintainer's action on a patch: a reason is required, the patch's
- * branch is followed, then BEGIN (the caller ends it with db_end()).
- */
-int patch_action_begin(struct branch_ctx *bc, long long patch_id,
-		       const char *reason);
 /* Stores a revert and its items (in the caller's transaction); automatic:
  * made by revert_auto() (counted by the daily limit). */
 int insert_revert(struct branch_ctx *bc, long long root, const char *reason,

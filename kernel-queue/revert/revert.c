@@ -7,7 +7,7 @@
 #include "event.h"
 #include "err.h"
 #include "branch.h"
-#include "intake.h"
+#include "source.h"
 #include "compose.h"
 #include "outbox.h"
 #include "queue.h"
@@ -95,7 +95,7 @@ static void leave_out_of_series(struct branch_ctx *bc, long long revert_id,
 		long long pid = sqlite3_column_int64(st, 0), source = 0;
 		char *file = NULL, *dir = NULL, *src = NULL;
 		if (queue_patch_file(bc->db, pid, &file, &source) == 0 &&
-		    file && intake_series_path(bc->db, source, &dir) == 0)
+		    file && source_series_path(bc->db, source, &dir) == 0)
 			src = realpath(dir, NULL);
 		err_clear();
 		if (src && !strcmp(src, qdir)) {
@@ -392,12 +392,6 @@ out:
 	return ret < 0 ? ret : 0;
 }
 
-int revert_execute(struct branch_ctx *bc, long long patch_id,
-		   const char *reason, long long *revert_id)
-{
-	return execute(bc, patch_id, reason, 0, revert_id);
-}
-
 int revert_resume(struct branch_ctx *bc)
 {
 	char *ids = queue_branch_patches(bc->db, bc->branch_id);
@@ -597,7 +591,7 @@ int revert_confirm(struct branch_ctx *bc, long long revert_id,
 	if (ret < 0)
 		return ret;
 	*confirm_id = cid;
-	if ((ret = queue_follow_candidate(bc, cid)) < 0)
+	if ((ret = candidate_follow(bc, cid)) < 0)
 		return ret;
 	v = candidate_verdict_of(bc->db, cid);
 	if (v == CV_NONE) {

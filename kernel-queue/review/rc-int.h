@@ -55,7 +55,6 @@ void rc_patch_body(struct strbuf *b, const char *key, const json_t *p,
  * cover's "[PATCH 6.1 00/N] 6.1.193-rc1 review" (pos 0) or a patch's
  * "[PATCH 6.1 NN/N] subject". Caller frees.
  */
-int rc_width(size_t n);
 char *rc_subject(const char *key, size_t pos, size_t n, const char *text);
 /* X-KernelTest-Deadline's form: 2025-01-08T15:11+00:00. */
 void rc_deadline_header(struct strbuf *b, time_t deadline);

@@ -7,6 +7,8 @@
 
 #include <string.h>
 
+static int rc_width(size_t n);
+
 static const char *jstr(const json_t *o, const char *k)
 {
 	const char *s = json_string_value(json_object_get(o, k));
@@ -25,7 +27,7 @@ static void person(struct strbuf *b, const char *name, const char *addr)
 	strbuf_addstr(b, ">\n");
 }
 
-int rc_width(size_t n)
+static int rc_width(size_t n)
 {
 	int width = 1;
 
