@@ -20,6 +20,9 @@
  * way hits the same cache. Every child goes through spawn, with one deadline
  * for the whole build (at the deadline make gets SIGTERM, so it deletes its
  * half-written objects, then SIGKILL); all output is appended to log_path.
+ * Every make runs in o->sandbox: the source tree and config_dir read-only,
+ * build_dir (given to the build user, sandbox_own()) and the ccache
+ * writable; merge_config.sh runs in build_dir (its temp files go there).
  */
 struct kbuild_opts {
 	const char *src_dir;    /* the kernel worktree */
@@ -53,6 +56,12 @@ struct kbuild_opts {
 	 * directory's Makefile without editing the tree.
 	 */
 	const char *const *make_vars;
+	/*
+	 * Where make and the scripts it runs run (sandbox.h): bwrap as the
+	 * build user, writing only build_dir and the ccache. NULL or off is
+	 * refused when stableq is root (sandbox_check()).
+	 */
+	const struct sandbox *sandbox;
 };
 
 /* Owned by the result: kbuild_result_release() frees it. */
@@ -76,7 +85,8 @@ struct kbuild_result {
  * names the Debian package: flex, bison, bc, libelf-dev, ...), ERR_CONFLICT
  * when another kbuild_run() holds the build directory (a flock), ERR_INVALID
  * for a fragment whose symbol is unknown or did not survive olddefconfig
- * ("config/kernel/tests.config:12: CONFIG_X=y: ..."), ERR_IO otherwise.
+ * ("config/kernel/tests.config:12: CONFIG_X=y: ..."), or as root without a
+ * sandbox, or a directory the build user cannot reach, ERR_IO otherwise.
  * r is always initialized; release it.
  */
 int kbuild_run(const struct kbuild_opts *o, struct kbuild_result *r);
@@ -122,7 +132,11 @@ char *kbuild_nm_var(const char *cross);
 int kbuild_drop_broken_cmd(const char *build, const char *log,
 			   unsigned long off);
 
-/* $XDG_CACHE_HOME/stableq/ccache, else ~/.cache/stableq/ccache; caller frees */
+/*
+ * $XDG_CACHE_HOME/stableq/ccache, else for root /var/cache/stableq/ccache
+ * (the build user reaches it, not root's home), else
+ * ~/.cache/stableq/ccache; caller frees.
+ */
 char *kbuild_default_ccache_dir(void);
 
 #endif

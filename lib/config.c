@@ -88,6 +88,11 @@ static const struct key keys[] = {
 	{ "intake_inbox", K_STR, S(intake_inbox), "", NULL },
 	{ "rc_list", K_STR, S(rc_list), "", NULL },
 	{ "rc_window", K_INT, S(rc_window), "172800", NULL },
+	{ "sandbox", K_ENUM, S(sandbox), "bwrap", "bwrap|none" },
+	{ "build_user", K_STR, S(build_user), "stableq-build", NULL },
+	{ "build_memory_mb", K_INT, S(build_memory_mb), "4096", NULL },
+	{ "intake_build", K_ENUM, S(intake_build), "none", "none|trusted" },
+	{ "intake_trusted", K_STR, S(intake_trusted), "", NULL },
 };
 #define B(f) offsetof(struct branch_conf, f)
 /*

@@ -95,6 +95,11 @@ struct config {
 	char *intake_inbox;     /* public-inbox v2 archives (INBOX/git/N.git), ","-separated */
 	char *rc_list;          /* where `stableq rc` sends the review series */
 	int rc_window;          /* seconds from an -rc to its deadline (48 h) */
+	char *sandbox;          /* bwrap | none: how code from a patch runs (sandbox.h) */
+	char *build_user;       /* stableq as root: the user builds run as */
+	int build_memory_mb;    /* RLIMIT_AS of each process of a build; 0: none */
+	char *intake_build;     /* none | trusted: list mail built before a maintainer queues it */
+	char *intake_trusted;   /* senders whose list mail is built (trusted) */
 	struct branch_conf *branches; /* in file order; at least one */
 	int nbranches;
 	int selected;           /* index of the branch the fields above hold */

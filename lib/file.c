@@ -100,3 +100,19 @@ int rm_rf(const char *path)
 			       strerror(errno));
 	return 0;
 }
+
+int file_in_path(const char *prog)
+{
+	const char *p = getenv("PATH");
+	char *dup = xstrdup(p ? p : "/usr/bin:/bin");
+	int found = 0;
+
+	for (char *save = NULL, *d = strtok_r(dup, ":", &save); d && !found;
+	     d = strtok_r(NULL, ":", &save)) {
+		char *c = xstrfmt("%s/%s", d, prog);
+		found = access(c, X_OK) == 0;
+		free(c);
+	}
+	free(dup);
+	return found;
+}

@@ -9,6 +9,8 @@ int write_file_atomic(const char *path, const void *data, size_t len);
 
 /* Creates dir and its parents (mkdir -p); 0 or negative (err_set). */
 int mkdir_p(const char *dir);
+/* 1 when prog is an executable file in $PATH (as execvp would find it). */
+int file_in_path(const char *prog);
 /* rm -rf path (never follows symlinks); 0 when gone, or negative (err_set). */
 int rm_rf(const char *path);
 

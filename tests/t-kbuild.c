@@ -3,6 +3,7 @@
 #include "file.h"
 #include "kbuild.h"
 #include "kconfig.h"
+#include "sandbox.h"
 #include "spawn.h"
 #include "strbuf.h"
 #include "tap.h"
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 static char dir[64];
+static struct sandbox box; /* every make runs in it (sandbox.h) */
 
 static char *at(const char *name)
 {
@@ -297,6 +299,17 @@ static void test_run_refusals(void)
 	setenv("PATH", saved, 1);
 	free(empty);
 
+	/* as root without the sandbox: refused before anything is made */
+	if (geteuid() == 0) {
+		is_int(kbuild_run(&o, &r), ERR_INVALID,
+		       "as root without a sandbox: refused");
+		like(err_msg(), "refusing to run code from a patch as root",
+		     "... saying so");
+		ok(access(build, F_OK) != 0, "... nothing made");
+		kbuild_result_release(&r);
+	}
+	o.sandbox = &box;
+
 	/* a build directory another build holds */
 	mkdir(build, 0755);
 	char *lock = at("b/.stableq-lock");
@@ -333,26 +346,45 @@ static void test_make(void)
 	char *src = at("src"), *build = at("build"), *ccache = at("cc");
 	char *log = at("make.log");
 	struct kbuild_opts o = { .src_dir = src, .build_dir = build,
-				 .ccache_dir = ccache, .log_path = log };
+				 .ccache_dir = ccache, .log_path = log,
+				 .sandbox = &box };
 	const char *good[] = { "sh", "-c",
 			       "echo \"dir=$CCACHE_DIR base=$CCACHE_BASEDIR"
-			       " user=$KBUILD_BUILD_USER extra=$EXTRA\"; pwd",
+			       " user=$KBUILD_BUILD_USER extra=$EXTRA\"; pwd;"
+			       " echo uid=$(id -u); touch Makefile.new;"
+			       " touch ../outside; echo built > $O/x",
 			       NULL };
+	const char *oenv[] = { "EXTRA=yes", NULL, NULL };
 	const char *bad[] = { "sh", "-c", "echo broken >&2; exit 2", NULL };
 	const char *slow[] = { "sleep", "30", NULL };
-	const char *extra[] = { "EXTRA=yes", NULL };
 	struct strbuf sb = STRBUF_INIT;
 	int to = -1;
 
 	put("src/Makefile", "all:\n");
-	is_int(kbuild_make(&o, good, extra, now_monotonic() + 30, &to), 0,
+	mkdir(build, 0755);
+	oenv[1] = xstrfmt("O=%s", build);
+	is_int(kbuild_make(&o, good, oenv, now_monotonic() + 30, &to), 0,
 	       "kbuild_make: a command that exits 0 gives 0");
+	free((char *)oenv[1]);
 	is_int(to, 0, "... not timed out");
 	strbuf_read_file(&sb, log, 1 << 20);
 	like(sb.buf, "user=stableq", "... with the reproducible build variables");
 	like(sb.buf, "extra=yes", "... and the extra environment");
 	like(sb.buf, "base=/tmp", "... and CCACHE_BASEDIR, the common parent");
 	like(sb.buf, "/src\n", "... run in the source tree");
+	{
+		char *p = at("src/Makefile.new"), *q = at("outside");
+		char *x = at("build/x");
+		ok(access(p, F_OK) != 0 && access(q, F_OK) != 0,
+		   "... which it cannot write, nor anything beside it");
+		ok(access(x, F_OK) == 0, "... but the build directory");
+		if (geteuid() == 0)
+			ok(!strstr(sb.buf, "uid=0\n"),
+			   "... as the build user, not root");
+		free(p);
+		free(q);
+		free(x);
+	}
 	is_int(kbuild_make(&o, bad, NULL, now_monotonic() + 30, &to), 1,
 	       "a command that fails gives 1 (it ran; the log says why)");
 	ok(kbuild_make(&o, slow, NULL, now_monotonic() + 1.5, &to) < 0 && to,
@@ -406,6 +438,10 @@ int main(void)
 		return done_testing();
 	}
 	unsetenv("XDG_CACHE_HOME");
+	chmod(dir, 0755); /* the build user reaches it */
+	if (!ok(sandbox_init(&box, "bwrap", "stableq-build", 0) == 0,
+		"the sandbox builds run in"))
+		diag("%s", err_msg());
 	test_hash();
 	test_verify();
 	test_excerpt();
