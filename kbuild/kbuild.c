@@ -89,11 +89,11 @@ char *kbuild_default_ccache_dir(void)
 	const char *x = getenv("XDG_CACHE_HOME");
 	const char *h = getenv("HOME");
 
-	if (x && *x == '/')
-		return xstrfmt("%s/stableq/ccache", x);
 	/* root builds as the build user, who cannot reach root's home */
 	if (geteuid() == 0)
 		return xstrdup("/var/cache/stableq/ccache");
+	if (x && *x == '/')
+		return xstrfmt("%s/stableq/ccache", x);
 	return xstrfmt("%s/.cache/stableq/ccache", h && *h ? h : "/tmp");
 }
 
@@ -544,6 +544,7 @@ static int sandbox_paths(struct ctx *c, const char *src, const char *cfgdir,
 	if ((ret = sandbox_reach(sb, src)) < 0 ||
 	    (cfgdir && (ret = sandbox_reach(sb, cfgdir)) < 0) ||
 	    (ret = sandbox_reach(sb, build)) < 0 ||
+	    (!c->o->no_ccache && (ret = sandbox_reach(sb, ccdir)) < 0) ||
 	    (ret = sandbox_own(sb, build, 0)) < 0)
 		return ret;
 	size_t n = 0;

@@ -133,8 +133,8 @@ int kbuild_drop_broken_cmd(const char *build, const char *log,
 			   unsigned long off);
 
 /*
- * $XDG_CACHE_HOME/stableq/ccache, else for root /var/cache/stableq/ccache
- * (the build user reaches it, not root's home), else
+ * For root /var/cache/stableq/ccache (root builds as the build user, who
+ * cannot reach root's home), else $XDG_CACHE_HOME/stableq/ccache, else
  * ~/.cache/stableq/ccache; caller frees.
  */
 char *kbuild_default_ccache_dir(void);

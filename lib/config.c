@@ -209,7 +209,10 @@ static void fill_defaults(struct config *c)
 		const char *xdg = getenv("XDG_CACHE_HOME");
 		const char *home = getenv("HOME");
 		free(c->ccache_dir);
-		if (xdg && *xdg)
+		/* root builds as build_user: not under root's home */
+		if (geteuid() == 0)
+			c->ccache_dir = xstrdup("/var/cache/stableq/ccache");
+		else if (xdg && *xdg)
 			c->ccache_dir = xstrfmt("%s/stableq/ccache", xdg);
 		else if (home && *home)
 			c->ccache_dir = xstrfmt("%s/.cache/stableq/ccache", home);

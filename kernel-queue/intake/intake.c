@@ -7,6 +7,7 @@
 #include "event.h"
 #include "err.h"
 #include "log.h"
+#include "origin.h"
 #include "queue.h"
 #include "series.h"
 #include "strbuf.h"
@@ -358,6 +359,11 @@ static int store(sqlite3 *db, long long branch, unsigned flags,
 			err_prefix(ret, "%s", ps->paths[i]);
 			goto fail;
 		}
+		if (ret && (flags & INTAKE_LIST) &&
+		    (ret = origin_set_list(db, id, ps->v[i]->author_email)) == 0)
+			ret = 1;
+		if (ret < 0)
+			goto fail;
 		if (ret) {
 			res->added++;
 			note_cuts(res, ps->paths[i], ps->v[i]);

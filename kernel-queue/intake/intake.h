@@ -32,6 +32,12 @@ void intake_result_release(struct intake_result *r);
  * branch configured: [PATCH 6.1] is not checked against its key).
  */
 enum { INTAKE_ROUTE = 1, INTAKE_STRICT = 2 };
+/*
+ * INTAKE_LIST: the patches are mail from the list; each new one is marked
+ * so (origin.h, in the import's transaction) and is built only once a
+ * maintainer queues it, or its sender is trusted (intake_build).
+ */
+enum { INTAKE_LIST = 4 };
 
 /*
  * Parses every path first (a directory with a quilt `series`, an mbox, a

@@ -571,7 +571,7 @@ static int import_series(struct pass *ps, struct patch *const *msgs,
 		const struct patch *head = msgs[s->parts[0]];
 		char *name = xstrfmt("mail: %s", ps->v[idx[s->parts[0]]].name);
 		ret = intake_import_buffer_to(
-			db, branches[b], 0, mbox.buf, mbox.len, name,
+			db, branches[b], INTAKE_LIST, mbox.buf, mbox.len, name,
 			(size_t)ps->bc->cfg.max_patch_bytes * s->nparts,
 			ps->bc->actor, &r);
 		free(name);
@@ -804,7 +804,7 @@ static int import_batch(struct pass *ps, struct patch *const *msgs,
 	if (nseries < 2)
 		goto out; /* nothing to gain */
 	if (intake_import_buffer_to(
-		    db, branch, 0, mbox.buf, mbox.len, "mail: the list",
+		    db, branch, INTAKE_LIST, mbox.buf, mbox.len, "mail: the list",
 		    (size_t)ps->bc->cfg.max_patch_bytes * nparts, ps->bc->actor,
 		    &r) < 0 ||
 	    r.nids != nparts)
