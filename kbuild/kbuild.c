@@ -102,6 +102,25 @@ static int in_path(const char *prog)
 	return file_in_path(prog);
 }
 
+int kbuild_outputs_safe(const char *build, const char *const *files,
+			size_t nfiles)
+{
+	for (size_t i = 0; i < nfiles; i++) {
+		struct stat st;
+		int fd = file_open_beneath(build, files[i], O_RDONLY);
+		if (fd < 0)
+			return err_prefix(fd, "the build's output");
+		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+			close(fd);
+			return err_set(ERR_INVALID,
+				       "the build's output %s is not a file",
+				       files[i]);
+		}
+		close(fd);
+	}
+	return 0;
+}
+
 int kbuild_have_tool(const char *prog)
 {
 	return in_path(prog);

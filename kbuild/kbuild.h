@@ -2,6 +2,8 @@
 #ifndef STABLEQ_KBUILD_H
 #define STABLEQ_KBUILD_H
 
+#include <stddef.h>
+
 /*
  * One build directory and one ccache serve every candidate, so a state built
  * before costs seconds. The configuration is `make tinyconfig` (or the
@@ -110,6 +112,15 @@ char *kbuild_error_excerpt(const char *log, unsigned long offset);
  */
 int kbuild_make(const struct kbuild_opts *o, const char *const *argv,
 		const char *const *extra_env, double deadline, int *timed_out);
+
+/*
+ * 0 when each of files (relative to build) is a regular file reached
+ * without a symlink: what a build left for stableq to copy or boot (the
+ * build user wrote it; a symlink to a host file would carry that file
+ * into the guest). Else ERR_INVALID naming the file.
+ */
+int kbuild_outputs_safe(const char *build, const char *const *files,
+			size_t nfiles);
 
 /* 1 when prog is an executable in $PATH (a cross compiler, ...) */
 int kbuild_have_tool(const char *prog);

@@ -403,6 +403,48 @@ static void test_make(void)
 	free(log);
 }
 
+/* What a build leaves to be booted: files, not symlinks out of it. */
+static void test_outputs_safe(void)
+{
+	const char *files[] = { "arch/x86/boot/bzImage", "lib/m.ko" };
+	char *b = at("out"), *secret = at("secret"), *link = at("out/lib/m.ko");
+	char *dirlink = at("out/arch"), *elsewhere = at("elsewhere");
+
+	put("out/arch/x86/boot/bzImage", "kernel");
+	put("out/lib/m.ko", "module");
+	put("secret", "host file");
+	is_int(kbuild_outputs_safe(b, files, 2), 0, "outputs that are files");
+	unlink(link);
+	ok(symlink(secret, link) == 0, "a module that is a symlink");
+	is_int(kbuild_outputs_safe(b, files, 2), ERR_INVALID,
+	       "... is refused");
+	like(err_msg(), "lib/m.ko", "... naming it");
+	unlink(link);
+	put("out/lib/m.ko", "module");
+	put("elsewhere/x86/boot/bzImage", "a host kernel");
+	char *arch = at("out/arch/x86/boot/bzImage");
+	unlink(arch);
+	for (int k = 0; k < 2; k++) {
+		char *d = at(k ? "out/arch/x86" : "out/arch/x86/boot");
+		rmdir(d);
+		free(d);
+	}
+	rmdir(dirlink);
+	free(arch);
+	ok(symlink(elsewhere, dirlink) == 0, "a directory on the way that is a"
+					    " symlink");
+	is_int(kbuild_outputs_safe(b, files, 2), ERR_INVALID,
+	       "... is refused too");
+	const char *up[] = { "../secret" };
+	is_int(kbuild_outputs_safe(b, up, 1), ERR_INVALID,
+	       "a path that leaves the build directory is refused");
+	free(b);
+	free(secret);
+	free(link);
+	free(dirlink);
+	free(elsewhere);
+}
+
 /* A build killed while fixdep wrote lib/.x.o.cmd: the next one recovers. */
 static void test_broken_cmd(void)
 {
@@ -452,6 +494,7 @@ int main(void)
 	test_excerpt();
 	test_run_refusals();
 	test_make();
+	test_outputs_safe();
 	test_broken_cmd();
 	const char *rm[] = {"rm", "-rf", dir, NULL};
 	struct spawn s = SPAWN_INIT;

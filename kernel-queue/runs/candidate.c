@@ -588,6 +588,14 @@ static int build_state(struct branch_ctx *bc, struct repo *r, long long id,
 	say(progress, ctx, "candidate %lld: building %.12s (log %s)", id, commit,
 	    blog);
 	ret = kbuild_run(&ko, &kb);
+	/* the build user wrote them: what boots is files, not symlinks */
+	if (ret >= 0 && kb.ok &&
+	    kbuild_outputs_safe(bc->cfg.build_dir, files, nfiles) < 0) {
+		kb.ok = 0;
+		free(kb.error);
+		kb.error = xstrdup(err_msg());
+		err_clear();
+	}
 	progress_clear(bc->db, "build", id);
 	free(bp.label);
 	if (ret < 0 && !kb.config_hash[0])
