@@ -12,6 +12,7 @@
 #include "icecc.h"
 #include "log.h"
 #include "repo.h"
+#include "sandbox.h"
 #include "snapshot.h"
 #include "spawn.h"
 #include "strbuf.h"
@@ -354,6 +355,19 @@ static int check_config(struct app *app)
 		       "%d job slots\n",
 		       addr, farm.hosts, farm.slots);
 		free(addr);
+	}
+	/* how builds run (sandbox.h): a missing build user is said now */
+	{
+		struct sandbox sb;
+		if (sandbox_from_config(&sb, &app->bc.cfg) < 0) {
+			fprintf(stderr, "stableq: %s\n", err_msg());
+			sandbox_release(&sb);
+			return 1;
+		}
+		printf("builds: %s%s\n",
+		       sb.on ? "in bubblewrap as " : "as stableq's own user",
+		       sb.on ? sb.user : " (sandbox = none)");
+		sandbox_release(&sb);
 	}
 	printf("configuration OK%s%s\n", app->bc.cfg.path ? ": " : "",
 	       app->bc.cfg.path ? app->bc.cfg.path : " (defaults)");

@@ -87,6 +87,17 @@ q() { sqlite3 "$T/stableq.db" "$1"; }
 state() { q "SELECT state FROM patches WHERE id = $1"; }
 line() { q "SELECT $1 FROM patches WHERE subject = 'lib: fix line $2'"; }
 
+like "$(SQ serve -n 2>&1)" "builds: in bubblewrap as $(id -un stableq-build 2>/dev/null || id -un)" "serve -n says how builds run"
+sed 's/^debian_changelog =$/build_user = no-such-user-49\n&/' "$T/stableq.conf" > "$T/nouser.conf"
+out=$("$STABLEQ" -c "$T/nouser.conf" serve -n 2>&1)
+rc=$?
+if [ "$(id -u)" = 0 ]; then
+	is "$rc" 1 "serve -n, run as root, with a build_user that does not exist: refused"
+	like "$out" "build_user no-such-user-49: no such user: \`make deps\` makes it" "... naming the fix"
+else
+	is "$rc" 0 "serve -n as a user: build_user is not used"
+fi
+
 # --- intake_build = none: list mail is checked, not built -----------------------
 is "$(SQ config | sed -n 's/^intake_build = //p')" none "intake_build is none by default"
 mail anyone@evil.example 3
