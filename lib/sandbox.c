@@ -26,6 +26,9 @@ void sandbox_release(struct sandbox *sb)
 	if (!sb)
 		return;
 	free(sb->user);
+	free(sb->hide_dir);
+	for (size_t i = 0; i < 4; i++)
+		free(sb->hide_files[i]);
 	memset(sb, 0, sizeof(*sb));
 }
 
@@ -92,9 +95,46 @@ int sandbox_init(struct sandbox *sb, const char *kind, const char *user,
 	return 0;
 }
 
+/* 1 when path is dir or below it (both absolute). */
+static int below(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	return !strncmp(path, dir, n) &&
+	       (path[n] == '/' || path[n] == '\0' || (n == 1 && *dir == '/'));
+}
+
 int sandbox_from_config(struct sandbox *sb, const struct config *c)
 {
-	return sandbox_init(sb, c->sandbox, c->build_user, c->build_memory_mb);
+	const char *files[] = { c->db, NULL, NULL, c->path };
+	char *wal = xstrfmt("%s-wal", c->db), *shm = xstrfmt("%s-shm", c->db);
+	size_t n = 0;
+	int ret = sandbox_init(sb, c->sandbox, c->build_user,
+			       c->build_memory_mb);
+
+	files[1] = wal;
+	files[2] = shm;
+	if (ret == 0 && sb->on) {
+		sb->hide_dir = c->var_dir ? realpath(c->var_dir, NULL) : NULL;
+		/* a var_dir of / or above the checkout hides too much */
+		if (sb->hide_dir && !strcmp(sb->hide_dir, "/")) {
+			free(sb->hide_dir);
+			sb->hide_dir = NULL;
+		}
+		for (size_t i = 0; i < 4; i++) {
+			char *f = files[i] ? realpath(files[i], NULL) : NULL;
+			if (f && (!strncmp(f, "/dev/", 5) ||
+				  (sb->hide_dir && below(f, sb->hide_dir)))) {
+				free(f);
+				f = NULL;
+			}
+			if (f)
+				sb->hide_files[n++] = f;
+		}
+	}
+	free(wal);
+	free(shm);
+	return ret;
 }
 
 int sandbox_on(const struct sandbox *sb)
@@ -251,6 +291,36 @@ int sandbox_reach(const struct sandbox *sb, const char *path)
 	return ret;
 }
 
+/* path made absolute, symlinks kept (caller frees). */
+static char *absolute(const char *path)
+{
+	char *cwd;
+	char *abs;
+
+	if (*path == '/')
+		return xstrdup(path);
+	cwd = getcwd(NULL, 0);
+	abs = xstrfmt("%s/%s", cwd ? cwd : "", path);
+	free(cwd);
+	return abs;
+}
+
+/* 1 when hiding var_dir would take cwd away (no bind brings it back). */
+static int hides_cwd(const struct sandbox *sb, const char *cwd,
+		     const struct sandbox_bind *binds)
+{
+	if (!sb->hide_dir || !cwd || !below(cwd, sb->hide_dir))
+		return 0;
+	for (size_t i = 0; binds && binds[i].dir; i++) {
+		char *d = realpath(binds[i].dir, NULL);
+		int in = d && !binds[i].at && below(cwd, d);
+		free(d);
+		if (in)
+			return 0;
+	}
+	return 1;
+}
+
 int sandbox_argv(const struct sandbox *sb, const char *const *argv,
 		 const char *cwd, const struct sandbox_bind *binds,
 		 struct strvec *out)
@@ -263,6 +333,13 @@ int sandbox_argv(const struct sandbox *sb, const char *const *argv,
 		     "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
 		     "--setenv", "HOME", "/tmp", "--setenv", "TMPDIR", "/tmp",
 		     NULL);
+	if (hides_cwd(sb, abs, binds))
+		; /* make would not find its directory: var_dir stays */
+	else if (sb->hide_dir)
+		strvec_pushl(out, "--tmpfs", sb->hide_dir, NULL);
+	for (size_t i = 0; i < 4 && sb->hide_files[i]; i++)
+		strvec_pushl(out, "--ro-bind", "/dev/null", sb->hide_files[i],
+			     NULL);
 	/* read-only ones first: a writable one may lie below one */
 	for (int pass = 0; pass < 2 && ret == 0; pass++)
 		for (size_t i = 0; binds && binds[i].dir && ret == 0; i++) {
@@ -270,16 +347,21 @@ int sandbox_argv(const struct sandbox *sb, const char *const *argv,
 				continue;
 			/* bwrap resolves it as the build user */
 			char *dir = realpath(binds[i].dir, NULL);
+			char *as = absolute(binds[i].dir);
+			const char *op = binds[i].ro ? "--ro-bind" : "--bind";
 			if (!dir)
 				ret = err_set(ERR_NOTFOUND, "sandbox: %s: %s",
 					      binds[i].dir, strerror(errno));
 			else if ((ret = sandbox_reach(sb, dir)) == 0)
-				strvec_pushl(out,
-					     binds[i].ro ? "--ro-bind"
-							 : "--bind",
-					     dir,
+				strvec_pushl(out, op, dir,
 					     binds[i].at ? binds[i].at : dir,
 					     NULL);
+			/* also where its name leads through a symlink that
+			 * the hidden var_dir took away (var/linux) */
+			if (ret == 0 && !binds[i].at && strcmp(as, dir) &&
+			    sb->hide_dir && below(as, sb->hide_dir))
+				strvec_pushl(out, op, dir, as, NULL);
+			free(as);
 			free(dir);
 		}
 	/* the same directory inside (bwrap starts in / otherwise) */

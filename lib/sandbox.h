@@ -30,7 +30,10 @@
  * that user): as root the default ccache is /var/cache/stableq/ccache,
  * not one under root's home (kbuild_default_ccache_dir()). spawn's deadline is
  * the time limit; RLIMIT_AS of each process the memory limit. A new
- * session (setsid) keeps the child off stableq's terminal.
+ * session (setsid) keeps the child off stableq's terminal. stableq's own
+ * state is hidden: var_dir is an empty tmpfs inside (the tree and build
+ * directories under it are bound back), the store and the config file
+ * read as empty.
  *
  * When stableq runs as root the child first becomes build_user
  * (stableq-build, made by `make deps`), so the build is not root even
@@ -58,6 +61,13 @@ struct sandbox {
 	gid_t gid;
 	char *user;      /* its name, for messages */
 	long memory_mb;  /* RLIMIT_AS of every process inside; 0: none */
+	/*
+	 * stableq's own state, which a build has no business reading (when
+	 * it runs as stableq's user, it could): var_dir under a tmpfs, the
+	 * store and the config file under /dev/null. Absolute, or NULL.
+	 */
+	char *hide_dir;
+	char *hide_files[4];
 };
 
 /*

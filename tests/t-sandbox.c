@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 static char dir[64];
+static const char *sh_cwd; /* NULL: dir */
 
 /* Runs sh -c script in sb, writable: the binds; output in out. */
 static int sh(const struct sandbox *sb, const struct sandbox_bind *binds,
@@ -25,7 +26,7 @@ static int sh(const struct sandbox *sb, const struct sandbox_bind *binds,
 	int ret;
 
 	s.argv = argv;
-	s.cwd = dir;
+	s.cwd = sh_cwd ? sh_cwd : dir;
 	s.capture = 1;
 	s.timeout_ms = 60000;
 	s.sandbox = sb;
@@ -247,6 +248,81 @@ static void test_own(const struct sandbox *sb)
 	free(victim);
 }
 
+/* stableq's own state is not the build's to read. */
+static void test_hide(void)
+{
+	char tmpl[] = "var/t-sandbox-hide-XXXXXX";
+	struct strbuf out = STRBUF_INIT;
+	struct config c;
+	struct sandbox sb;
+	int status;
+
+	mkdir("var", 0755);
+	if (!ok(mkdtemp(tmpl) != NULL, "a state directory under var/"))
+		return;
+	char *top = realpath(tmpl, NULL);
+	chmod(top, 0755);
+	char *var = xstrfmt("%s/var", top), *db = xstrfmt("%s/var/s.db", top);
+	char *conf = xstrfmt("%s/stableq.conf", top);
+	char *tree = xstrfmt("%s/var/linux", top), *real = xstrfmt("%s/real", top);
+	char *build = xstrfmt("%s/var/build", top);
+	char *other = xstrfmt("%s/other.db", top);
+	mkdir_p(var);
+	mkdir_p(real);
+	mkdir_p(build);
+	write_file_atomic(db, "secret store", 12);
+	write_file_atomic(other, "the other store", 15);
+	char *src = xstrfmt("%s/Makefile", real);
+	write_file_atomic(src, "all:\n", 5);
+	free(src);
+	symlink(real, tree); /* var/linux -> the tree, as in a worktree */
+	char *text = xstrfmt("var_dir = %s\ndb = %s\nsmtp_url = smtp://u:"
+			     "secret@h\n", var, other);
+	write_file_atomic(conf, text, strlen(text));
+	free(text);
+	is_int(config_load(&c, conf), 0, "a config with its state");
+	is_int(sandbox_from_config(&sb, &c), 0, "its sandbox");
+	struct sandbox_bind binds[] = { { "var/linux", NULL, 1 },
+					{ build, NULL, 0 },
+					{ NULL, NULL, 0 } };
+	/* relative paths as stableq gives them: from top */
+	char *old = getcwd(NULL, 0);
+	if (chdir(top) < 0)
+		diag("chdir %s", top);
+	sh_cwd = top;
+	sandbox_own(&sb, build, 0);
+	char *script = xstrfmt("echo in var: $(ls %s); cat %s %s %s 2>&1 |"
+			       " sed 's/^/cat: /'; cat var/linux/Makefile;"
+			       " echo made > %s/x && echo wrote",
+			       var, db, other, conf, build);
+	sh(&sb, binds, script, &out, &status);
+	sh_cwd = NULL;
+	if (chdir(old) < 0)
+		diag("chdir %s", old);
+	free(old);
+	like(out.buf, "all:", "the tree under var/ is there, by its name");
+	like(out.buf, "in var: build linux\n",
+	     "var_dir is empty inside but for the binds");
+	ok(!strstr(out.buf, "secret"), "the store and the config cannot be"
+				       " read");
+	ok(!strstr(out.buf, "the other store"), "... a store outside var_dir"
+						" too");
+	like(out.buf, "wrote", "... and the build directory, writable");
+	free(script);
+	sandbox_release(&sb);
+	config_free(&c);
+	rm_rf(top);
+	free(top);
+	free(var);
+	free(db);
+	free(conf);
+	free(tree);
+	free(real);
+	free(build);
+	free(other);
+	strbuf_release(&out);
+}
+
 int main(void)
 {
 	struct sandbox sb;
@@ -265,6 +341,7 @@ int main(void)
 	test_run(&sb);
 	if (sb.drop)
 		test_own(&sb);
+	test_hide();
 	sandbox_release(&sb);
 	rm_rf(dir);
 	return done_testing();
