@@ -259,7 +259,8 @@ struct ctx {
 	const struct kbuild_opts *o;
 	struct kbuild_result *r;
 	const char *const *env;
-	struct sandbox_bind binds[5]; /* tree, fragments; build, ccache */
+	struct sandbox_bind binds[6]; /* tree, fragments, icecc; build, ccache */
+	char *icecc_dir;              /* where the icecc client finds iceccd */
 	double deadline;
 	char *cc;
 	int count_objects;     /* this step reports progress */
@@ -570,6 +571,17 @@ static int sandbox_paths(struct ctx *c, const char *src, const char *cfgdir,
 	c->binds[n++] = (struct sandbox_bind){ src, NULL, 1 };
 	if (cfgdir)
 		c->binds[n++] = (struct sandbox_bind){ cfgdir, NULL, 1 };
+	/* iceccd's socket (connecting needs no writable mount): the default
+	 * one under /run is visible; one in a directory of its own (icecc's
+	 * ICECC_TEST_SOCKET, under /tmp) is bound */
+	const char *sock = getenv("ICECC_TEST_SOCKET");
+	if (icecc_enabled(c->o->icecc) && sock && *sock == '/') {
+		c->icecc_dir = xstrdup(sock);
+		*strrchr(c->icecc_dir, '/') = '\0';
+		if (*c->icecc_dir)
+			c->binds[n++] =
+				(struct sandbox_bind){ c->icecc_dir, NULL, 1 };
+	}
 	c->binds[n++] = (struct sandbox_bind){ build, NULL, 0 };
 	if (!c->o->no_ccache) {
 		if ((ret = sandbox_own(sb, ccdir, 1)) < 0)
@@ -752,6 +764,7 @@ out:
 	free(tmp);
 	strvec_clear(&env);
 	free(c.cc);
+	free(c.icecc_dir);
 	if (lockfd >= 0)
 		close(lockfd); /* releases the lock */
 	free(lockpath);
@@ -795,6 +808,7 @@ out:
 	free(build);
 	free(ccdir);
 	free(base);
+	free(c.icecc_dir);
 	strvec_clear(&env);
 	return ret;
 }
