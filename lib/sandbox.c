@@ -137,6 +137,15 @@ int sandbox_from_config(struct sandbox *sb, const struct config *c)
 	return ret;
 }
 
+int sandbox_config_check(const struct config *c)
+{
+	struct sandbox sb;
+	int ret = sandbox_from_config(&sb, c);
+
+	sandbox_release(&sb);
+	return ret;
+}
+
 int sandbox_on(const struct sandbox *sb)
 {
 	return sb && sb->on;

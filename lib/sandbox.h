@@ -89,6 +89,8 @@ struct sandbox_bind {
  * sb is always initialized; release it.
  */
 int sandbox_from_config(struct sandbox *sb, const struct config *c);
+/* sandbox_from_config() and release: 0 when builds may run as configured. */
+int sandbox_config_check(const struct config *c);
 /* The same from the values themselves (kind "bwrap" or "none"). */
 int sandbox_init(struct sandbox *sb, const char *kind, const char *user,
 		 int memory_mb);

@@ -150,13 +150,16 @@ is "$(line state 17),$(line state 24),$(line state 31)" "queued,queued,checked" 
 
 # --- sandbox = none as root: refused ---------------------------------------------------
 printf 'sandbox = none\n' >> "$T/stableq.conf"
+ncand=$(q "SELECT COUNT(*) FROM candidates")
 out=$(SQ candidate 2>&1)
 rc=$?
 if [ "$(id -u)" = 0 ]; then
 	ok "$([ "$rc" -ne 0 ] && [ "$rc" -ne 3 ] && echo 0 || echo 1)" "sandbox = none as root: stableq candidate refuses (exit $rc)"
 	like "$out" "refusing to run code from a patch as root outside the sandbox" "... saying so"
 	like "$out" "set \`sandbox = bwrap\`" "... and naming the fix"
+	diag "$out"
 	is "$(q "SELECT COUNT(*) FROM builds")" 0 "... nothing was built"
+	is "$(q "SELECT COUNT(*) FROM candidates")" "$ncand" "... no candidate was made"
 	ok "$([ ! -e "$OUT/marker" ] && echo 0 || echo 1)" "... nothing ran"
 else
 	ok "$([ "$rc" -ne 0 ] || [ -e "$OUT/marker" ] && echo 0 || echo 1)" "sandbox = none as a user: the build runs as that user"

@@ -9,6 +9,7 @@
 #include "log.h"
 #include "progress.h"
 #include "queue.h"
+#include "sandbox.h"
 #include "revert.h"
 #include "verify.h"
 #include "strbuf.h"
@@ -161,6 +162,9 @@ int cmd_candidate(struct app *app, const struct cli_opts *o, int argc, char **ar
 	/* a stored candidate (or --upto's patch) decides the branch */
 	if ((run && queue_follow_candidate(&app->bc, run) < 0) ||
 	    (upto && queue_follow_patch(&app->bc, upto) < 0))
+		return fail("candidate");
+	/* a build that would be refused (sandbox.h) makes no candidate */
+	if (sandbox_config_check(&app->bc.cfg) < 0)
 		return fail("candidate");
 	id = run ? run
 		 : candidate_create_on(app->bc.db, app->bc.branch_id, NULL, 0,
