@@ -17,15 +17,19 @@ T=$(mktemp -d)
 # keep a build from writing here (not under /tmp: the sandbox has its own)
 OUT=$TOP/var/t48-outside.$$
 LPID=
+TREE=$TOP/var/linux
+# what the probe writes when nothing stops it (a run without the sandbox)
+PROBED="$TREE/stableq-probe-tree /tmp/stableq-probe-$$"
 cleanup() {
 	[ -n "$LPID" ] && kill "$LPID" 2>/dev/null
 	rm -rf "$T" "$OUT"
+	rm -f $PROBED
 }
 trap cleanup EXIT
 # the build user reaches the build directory below it
 chmod 755 "$T"
 mkdir -p "$OUT" && chmod 1777 "$OUT"
-TREE=$TOP/var/linux
+rm -f "$TREE/stableq-probe-tree" # left by a run without the sandbox
 (cd "$TOP" && "$STABLEQ" --db "$T/init.db" -c /dev/null tree init > "$T/init.log" 2>&1)
 ok $? "tree init imports linux-source-6.1 (or finds it imported)"
 tag=$(git -C "$TREE" describe --tags --abbrev=0 linux-6.1.y)
