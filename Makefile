@@ -154,6 +154,12 @@ deps:
 		export DEBIAN_FRONTEND=noninteractive; \
 		apt-get update -q && apt-get install -y -q --no-install-recommends $$missing; \
 	fi
+	@# run as root, stableq builds as this user (docs/sandbox.md)
+	@if [ "$$(id -u)" = 0 ] && ! getent passwd stableq-build >/dev/null; then \
+		echo "make deps: adding the system user stableq-build"; \
+		useradd --system --user-group --no-create-home \
+			--home-dir /nonexistent --shell /usr/sbin/nologin stableq-build; \
+	fi
 
 # The whole binary again with ASan+UBSan, from the unit tests' objects,
 # beside ./stableq (which stays as built): tests/6-api/63-api-sanitized.t runs

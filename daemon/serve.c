@@ -14,6 +14,7 @@
 #include "log.h"
 #include "rc.h"
 #include "repo.h"
+#include "sandbox.h"
 #include "snapshot.h"
 #include "spawn.h"
 #include "strbuf.h"
@@ -361,6 +362,19 @@ static int check_config(struct app *app)
 	if (rc_config_check(&app->bc.cfg) < 0) {
 		fprintf(stderr, "stableq: %s\n", err_msg());
 		return 1;
+	}
+	/* how builds run (sandbox.h): a missing build user is said now */
+	{
+		struct sandbox sb;
+		if (sandbox_from_config(&sb, &app->bc.cfg) < 0) {
+			fprintf(stderr, "stableq: %s\n", err_msg());
+			sandbox_release(&sb);
+			return 1;
+		}
+		printf("builds: %s%s\n",
+		       sb.on ? "in bubblewrap as " : "as stableq's own user",
+		       sb.on ? sb.user : " (sandbox = none)");
+		sandbox_release(&sb);
 	}
 	printf("configuration OK%s%s\n", app->bc.cfg.path ? ": " : "",
 	       app->bc.cfg.path ? app->bc.cfg.path : " (defaults)");

@@ -93,6 +93,11 @@ static const struct key keys[] = {
 	{ "rc_git_url", K_STR, S(rc_git_url), "", NULL },
 	{ "release_signoff", K_STR, S(release_signoff), "", NULL },
 	{ "tester_identity", K_STR, S(tester_identity), "", NULL },
+	{ "sandbox", K_ENUM, S(sandbox), "bwrap", "bwrap|none" },
+	{ "build_user", K_STR, S(build_user), "stableq-build", NULL },
+	{ "build_memory_mb", K_INT, S(build_memory_mb), "4096", NULL },
+	{ "intake_build", K_ENUM, S(intake_build), "none", "none|trusted" },
+	{ "intake_trusted", K_STR, S(intake_trusted), "", NULL },
 };
 #define B(f) offsetof(struct branch_conf, f)
 /*
@@ -199,7 +204,10 @@ static void fill_defaults(struct config *c)
 		const char *xdg = getenv("XDG_CACHE_HOME");
 		const char *home = getenv("HOME");
 		free(c->ccache_dir);
-		if (xdg && *xdg)
+		/* root builds as build_user: not under root's home */
+		if (geteuid() == 0)
+			c->ccache_dir = xstrdup("/var/cache/stableq/ccache");
+		else if (xdg && *xdg)
 			c->ccache_dir = xstrfmt("%s/stableq/ccache", xdg);
 		else if (home && *home)
 			c->ccache_dir = xstrfmt("%s/.cache/stableq/ccache", home);

@@ -100,6 +100,11 @@ struct config {
 	char *rc_git_url;       /* the git tree testers fetch the rc's tag from; "" none */
 	char *release_signoff;  /* "Name <addr>": the Signed-off-by a release adds */
 	char *tester_identity;  /* "Name <addr>": stableq's Tested-by on its own rc; "" none */
+	char *sandbox;          /* bwrap | none: how code from a patch runs (sandbox.h) */
+	char *build_user;       /* stableq as root: the user builds run as */
+	int build_memory_mb;    /* RLIMIT_AS of each process of a build; 0: none */
+	char *intake_build;     /* none | trusted: list mail built before a maintainer queues it */
+	char *intake_trusted;   /* senders whose list mail is built (trusted) */
 	struct branch_conf *branches; /* in file order; at least one */
 	int nbranches;
 	int selected;           /* index of the branch the fields above hold */

@@ -84,6 +84,9 @@ struct kselftest_opts {
 	const char *log_path;    /* make's output appended, or NULL */
 	int jobs;                /* make -j; 0: 2 */
 	int timeout_s;           /* per make; 0: 1800 */
+	/* every make runs here (sandbox.h), writing only build_dir, the
+	 * entry being made and the ccache; NULL or off: refused as root */
+	const struct sandbox *sandbox;
 };
 
 /*

@@ -1,6 +1,7 @@
 /* cmd-candidate.c: `stableq candidate`: make, run or show a candidate (the queue built, booted, tested). */
 #include "candidate.h"
 #include "cli.h"
+#include "sandbox.h"
 #include "coverage.h"
 #include "queue.h"
 
@@ -110,6 +111,9 @@ int cmd_candidate(struct app *app, const struct cli_opts *o, int argc, char **ar
 	/* a stored candidate (or --upto's patch) decides the branch */
 	if ((run && candidate_follow(&app->bc, run) < 0) ||
 	    (upto && queue_follow_patch(&app->bc, upto) < 0))
+		return cli_fail("candidate");
+	/* a build that would be refused (sandbox.h) makes no candidate */
+	if (sandbox_config_check(&app->bc.cfg) < 0)
 		return cli_fail("candidate");
 	id = run ? run
 		 : candidate_create_on(app->bc.db, app->bc.branch_id, NULL, 0,

@@ -13,6 +13,7 @@
 #include "progress.h"
 #include "queue.h"
 #include "repo.h"
+#include "sandbox.h"
 #include "runner.h"
 #include "spawn.h"
 #include "strbuf.h"
@@ -492,6 +493,7 @@ static int build_state(struct branch_ctx *bc, struct repo *r, long long id,
 		       void (*progress)(const char *, void *), void *ctx)
 {
 	struct kbuild_result kb = { 0 };
+	struct sandbox sb = { 0 };
 	struct test_def *tests = NULL;
 	size_t ntests = 0, nfiles;
 	const char **files = NULL;
@@ -541,7 +543,8 @@ static int build_state(struct branch_ctx *bc, struct repo *r, long long id,
 		goto out;
 	}
 
-	if ((ret = repo_checkout(r, commit)) < 0)
+	if ((ret = sandbox_from_config(&sb, &bc->cfg)) < 0 ||
+	    (ret = repo_checkout(r, commit)) < 0)
 		goto out;
 	struct build_progress bp = {
 		.db = bc->db,
@@ -560,6 +563,7 @@ static int build_state(struct branch_ctx *bc, struct repo *r, long long id,
 		.timeout_s = bc->cfg.build_timeout,
 		.progress = build_progress,
 		.progress_ctx = &bp,
+		.sandbox = &sb,
 	};
 	{
 		long long next = 0;
@@ -572,6 +576,14 @@ static int build_state(struct branch_ctx *bc, struct repo *r, long long id,
 	say(progress, ctx, "candidate %lld: building %.12s (log %s)", id, commit,
 	    blog);
 	ret = kbuild_run(&ko, &kb);
+	/* the build user wrote them: what boots is files, not symlinks */
+	if (ret >= 0 && kb.ok &&
+	    kbuild_outputs_safe(bc->cfg.build_dir, files, nfiles) < 0) {
+		kb.ok = 0;
+		free(kb.error);
+		kb.error = xstrdup(err_msg());
+		err_clear();
+	}
 	progress_clear(bc->db, "build", id);
 	free(bp.label);
 	if (ret < 0 && !kb.config_hash[0])
@@ -617,6 +629,7 @@ static int build_state(struct branch_ctx *bc, struct repo *r, long long id,
 	}
 out:
 	kbuild_result_release(&kb);
+	sandbox_release(&sb);
 	testset_free(tests, ntests);
 	free(files);
 	free(cdir);
@@ -643,8 +656,15 @@ static int build_kselftests(struct branch_ctx *bc, struct repo *r, long long id,
 		.jobs = bc->cfg.make_jobs,
 		.timeout_s = bc->cfg.build_timeout,
 	};
+	struct sandbox sb;
 	int ret;
 
+	if ((ret = sandbox_from_config(&sb, &bc->cfg)) < 0) {
+		free(bdir);
+		free(cdir);
+		return ret;
+	}
+	ko.sandbox = &sb;
 	if (buildcache_compiler_id(&cc) < 0)
 		err_clear();
 	ko.compiler_id = cc;
@@ -665,6 +685,7 @@ static int build_kselftests(struct branch_ctx *bc, struct repo *r, long long id,
 	free(cc);
 	free(bdir);
 	free(cdir);
+	sandbox_release(&sb);
 	return ret;
 }
 

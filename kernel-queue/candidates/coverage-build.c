@@ -5,6 +5,7 @@
 #include "err.h"
 #include "file.h"
 #include "kbuild.h"
+#include "sandbox.h"
 #include "log.h"
 #include "strvec.h"
 
@@ -55,6 +56,7 @@ static const char wrapper_fmt[] =
 
 struct mk {
 	struct kbuild_opts ko;
+	struct sandbox sb; /* ko.sandbox */
 	char *dir, *odir, *arch, *cross, *cc, *jobs;
 	char *nm; /* NM=...gcc-nm, or NULL (kbuild_nm_var()) */
 };
@@ -68,6 +70,7 @@ static void mk_release(struct mk *m)
 	free(m->cc);
 	free(m->jobs);
 	free(m->nm);
+	sandbox_release(&m->sb);
 }
 
 static int mk_init(struct cov *c, int a, struct mk *m)
@@ -107,7 +110,10 @@ static int mk_init(struct cov *c, int a, struct mk *m)
 		.ccache_dir = c->bc->cfg.ccache_dir,
 		.icecc = c->bc->cfg.icecc,
 		.log_path = c->log_path,
+		.sandbox = &m->sb,
 	};
+	if (ret >= 0)
+		ret = sandbox_from_config(&m->sb, &c->bc->cfg);
 	return ret < 0 ? ret : 0;
 }
 

@@ -6,6 +6,7 @@
 #include "err.h"
 #include "file.h"
 #include "kbuild.h"
+#include "sandbox.h"
 #include "kconfig.h"
 #include "log.h"
 #include "mime.h"
@@ -441,13 +442,15 @@ static int build(struct boot *b, char **bzimage)
 {
 	struct strvec vars = STRVEC_INIT;
 	struct kbuild_result kb = { 0 };
+	struct sandbox sb;
 	char *cfgdir = NULL;
 	char *blog = xstrfmt("%s/log/gcov-build-%lld.log", b->bc->cfg.var_dir,
 			     b->id);
 	int ret;
 
 	*bzimage = NULL;
-	if ((ret = write_config(b, &cfgdir)) < 0)
+	if ((ret = sandbox_from_config(&sb, &b->bc->cfg)) < 0 ||
+	    (ret = write_config(b, &cfgdir)) < 0)
 		goto out;
 	for (size_t i = 0; i < b->objects.nr; i++) {
 		const char *o = b->objects.v[i], *base = strrchr(o, '/');
@@ -463,6 +466,7 @@ static int build(struct boot *b, char **bzimage)
 		.timeout_s = b->bc->cfg.build_timeout,
 		.log_path = blog,
 		.make_vars = (const char *const *)vars.v,
+		.sandbox = &sb,
 	};
 	say(b, "candidate %lld: coverage boot: building with gcov on %zu"
 	    " object%s (log %s)", b->id, b->objects.nr,
@@ -479,6 +483,7 @@ static int build(struct boot *b, char **bzimage)
 	*bzimage = xstrdup(kb.bzimage);
 out:
 	kbuild_result_release(&kb);
+	sandbox_release(&sb);
 	strvec_clear(&vars);
 	free(cfgdir);
 	free(blog);

@@ -9,6 +9,7 @@
 #include "outbox.h"
 #include "patch.h"
 #include "prefix.h"
+#include "origin.h"
 #include "queue.h"
 #include "repo.h"
 #include "stable-queue.h"
@@ -658,6 +659,11 @@ static int check_one(struct check_ctx *c, struct check_row *p,
 		/* younger upstream than the maintainer wants: it waits */
 		to = PS_CHECKED;
 		strbuf_addbuf(&reason, &soak);
+	} else if ((ret = origin_waits(c->bc, p->id, &reason)) != 0) {
+		/* list mail: a maintainer queues it before it is built */
+		if (ret < 0)
+			goto out;
+		to = PS_CHECKED;
 	} else {
 		to = PS_QUEUED;
 		*advance = 1;

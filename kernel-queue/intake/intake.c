@@ -7,6 +7,7 @@
 #include "event.h"
 #include "err.h"
 #include "log.h"
+#include "origin.h"
 #include "queue.h"
 #include "series.h"
 #include "source.h"
@@ -434,8 +435,16 @@ int intake_store_locked(sqlite3 *db, long long branch, long long *source_id,
 	if (!*source_id &&
 	    (ret = source_add(db, "api", name, actor, source_id)) < 0)
 		return ret;
-	return queue_add_flags(db, branch, p, *source_id, actor, queue_flags,
-			       id);
+	ret = queue_add_flags(db, branch, p, *source_id, actor, queue_flags,
+			      id);
+	/* list mail: marked so in this transaction, never stored unmarked
+	 * (origin.h: it is built only once a maintainer queues it) */
+	if (ret > 0 &&
+	    (ret = origin_set_list(db, *id,
+				   p->sender_email ? p->sender_email
+						   : p->author_email)) == 0)
+		ret = 1;
+	return ret;
 }
 
 int intake_import_paths(sqlite3 *db, long long branch, unsigned flags,

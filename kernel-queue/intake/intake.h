@@ -46,7 +46,8 @@ int intake_prefix_versions(const char *prefix,
  * assembles the series itself and stores them patch by patch): p into
  * branch's queue (queue_add_flags() with queue_flags) under a sources row
  * made on the first call for a series (*source_id 0: made and set; path
- * name). 1 added, 0 the same patch was there (*id: it), negative on error.
+ * name), marked as list mail (origin_set_list()). 1 added, 0 the same
+ * patch was there (*id: it), negative on error.
  * The caller links dependencies (queue_link_dependencies()) before its
  * commit.
  */

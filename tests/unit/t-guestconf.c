@@ -5,6 +5,7 @@
 #include "file.h"
 #include "guestconf.h"
 #include "kbuild.h"
+#include "sandbox.h"
 #include "kconfig.h"
 #include "strbuf.h"
 #include "tap.h"
@@ -148,6 +149,8 @@ static int kunit_on(const char *dot, const char *sym)
 }
 
 /* The broad config step on a real tree: no build. */
+static struct sandbox box; /* make runs in it (sandbox.h) */
+
 static void test_config_step(const char *tree, const char *frags,
 			     size_t min_suites)
 {
@@ -161,6 +164,7 @@ static void test_config_step(const char *tree, const char *frags,
 		.kunit_deny = "config/kunit-deny.conf",
 		.config_only = 1,
 		.timeout_s = 900,
+		.sandbox = &box,
 	};
 	struct strbuf k = STRBUF_INIT;
 	size_t suites = 0, denied = 0, on = 0;
@@ -204,6 +208,10 @@ int main(void)
 {
 	if (!mkdtemp(dir))
 		return 1;
+	chmod(dir, 0755); /* the build user reaches it */
+	if (!ok(sandbox_init(&box, "bwrap", "stableq-build", 0) == 0,
+		"the sandbox the config steps run in"))
+		diag("%s", err_msg());
 	test_table();
 	test_deny();
 	test_hash();

@@ -3,6 +3,7 @@
 #include "file.h"
 #include "kbuild.h"
 #include "kconfig.h"
+#include "sandbox.h"
 #include "spawn.h"
 #include "strbuf.h"
 #include "tap.h"
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 static char dir[64];
+static struct sandbox box; /* every make runs in it (sandbox.h) */
 
 static char *at(const char *name)
 {
@@ -297,6 +299,17 @@ static void test_run_refusals(void)
 	setenv("PATH", saved, 1);
 	free(empty);
 
+	/* as root without the sandbox: refused before anything is made */
+	if (geteuid() == 0) {
+		is_int(kbuild_run(&o, &r), ERR_INVALID,
+		       "as root without a sandbox: refused");
+		like(err_msg(), "refusing to run code from a patch as root",
+		     "... saying so");
+		ok(access(build, F_OK) != 0, "... nothing made");
+		kbuild_result_release(&r);
+	}
+	o.sandbox = &box;
+
 	/* a build directory another build holds */
 	mkdir(build, 0755);
 	char *lock = at("b/.stableq-lock");
@@ -316,7 +329,12 @@ static void test_run_refusals(void)
 	char *cc = kbuild_default_ccache_dir();
 	setenv("XDG_CACHE_HOME", "/x/cache", 1);
 	char *xdg = kbuild_default_ccache_dir();
-	is_str(xdg, "/x/cache/stableq/ccache", "$XDG_CACHE_HOME first");
+	if (geteuid() == 0)
+		is_str(xdg, "/var/cache/stableq/ccache",
+		       "as root, /var/cache: the build user cannot reach"
+		       " root's home");
+	else
+		is_str(xdg, "/x/cache/stableq/ccache", "$XDG_CACHE_HOME first");
 	unsetenv("XDG_CACHE_HOME");
 	like(cc, "/stableq/ccache", "else under ~/.cache");
 	free(cc);
@@ -333,26 +351,45 @@ static void test_make(void)
 	char *src = at("src"), *build = at("build"), *ccache = at("cc");
 	char *log = at("make.log");
 	struct kbuild_opts o = { .src_dir = src, .build_dir = build,
-				 .ccache_dir = ccache, .log_path = log };
+				 .ccache_dir = ccache, .log_path = log,
+				 .sandbox = &box };
 	const char *good[] = { "sh", "-c",
 			       "echo \"dir=$CCACHE_DIR base=$CCACHE_BASEDIR"
-			       " user=$KBUILD_BUILD_USER extra=$EXTRA\"; pwd",
+			       " user=$KBUILD_BUILD_USER extra=$EXTRA\"; pwd;"
+			       " echo uid=$(id -u); touch Makefile.new;"
+			       " touch ../outside; echo built > $O/x",
 			       NULL };
+	const char *oenv[] = { "EXTRA=yes", NULL, NULL };
 	const char *bad[] = { "sh", "-c", "echo broken >&2; exit 2", NULL };
 	const char *slow[] = { "sleep", "30", NULL };
-	const char *extra[] = { "EXTRA=yes", NULL };
 	struct strbuf sb = STRBUF_INIT;
 	int to = -1;
 
 	put("src/Makefile", "all:\n");
-	is_int(kbuild_make(&o, good, extra, now_monotonic() + 30, &to), 0,
+	mkdir(build, 0755);
+	oenv[1] = xstrfmt("O=%s", build);
+	is_int(kbuild_make(&o, good, oenv, now_monotonic() + 30, &to), 0,
 	       "kbuild_make: a command that exits 0 gives 0");
+	free((char *)oenv[1]);
 	is_int(to, 0, "... not timed out");
 	strbuf_read_file(&sb, log, 1 << 20);
 	like(sb.buf, "user=stableq", "... with the reproducible build variables");
 	like(sb.buf, "extra=yes", "... and the extra environment");
 	like(sb.buf, "base=/tmp", "... and CCACHE_BASEDIR, the common parent");
 	like(sb.buf, "/src\n", "... run in the source tree");
+	{
+		char *p = at("src/Makefile.new"), *q = at("outside");
+		char *x = at("build/x");
+		ok(access(p, F_OK) != 0 && access(q, F_OK) != 0,
+		   "... which it cannot write, nor anything beside it");
+		ok(access(x, F_OK) == 0, "... but the build directory");
+		if (geteuid() == 0)
+			ok(!strstr(sb.buf, "uid=0\n"),
+			   "... as the build user, not root");
+		free(p);
+		free(q);
+		free(x);
+	}
 	is_int(kbuild_make(&o, bad, NULL, now_monotonic() + 30, &to), 1,
 	       "a command that fails gives 1 (it ran; the log says why)");
 	ok(kbuild_make(&o, slow, NULL, now_monotonic() + 1.5, &to) < 0 && to,
@@ -364,6 +401,48 @@ static void test_make(void)
 	free(build);
 	free(ccache);
 	free(log);
+}
+
+/* What a build leaves to be booted: files, not symlinks out of it. */
+static void test_outputs_safe(void)
+{
+	const char *files[] = { "arch/x86/boot/bzImage", "lib/m.ko" };
+	char *b = at("out"), *secret = at("secret"), *link = at("out/lib/m.ko");
+	char *dirlink = at("out/arch"), *elsewhere = at("elsewhere");
+
+	put("out/arch/x86/boot/bzImage", "kernel");
+	put("out/lib/m.ko", "module");
+	put("secret", "host file");
+	is_int(kbuild_outputs_safe(b, files, 2), 0, "outputs that are files");
+	unlink(link);
+	ok(symlink(secret, link) == 0, "a module that is a symlink");
+	is_int(kbuild_outputs_safe(b, files, 2), ERR_INVALID,
+	       "... is refused");
+	like(err_msg(), "lib/m.ko", "... naming it");
+	unlink(link);
+	put("out/lib/m.ko", "module");
+	put("elsewhere/x86/boot/bzImage", "a host kernel");
+	char *arch = at("out/arch/x86/boot/bzImage");
+	unlink(arch);
+	for (int k = 0; k < 2; k++) {
+		char *d = at(k ? "out/arch/x86" : "out/arch/x86/boot");
+		rmdir(d);
+		free(d);
+	}
+	rmdir(dirlink);
+	free(arch);
+	ok(symlink(elsewhere, dirlink) == 0, "a directory on the way that is a"
+					    " symlink");
+	is_int(kbuild_outputs_safe(b, files, 2), ERR_INVALID,
+	       "... is refused too");
+	const char *up[] = { "../secret" };
+	is_int(kbuild_outputs_safe(b, up, 1), ERR_INVALID,
+	       "a path that leaves the build directory is refused");
+	free(b);
+	free(secret);
+	free(link);
+	free(dirlink);
+	free(elsewhere);
 }
 
 /* A build killed while fixdep wrote lib/.x.o.cmd: the next one recovers. */
@@ -406,11 +485,16 @@ int main(void)
 		return done_testing();
 	}
 	unsetenv("XDG_CACHE_HOME");
+	chmod(dir, 0755); /* the build user reaches it */
+	if (!ok(sandbox_init(&box, "bwrap", "stableq-build", 0) == 0,
+		"the sandbox builds run in"))
+		diag("%s", err_msg());
 	test_hash();
 	test_verify();
 	test_excerpt();
 	test_run_refusals();
 	test_make();
+	test_outputs_safe();
 	test_broken_cmd();
 	const char *rm[] = {"rm", "-rf", dir, NULL};
 	struct spawn s = SPAWN_INIT;

@@ -3,6 +3,7 @@
 #include "err.h"
 #include "file.h"
 #include "kselftest.h"
+#include "sandbox.h"
 #include "strbuf.h"
 #include "tap.h"
 #include "tconsole.h"
@@ -345,11 +346,17 @@ static void test_prepare(void)
 	char *conf = xstrfmt("%s/tests.conf", d);
 	char *cache = xstrfmt("%s/cache", d);
 	char *build = xstrfmt("%s/build", d);
+	struct sandbox box;
+	chmod(d, 0755); /* the build user reaches it */
+	if (!ok(sandbox_init(&box, "bwrap", "stableq-build", 0) == 0,
+		"the sandbox the builds run in"))
+		diag("%s", err_msg());
 	make_tree(tree);
 	write_text(conf, "[test boot]\nkind = boot\n");
 	struct kselftest_opts o = {
 		.tests_file = conf, .src_dir = tree, .build_dir = build,
 		.cache_dir = cache, .compiler_id = "gcc test",
+		.sandbox = &box,
 	};
 	is_int(kselftest_prepare(&o, &b), 0, "a set without kselftests");
 	is_int((long)b.ntargets, 0, "... builds nothing");
@@ -407,11 +414,20 @@ static void test_prepare(void)
 	is_int(kselftest_prepare(&o, &b), 0, "a changed header");
 	ok(!b.cached && strcmp(b.key, key1), "is built again, another key");
 	kselftest_build_release(&b);
-	free(h);
 
 	char *out = xstrfmt("%s/cache/%s", d, key1);
 	ok(access(out, F_OK) == 0, "the older entry is still kept");
 	free(out);
+	if (geteuid() == 0) {
+		o.sandbox = NULL;
+		write_text(h, "#define ANSWER 40\n");
+		is_int(kselftest_prepare(&o, &b), ERR_INVALID,
+		       "as root without the sandbox: refused");
+		like(err_msg(), "refusing", "... saying so");
+		kselftest_build_release(&b);
+	}
+	sandbox_release(&box);
+	free(h);
 	rm_rf(d);
 	free(tree);
 	free(conf);
