@@ -86,6 +86,8 @@ queue_seed =
 kernel_config_dir = $TOP/config/kernel/6.1/quick
 intake_inbox = $T/inbox
 rc_list = Stable list <stable@vger.kernel.org>
+intake_build = trusted
+intake_trusted = @example.org
 listen = 127.0.0.1:0
 CONF
 SQ() { "$STABLEQ" -c "$T/stableq.conf" "$@"; }

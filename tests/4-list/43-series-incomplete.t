@@ -81,6 +81,8 @@ debian_changelog =
 kernel_config_dir = $TOP/config/kernel/6.1/quick
 intake_maildir = $T/Maildir
 rc_list = Stable list <stable@vger.kernel.org>
+intake_build = trusted
+intake_trusted = @example.org
 listen = 127.0.0.1:0
 [branch 6.1]
 tree_dir = $T/linux-6.1

@@ -30,6 +30,8 @@ kernel_config_dir = $TOP/config/kernel
 poll_interval = 1
 listen = 127.0.0.1:$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 intake_maildir = $T/Maildir
+intake_build = trusted
+intake_trusted = @example.org
 CONF
 	for l in "$@"; do echo "$l" >> "$T/stableq.conf"; done
 }
