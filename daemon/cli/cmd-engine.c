@@ -86,6 +86,30 @@ static void print_coverage(json_t *cov)
 		       json_string_value(json_object_get(boot, "summary")));
 }
 
+/* "  phases: apply 0.1 s, build 4 min 3 s (built), ..." */
+static void print_phases(json_t *phases)
+{
+	struct strbuf sb = STRBUF_INIT;
+	size_t i;
+	json_t *p;
+
+	json_array_foreach(phases, i, p) {
+		json_t *sec = json_object_get(p, "seconds");
+		const char *d = json_string_value(json_object_get(p, "detail"));
+		char *t;
+		if (!json_is_number(sec))
+			continue;
+		t = candidate_duration_text(json_number_value(sec));
+		strbuf_addf(&sb, "%s%s %s%s%s%s", sb.len ? ", " : "",
+			    json_string_value(json_object_get(p, "phase")), t,
+			    d ? " (" : "", d ? d : "", d ? ")" : "");
+		free(t);
+	}
+	if (sb.len)
+		printf("  phases: %s\n", sb.buf);
+	strbuf_release(&sb);
+}
+
 static int show_candidate(struct app *app, long long id)
 {
 	json_t *j = candidate_json(app->bc.db, id);
@@ -122,6 +146,7 @@ static int show_candidate(struct app *app, long long id)
 			printf("  %zu passed\n", passed);
 		if (json_string_value(json_object_get(j, "detail")))
 			printf("  %s\n", json_string_value(json_object_get(j, "detail")));
+		print_phases(json_object_get(j, "phases"));
 		print_coverage(json_object_get(j, "coverage"));
 	}
 	const char *v = json_string_value(json_object_get(j, "verdict"));
