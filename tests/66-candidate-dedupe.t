@@ -21,7 +21,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from apitest import Tap, World  # noqa: E402
 
 t = Tap()
-w = World(extra_conf='candidates_pending_max = 2\nbaseline_idle = no')
+w = World(extra_conf='candidates_pending_max = 2')
 lock = None
 try:
     spelled = [('line 5\n', 'line five\n'), ('line 9\n', 'line nine\n'),

@@ -19,7 +19,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from apitest import Tap, World  # noqa: E402
 
 t = Tap()
-w = World(extra_conf='baseline_idle = no')
+w = World()
 try:
     for n, (old, new) in enumerate([('line 5\n', 'line five\n'), ('line 9\n', 'line nine\n')], 1):
         m = w.mail(n, 'lib: spell %d' % n, 'Cc: stable@vger.kernel.org', w.diff('lib.c', old, new))
