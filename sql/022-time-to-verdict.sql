@@ -9,6 +9,9 @@
 -- confirmation reuses a run of the same state instead of booting it again.
 ALTER TABLE candidates ADD COLUMN baseline_of TEXT;
 CREATE INDEX candidates_baseline ON candidates(branch_id, baseline_of);
+-- a bisection's confirmation boots the whole set once, then repeats only
+-- the tests that steer it (a JSON array of names, as tests_only)
+ALTER TABLE candidates ADD COLUMN repeat_only TEXT;
 -- who asked for it ("token:ci", "daemon", "user:NAME"): pending work is
 -- capped per token (candidates_pending_max)
 ALTER TABLE candidates ADD COLUMN created_by TEXT;

@@ -264,6 +264,11 @@ static int evaluate(struct bis *b, size_t prefix, int runs, const char *kind,
 	    json_array_size(b->steer) &&
 	    (ret = candidate_set_tests_only(b->bc->db, cid, b->steer)) < 0)
 		return ret;
+	/* ... once: its repeats boot the steering tests alone */
+	if (!strcmp(kind, "confirm") && !b->by_build && !b->by_hang &&
+	    json_array_size(b->steer) &&
+	    (ret = candidate_set_repeat_only(b->bc->db, cid, b->steer)) < 0)
+		return ret;
 	snprintf(line, sizeof(line), "%s: prefix %zu/%zu (candidate %lld, %d run%s)",
 		 kind, prefix, b->n, cid, runs, runs == 1 ? "" : "s");
 	say(b, line);

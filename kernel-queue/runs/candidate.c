@@ -848,7 +848,7 @@ static void only_release(struct only *o)
  * name; KUnit cases ("kunit.SUITE.CASE") all of one suite run alone with
  * kunit.filter_glob (cases of several suites: every suite, as built).
  */
-static int tests_only(sqlite3 *db, long long id, struct only *o)
+static int tests_only(sqlite3 *db, long long id, int run, struct only *o)
 {
 	char *text = NULL, *suite = NULL;
 	json_t *arr, *v;
@@ -856,10 +856,13 @@ static int tests_only(sqlite3 *db, long long id, struct only *o)
 	int several = 0;
 
 	memset(o, 0, sizeof(*o));
+	/* a confirmation repeats only its steering tests after its first
+	 * boot of the whole set (repeat_only) */
 	if (db_query_text(db, &text,
-			  "SELECT tests_only FROM candidates WHERE id = ? AND"
-			  " tests_only IS NOT NULL",
-			  "i", id) < 0) {
+			  "SELECT x FROM (SELECT COALESCE(tests_only, CASE"
+			  " WHEN ?1 > 1 THEN repeat_only END) AS x FROM"
+			  " candidates WHERE id = ?2) WHERE x IS NOT NULL",
+			  "ii", (long long)run, id) < 0) {
 		err_clear();
 		return 0;
 	}
@@ -895,6 +898,17 @@ static int tests_only(sqlite3 *db, long long id, struct only *o)
 		o->append = xstrfmt("kunit.filter_glob=%s", suite);
 	free(suite);
 	return 1;
+}
+
+int candidate_set_repeat_only(sqlite3 *db, long long id, json_t *names)
+{
+	char *text = names ? json_dumps(names, JSON_COMPACT) : NULL;
+	int ret = db_exec(db,
+			  "UPDATE candidates SET repeat_only = ? WHERE id = ?",
+			  "ti", text, id);
+
+	free(text);
+	return ret < 0 ? ret : 0;
 }
 
 int candidate_set_tests_only(sqlite3 *db, long long id, json_t *names)
@@ -959,7 +973,7 @@ static int boot_once(struct branch_ctx *bc, long long id,
 		ro.only = retry->only.v;
 		ro.nonly = retry->only.nr;
 		ro.append = retry->append;
-	} else if (tests_only(bc->db, id, &only)) {
+	} else if (tests_only(bc->db, id, run, &only)) {
 		ro.only = (const char *const *)only.names;
 		ro.nonly = only.n;
 		ro.append = only.append;
@@ -1240,6 +1254,52 @@ long long candidate_same_state(struct branch_ctx *bc, long long failing,
 	}
 	free(key);
 	return id;
+}
+
+/*
+ * The revert's confirmation of a state a bisection's confirmation booted
+ * already (the same patches on the same tip state, the whole set): that
+ * run's results are its own, no build, no boot. 0 when there is none.
+ */
+static long long same_state_run(struct branch_ctx *bc, long long id,
+				const char *key)
+{
+	long long src = 0;
+
+	if (!key || db_query_int(bc->db, &src,
+				 "SELECT s.id FROM candidates c JOIN candidates"
+				 " s ON s.branch_id = c.branch_id AND"
+				 " s.baseline_of = ?2 AND s.patch_ids ="
+				 " c.patch_ids AND s.id != c.id WHERE c.id = ?1"
+				 " AND c.purpose = 'confirm' AND s.purpose ="
+				 " 'bisect' AND s.tests_only IS NULL AND"
+				 " s.verdict IN ('pass','fail') ORDER BY s.id"
+				 " DESC LIMIT 1",
+				 "it", id, key) < 0) {
+		err_clear();
+		return 0;
+	}
+	return src;
+}
+
+/* Candidate src's results (every boot) and build, as id's own. */
+static int take_results(sqlite3 *db, long long id, long long src)
+{
+	int ret = db_exec(db,
+			  "INSERT INTO test_results (candidate_id, run, name,"
+			  " result, detail, log_excerpt) SELECT ?, run, name,"
+			  " result, detail, log_excerpt FROM test_results WHERE"
+			  " candidate_id = ? ORDER BY id",
+			  "ii", id, src);
+
+	if (ret >= 0)
+		ret = db_exec(db,
+			      "UPDATE candidates SET build_id = (SELECT"
+			      " build_id FROM candidates WHERE id = ?2),"
+			      " log_path = (SELECT log_path FROM candidates"
+			      " WHERE id = ?2) WHERE id = ?1",
+			      "ii", id, src);
+	return ret < 0 ? ret : 0;
 }
 
 /* A phase of candidate id: its branch and purpose from its row. */
@@ -1567,6 +1627,22 @@ int candidate_run(struct branch_ctx *bc, long long id, int runs,
 				  " id = ?",
 				  "ti", key, id)) < 0)
 		goto out;
+	/* a revert's confirmation of a state that a bisection confirmed */
+	long long src = same_state_run(bc, id, key);
+	if (src > 0) {
+		say(progress, ctx,
+		    "candidate %lld: the same state as candidate %lld (the same"
+		    " patches on the same tip, the whole set run): its results,"
+		    " no build, no boot",
+		    id, src);
+		if ((ret = take_results(bc->db, id, src)) < 0)
+			goto out;
+		char *d = xstrfmt("the results of candidate %lld", src);
+		candidate_phase_store(bc->db, id, bc->branch_id, purpose,
+				      "boot", 0, d);
+		free(d);
+		goto judge;
+	}
 	/* build, or take the state from the build cache */
 	set_step(bc->db, id, "build");
 	phase_begin(bc, id, purpose, "build", &ph, progress, ctx);
@@ -1619,6 +1695,7 @@ int candidate_run(struct branch_ctx *bc, long long id, int runs,
 	    (ret = retry_failing(bc, id, &bs, tip_id, &run, &hung, purpose,
 				 progress, ctx)) < 0)
 		goto out;
+judge:;
 	enum cand_verdict verdict = aggregate(bc->db, id, &why, hung);
 	if (testset_hash(bc, id) < 0)
 		err_clear();

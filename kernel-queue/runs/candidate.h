@@ -55,6 +55,12 @@ int candidate_run(struct branch_ctx *bc, long long id, int runs,
  * name, KUnit cases by their suite (kunit.filter_glob when it is one suite).
  */
 int candidate_set_tests_only(sqlite3 *db, long long id, json_t *names);
+/*
+ * After its first boot of the whole set, boot only these tests (a
+ * bisection's confirmation repeats its steering tests alone): the runs
+ * past the first take them as tests_only.
+ */
+int candidate_set_repeat_only(sqlite3 *db, long long id, json_t *names);
 
 /*
  * The patches candidate id applies, in order: a JSON array of ids (a new
