@@ -45,6 +45,6 @@ const struct job jobs[] = {
 	  candidate_newest_summary },
 	{ "mail",          outbox_due,            { "mail", "send" },                           300,  0, 0, NULL },
 	/* last: a new tip's baseline, while there is nothing else to do */
-	{ "baseline",      candidate_baseline_due, { "candidate", "--run", "{id}" },            0,    1, 0, candidate_interrupted, candidate_summary },
+	{ "baseline",      candidate_baseline_due, { "candidate", "--run", "{id}" },            0,    1, 0, candidate_interrupted, candidate_summary, 1 },
 	{ NULL },
 };
