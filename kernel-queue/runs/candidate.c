@@ -1458,10 +1458,10 @@ static int retry_failing(struct branch_ctx *bc, long long id,
 		    plan.retried.nr == 1 ? "" : "s", what);
 		free(what);
 		retried = plan.retried.nr > retried ? plan.retried.nr : retried;
-		(*run)++;
 		retries++;
 		ret = boot_once(bc, id, bs, *run, *run, hung, &plan, NULL,
 				progress, ctx);
+		(*run)++;
 		runner_retry_release(&plan);
 		if (ret < 0)
 			break;
@@ -1666,7 +1666,7 @@ int candidate_run(struct branch_ctx *bc, long long id, int runs,
 
 	/* boot and test, runs times on the same build */
 	set_step(bc->db, id, "boot");
-	int run;
+	int run; /* after the loop: the next run's number (a retry's) */
 	double t0 = now_monotonic();
 	for (run = 1; run <= runs; run++)
 		if ((ret = boot_once(bc, id, &bs, run, runs, &hung, NULL, &bt,
