@@ -7,14 +7,15 @@
 # candidate (apply, build, boot, tests, retry, baseline) and each step of
 # the bisection (its build and its boot).
 #
-#   bench/verdict.sh [cold|warm|both]     (default: both, cold first)
+#   bench/verdict.sh [cold|warm]...     (default: cold warm, in that order)
 #
 # cold: an empty build cache and build directory (ccache stays warm), and
 #       the tip and the queue change at once: nothing is known ahead, the
 #       tip's baseline is run when the failing candidate needs it.
-# warm: the build cache of the cold run; the daemon starts with an empty
-#       queue and runs the tip's baseline while idle (its time is printed
-#       apart: it is not on the way to the verdict), then the queue changes.
+# warm: the build cache and directory as they are (after a cold run: its
+#       states); the daemon starts with an empty queue and runs the tip's
+#       baseline while idle (its time is printed apart: it is not on the way
+#       to the verdict), then the queue changes.
 # Goals (2 cores, TCG): verdict < 45 min cold, < 15 min warm; the revert
 # confirmed < 20 min after the verdict; a retry < 2 min; a bisection step
 # < 60 s plus its build when the state is cached.
@@ -30,8 +31,7 @@ TREE=${TREE:-$TOP/var/linux}
 BUILD=${BUILD:-$TOP/var/build-bench-verdict}
 CACHE=${CACHE:-$TOP/var/build-cache-bench-verdict}
 LIMIT=${LIMIT:-10800} # seconds a run may take in all
-MODES=${1:-both}
-[ "$MODES" = both ] && MODES="cold warm"
+MODES=${*:-cold warm}
 T=$(mktemp -d)
 DPID=
 cleanup() {
