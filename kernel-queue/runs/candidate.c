@@ -1010,14 +1010,10 @@ static int boot_once(struct branch_ctx *bc, long long id,
 		return ret;
 	}
 	*hung |= rr.verdict == VERDICT_HANG;
-	say(progress, ctx,
-	    "candidate %lld: run %d: %s, %zu results in %.1f s (%s)%s%s", id,
-	    run, run_verdict_name(rr.verdict), rr.report.nresults, rr.seconds,
-	    rr.accel ? rr.accel : "?", rr.reason && *rr.reason ? ": " : "",
-	    rr.reason ? rr.reason : "");
 	if (retry) {
-		/* its results are those of the tests it retried */
-		size_t kept = 0;
+		/* its results are those of the tests it retried: the rest of
+		 * that boot (a console test, KUnit switched off) says nothing */
+		size_t kept = 0, failed = 0;
 		for (size_t i = 0; i < rr.report.nresults; i++) {
 			struct test_result *t = &rr.report.results[i];
 			if (!runner_retry_covers(retry, t->name) || t->not_run) {
@@ -1026,9 +1022,23 @@ static int boot_once(struct branch_ctx *bc, long long id,
 				free(t->excerpt);
 				continue;
 			}
+			failed += t->status == TEST_FAIL || t->status == TEST_HANG;
 			rr.report.results[kept++] = *t;
 		}
 		rr.report.nresults = kept;
+		say(progress, ctx,
+		    "candidate %lld: run %d (the retry): %zu result%s, %zu"
+		    " failed again, in %.1f s (%s)%s",
+		    id, run, kept, kept == 1 ? "" : "s", failed, rr.seconds,
+		    rr.accel ? rr.accel : "?",
+		    rr.verdict == VERDICT_HANG ? ", killed at its deadline" : "");
+	} else {
+		say(progress, ctx,
+		    "candidate %lld: run %d: %s, %zu results in %.1f s (%s)%s%s",
+		    id, run, run_verdict_name(rr.verdict), rr.report.nresults,
+		    rr.seconds, rr.accel ? rr.accel : "?",
+		    rr.reason && *rr.reason ? ": " : "",
+		    rr.reason ? rr.reason : "");
 	}
 	ret = store_tests(bc->db, id, run, &rr);
 	runner_result_release(&rr);
