@@ -129,8 +129,8 @@ CONF
 	SQ() { (cd "$TOP" && "$STABLEQ" -c "$T/$M.conf" "$@"); }
 	if [ "$M" = cold ]; then
 		# the tip and the queue at once: nothing ahead
+		t0=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 		SQ import "$T/q-$M" > "$T/import-$M.log" 2>&1 || return 1
-		t0=$(q "SELECT strftime('%Y-%m-%dT%H:%M:%SZ','now')")
 	fi
 	(cd "$TOP" && exec "$STABLEQ" -c "$T/$M.conf" serve -d > "$T/daemon-$M.log" 2>&1) &
 	DPID=$!
@@ -141,8 +141,8 @@ CONF
 		echo "the tip's baseline, while idle (ahead of the queue change): candidate $b," \
 			"$(mins "$(secs "$(q "SELECT started_at FROM candidates WHERE id = $b")" "$(q "SELECT finished_at FROM candidates WHERE id = $b")")")"
 		echo "  $(phases "$b")"
+		t0=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 		SQ import "$T/q-$M" > "$T/import-$M.log" 2>&1 || return 1
-		t0=$(q "SELECT strftime('%Y-%m-%dT%H:%M:%SZ','now')")
 	fi
 	wait_for "$LIMIT" "SELECT id FROM candidates WHERE purpose = 'queue' AND step = 'done'" ||
 		{ echo "no verdict"; tail "$T/var-$M/log/daemon-steps.log"; return 1; }
