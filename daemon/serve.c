@@ -213,7 +213,7 @@ static void step_summary(struct app *app, const struct step *s)
  * (1), or 0 when that branch has nothing to do.
  */
 static int schedule_branch(struct app *app, struct step *s, int b,
-			   unsigned char ran_once[][MAX_JOBS])
+			   unsigned char ran_once[][MAX_JOBS], int idle)
 {
 	if (branch_ctx_select(&app->bc, app->bc.cfg.branches[b].key) < 0) {
 		log_warnx("branch %s: %s", app->bc.cfg.branches[b].key,
@@ -225,7 +225,8 @@ static int schedule_branch(struct app *app, struct step *s, int b,
 		size_t i = (size_t)(j - jobs);
 		long long id = 0;
 
-		if (i >= MAX_JOBS || (j->once && ran_once[b][i]))
+		if (i >= MAX_JOBS || (j->once && ran_once[b][i]) ||
+		    j->idle != idle)
 			continue;
 		if (j->due(&app->bc, &id) != 1)
 			continue;
@@ -252,11 +253,14 @@ static int schedule(struct app *app, struct step *s,
 						     : MAX_BRANCHES;
 	int started = 0;
 
-	for (int k = 1; k <= n && !started; k++) {
-		int b = (*last + k) % n;
-		if ((started = schedule_branch(app, s, b, ran_once)))
-			*last = b;
-	}
+	/* the idle jobs (a tip's baseline) when no branch has other work */
+	for (int idle = 0; idle <= 1 && !started; idle++)
+		for (int k = 1; k <= n && !started; k++) {
+			int b = (*last + k) % n;
+			if ((started = schedule_branch(app, s, b, ran_once,
+						       idle)))
+				*last = b;
+		}
 	/* between steps the daemon (and its API) stands on the first branch */
 	if (branch_ctx_select(&app->bc, NULL) < 0)
 		log_warnx("%s", err_msg());

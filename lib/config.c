@@ -72,6 +72,8 @@ static const struct key keys[] = {
 	{ "bisect_confirm", K_INT, S(bisect_confirm), "2", NULL },
 	{ "test_retries", K_INT, S(test_retries), "2", NULL },
 	{ "test_baseline", K_ENUM, S(test_baseline), "yes", "yes|no" },
+	{ "baseline_idle", K_ENUM, S(baseline_idle), "yes", "yes|no" },
+	{ "candidates_pending_max", K_INT, S(candidates_pending_max), "4", NULL },
 	{ "mail_max_attempts", K_INT, S(mail_max_attempts), "8", NULL },
 	{ "mail_backoff", K_INT, S(mail_backoff), "30", NULL },
 	{ "max_patch_bytes", K_LONG, S(max_patch_bytes), "8388608", NULL },

@@ -63,6 +63,8 @@ struct config {
 	int revert_daily_limit; /* automatic reverts a day per branch */
 	int revert_grace;       /* propose: seconds the author has to answer */
 	char *test_baseline;    /* yes: failures are compared with the tip */
+	char *baseline_idle;    /* yes: the daemon runs a new tip's baseline when idle */
+	int candidates_pending_max; /* pending candidates a token may ask for */
 	char *smtp_url;
 	char *mail_from;
 	char *mail_cc;          /* comma-separated */

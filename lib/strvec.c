@@ -7,7 +7,7 @@
 
 const char *strvec_empty_array[] = { NULL };
 
-static void strvec_init(struct strvec *sv)
+void strvec_init(struct strvec *sv)
 {
 	sv->v = strvec_empty_array;
 	sv->nr = sv->alloc = 0;

@@ -1,6 +1,7 @@
 /* cmd-candidate.c: `stableq candidate`: make, run or show a candidate (the queue built, booted, tested). */
 #include "candidate.h"
 #include "cli.h"
+#include "strbuf.h"
 #include "sandbox.h"
 #include "coverage.h"
 #include "queue.h"
@@ -34,6 +35,30 @@ static void print_coverage(json_t *cov)
 	if (json_is_object(boot))
 		printf("  coverage boot: %s\n",
 		       json_string_value(json_object_get(boot, "summary")));
+}
+
+/* "  phases: apply 0.1 s, build 4 min 3 s (built), ..." */
+static void print_phases(json_t *phases)
+{
+	struct strbuf sb = STRBUF_INIT;
+	size_t i;
+	json_t *p;
+
+	json_array_foreach(phases, i, p) {
+		json_t *sec = json_object_get(p, "seconds");
+		const char *d = json_string_value(json_object_get(p, "detail"));
+		char *t;
+		if (!json_is_number(sec))
+			continue;
+		t = candidate_duration_text(json_number_value(sec));
+		strbuf_addf(&sb, "%s%s %s%s%s%s", sb.len ? ", " : "",
+			    json_string_value(json_object_get(p, "phase")), t,
+			    d ? " (" : "", d ? d : "", d ? ")" : "");
+		free(t);
+	}
+	if (sb.len)
+		printf("  phases: %s\n", sb.buf);
+	strbuf_release(&sb);
 }
 
 static int show_candidate(struct app *app, long long id)
@@ -72,6 +97,7 @@ static int show_candidate(struct app *app, long long id)
 			printf("  %zu passed\n", passed);
 		if (json_string_value(json_object_get(j, "detail")))
 			printf("  %s\n", json_string_value(json_object_get(j, "detail")));
+		print_phases(json_object_get(j, "phases"));
 		print_coverage(json_object_get(j, "coverage"));
 	}
 	const char *v = json_string_value(json_object_get(j, "verdict"));

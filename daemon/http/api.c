@@ -172,6 +172,7 @@ static const struct status_name status_names[] = {
 	{ 413, "too-big" },
 	{ 415, "unsupported-media-type" },
 	{ 422, "invalid-patch" },
+	{ 429, "too-many-requests" },
 	{ 500, "internal" },
 	{ 503, "unavailable" },
 };
@@ -234,7 +235,7 @@ void api_fail(struct api_response *res, int code)
 /* ---- metrics of answers ---- */
 
 static const int counted[] = { 200, 201, 202, 400, 401, 403, 404, 405,
-			       409, 413, 415, 422, 500, 503 };
+			       409, 413, 415, 422, 429, 500, 503 };
 #define NCOUNTED (sizeof(counted) / sizeof(counted[0]))
 static atomic_ullong status_counts[NCOUNTED + 1]; /* last: any other */
 

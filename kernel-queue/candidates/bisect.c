@@ -20,6 +20,7 @@ static const char *const outcome_name[] = { "good", "bad", "flaky" };
 struct bis {
 	struct branch_ctx *bc;
 	long long id;          /* bisection */
+	long long candidate;   /* the failing candidate it bisects */
 	long long *patches;    /* the failing candidate's patch list */
 	size_t n;
 	int by_build;          /* steered by the build, not by tests */
@@ -144,6 +145,76 @@ static enum outcome classify(struct bis *b, long long cid, struct strbuf *why)
 	return o;
 }
 
+/* Says what a step found (unless storing it failed: ret < 0); frees why. */
+static void say_outcome(struct bis *b, size_t prefix, enum outcome o,
+			struct strbuf *why, int ret)
+{
+	char line[512];
+
+	if (ret >= 0) {
+		snprintf(line, sizeof(line), "prefix %zu is %s: %s", prefix,
+			 outcome_name[o], why->buf);
+		say(b, line);
+	}
+	strbuf_release(why);
+}
+
+static int store_step(struct bis *b, size_t prefix, long long cid,
+		      enum outcome o, const char *kind)
+{
+	return db_exec(b->bc->db,
+		       "INSERT INTO bisection_steps (bisection_id, prefix_len,"
+		       " candidate_id, result, kind) VALUES (?, ?, ?, ?, ?)",
+		       "iiitt", b->id, (long long)prefix, cid, outcome_name[o],
+		       kind);
+}
+
+/*
+ * A confirmation of prefix that the run of the same state answers (the
+ * failing candidate for all its patches, the tip's run for none: see
+ * candidate_same_state()), when each steering test ran there at least
+ * runs times: that run is the step, no boot. 1 when it was, 0 when the
+ * step must boot, negative on error.
+ */
+static int reuse_state(struct bis *b, size_t prefix, int runs,
+		       enum outcome *out)
+{
+	struct strbuf why = STRBUF_INIT;
+	long long cid, seen = -1;
+	char line[512];
+	size_t i;
+	int ret;
+
+	if (b->by_build || b->by_hang || !json_array_size(b->steer))
+		return 0;
+	cid = candidate_same_state(b->bc, b->candidate, prefix, b->n);
+	if (cid <= 0)
+		return 0;
+	for (i = 0; i < json_array_size(b->steer); i++) {
+		long long fails = 0, passes = 0;
+		testcase_results(b->bc->db, cid,
+				 json_string_value(json_array_get(b->steer, i)),
+				 &fails, &passes);
+		if (seen < 0 || fails + passes < seen)
+			seen = fails + passes;
+	}
+	if (seen < runs)
+		return 0;
+	snprintf(line, sizeof(line),
+		 "confirm: prefix %zu/%zu is the state candidate %lld ran (the"
+		 " whole set, the steering tests %lld time%s): its results, no"
+		 " boot",
+		 prefix, b->n, cid, seen, seen == 1 ? "" : "s");
+	say(b, line);
+	b->steps_done++;
+	step_progress(b);
+	b->last_candidate = cid;
+	*out = classify(b, cid, &why);
+	ret = store_step(b, prefix, cid, *out, "confirm");
+	say_outcome(b, prefix, *out, &why, ret);
+	return ret < 0 ? ret : 1;
+}
+
 /*
  * One step: the prefix built and booted, its outcome stored. A resumed
  * bisection first replays its stored steps (their outcomes classified
@@ -173,6 +244,11 @@ static int evaluate(struct bis *b, size_t prefix, int runs, const char *kind,
 	if (b->budget > 0)
 		b->budget--;
 
+	/* a confirmation of a state whose whole set ran already (the
+	 * failing candidate, the tip's run) reads those results */
+	if (!strcmp(kind, "confirm") && (ret = reuse_state(b, prefix, runs,
+							   out)) != 0)
+		return ret < 0 ? ret : 0;
 	cid = candidate_create_on(
 		b->bc->db, b->bc->branch_id, b->patches, prefix, 0,
 		!strcmp(kind, "confirm") ? "confirm" : "bisect", b->id,
@@ -188,6 +264,11 @@ static int evaluate(struct bis *b, size_t prefix, int runs, const char *kind,
 	    json_array_size(b->steer) &&
 	    (ret = candidate_set_tests_only(b->bc->db, cid, b->steer)) < 0)
 		return ret;
+	/* ... once: its repeats boot the steering tests alone */
+	if (!strcmp(kind, "confirm") && !b->by_build && !b->by_hang &&
+	    json_array_size(b->steer) &&
+	    (ret = candidate_set_repeat_only(b->bc->db, cid, b->steer)) < 0)
+		return ret;
 	snprintf(line, sizeof(line), "%s: prefix %zu/%zu (candidate %lld, %d run%s)",
 		 kind, prefix, b->n, cid, runs, runs == 1 ? "" : "s");
 	say(b, line);
@@ -198,11 +279,7 @@ static int evaluate(struct bis *b, size_t prefix, int runs, const char *kind,
 	b->last_candidate = cid;
 	*out = classify(b, cid, &why);
 	/* the steps are what a resumed bisection replays */
-	ret = db_exec(b->bc->db,
-		      "INSERT INTO bisection_steps (bisection_id, prefix_len,"
-		      " candidate_id, result, kind) VALUES (?, ?, ?, ?, ?)",
-		      "iiitt", b->id, (long long)prefix, cid,
-		      outcome_name[*out], kind);
+	ret = store_step(b, prefix, cid, *out, kind);
 	/* a state the cache held cost a boot, not a build */
 	if (ret >= 0)
 		ret = candidate_cost(b->bc->db, cid, &builds, &boots);
@@ -211,15 +288,8 @@ static int evaluate(struct bis *b, size_t prefix, int runs, const char *kind,
 			      "UPDATE bisections SET builds_used = builds_used"
 			      " + ?, boots_used = boots_used + ? WHERE id = ?",
 			      "iii", builds, boots, b->id);
-	if (ret < 0) {
-		strbuf_release(&why);
-		return ret;
-	}
-	snprintf(line, sizeof(line), "prefix %zu is %s: %s", prefix,
-		 outcome_name[*out], why.buf);
-	say(b, line);
-	strbuf_release(&why);
-	return 0;
+	say_outcome(b, prefix, *out, &why, ret);
+	return ret < 0 ? ret : 0;
 }
 
 static int end(struct bis *b, const char *state, long long culprit,
@@ -354,12 +424,38 @@ int bisect_flag_culprit(struct branch_ctx *bc, long long bisection_id,
 	return ret;
 }
 
+/* The bisection's time, from its start to its end, as a phase of the
+ * candidate it bisected (candidate.h). */
+static void phase_of(struct branch_ctx *bc, long long id, long long cid)
+{
+	sqlite3_stmt *st = db_prepare(
+		bc->db,
+		"SELECT (julianday(COALESCE(finished_at, strftime("
+		"'%Y-%m-%dT%H:%M:%SZ','now'))) - julianday(started_at)) *"
+		" 86400, steps_done, builds_used, boots_used FROM bisections"
+		" WHERE id = ? AND state != 'running'",
+		"i", id);
+
+	if (st && sqlite3_step(st) == SQLITE_ROW) {
+		char *d = xstrfmt("bisection %lld: %lld steps, %lld builds,"
+				  " %lld boots",
+				  id, (long long)sqlite3_column_int64(st, 1),
+				  (long long)sqlite3_column_int64(st, 2),
+				  (long long)sqlite3_column_int64(st, 3));
+		candidate_phase_record(bc->db, cid, "bisection",
+				       sqlite3_column_double(st, 0), d);
+		free(d);
+	}
+	sqlite3_finalize(st);
+	err_clear();
+}
+
 int bisect_run(struct branch_ctx *bc, long long candidate_id, int budget,
 	       long long *bisection_id,
 	       void (*progress)(const char *line, void *ctx), void *ctx)
 {
 	struct bis b = { .bc = bc, .progress = progress, .ctx = ctx,
-			 .budget = budget };
+			 .budget = budget, .candidate = candidate_id };
 	enum cand_verdict verdict = candidate_verdict_of(bc->db, candidate_id);
 	json_t *v;
 	size_t i;
@@ -525,6 +621,8 @@ out:
 		/* paused (ret 1): it runs on, its progress stays */
 		if (ret != 1)
 			progress_clear(bc->db, "bisection", b.id);
+		if (ret == 0)
+			phase_of(bc, b.id, candidate_id);
 		char *line = bisect_summary(bc->db, b.id);
 		log_info("%s", line);
 		free(line);

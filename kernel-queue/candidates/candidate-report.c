@@ -205,6 +205,18 @@ json_t *candidate_json(sqlite3 *db, long long id)
 		free(line);
 	}
 	json_object_set_new(o, "progress", progress_of_json(db, "build", id));
+	/* each phase with its time, and the branch's usual time of each */
+	json_t *ph = candidate_phases_json(
+		db, id, candidate_branch_id(db, id),
+		json_string_value(json_object_get(o, "purpose")) ?: "queue",
+		json_is_string(json_object_get(o, "finished_at")));
+	json_object_set_new(o, "phases",
+			    json_incref(json_object_get(ph, "phases"))
+				    ?: json_array());
+	json_object_set_new(o, "estimate_left",
+			    json_incref(json_object_get(ph, "estimate_left"))
+				    ?: json_null());
+	json_decref(ph);
 	err_clear();
 	return o;
 }

@@ -62,6 +62,22 @@ json_t *candidate_at_work_json(sqlite3 *db)
 	o = json_array_get(rows, 0);
 	o = o ? json_incref(o) : json_null();
 	json_decref(rows);
+	if (json_is_object(o)) {
+		/* the phases so far, and what is left from the branch's
+		 * history: the dashboard's "how long" */
+		json_t *ph = candidate_phases_json(
+			db, json_integer_value(json_object_get(o, "id")),
+			json_integer_value(json_object_get(o, "branch_id")),
+			json_string_value(json_object_get(o, "purpose")), 0);
+		if (ph) {
+			json_object_set(o, "phases",
+					json_object_get(ph, "phases"));
+			json_object_set(o, "estimate_left",
+					json_object_get(ph, "estimate_left"));
+		}
+		json_decref(ph);
+		err_clear();
+	}
 	return o;
 }
 

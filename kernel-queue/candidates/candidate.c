@@ -29,29 +29,34 @@
 #include <sys/file.h>
 #include <unistd.h>
 
-long long candidate_create_on(sqlite3 *db, long long branch,
-			      const long long *patch_ids, size_t n,
-			      long long upto, const char *purpose,
-			      long long bisection_id, const char *actor)
+/*
+ * The patches a new candidate applies, as the JSON text the row stores
+ * ("[1,2]", as json_group_array() writes it): patch_ids, else the branch's
+ * queued patches up to and including upto. Caller frees; NULL with the
+ * error in *ret.
+ */
+static char *patch_list_text(sqlite3 *db, long long branch,
+			     const long long *patch_ids, size_t n,
+			     long long upto, int *ret)
 {
-	json_t *arr = json_array();
+	json_t *arr;
 	char *ids;
-	long long id, on = 0;
-	int ret;
+	long long on = 0;
 
+	*ret = 0;
 	/* the patches (and upto, the last) must be this branch's */
 	for (size_t i = 0; i <= (patch_ids ? n : 0); i++) {
 		long long pid = patch_ids && i < n ? patch_ids[i] : upto;
 		if (pid > 0 && (on = queue_branch_of(db, pid)) >= 0 &&
 		    on != branch) {
-			json_decref(arr);
-			return err_set(ERR_INVALID,
+			*ret = err_set(ERR_INVALID,
 				       "patch %lld is not in this branch's"
 				       " queue",
 				       pid);
+			return NULL;
 		}
 	}
-
+	arr = json_array();
 	if (patch_ids) {
 		for (size_t i = 0; i < n; i++)
 			json_array_append_new(arr, json_integer(patch_ids[i]));
@@ -60,20 +65,21 @@ long long candidate_create_on(sqlite3 *db, long long branch,
 		size_t nq = 0, i;
 		enum patch_state s;
 		if (upto > 0) {
-			if ((ret = queue_get_state(db, upto, &s)) < 0) {
+			if ((*ret = queue_get_state(db, upto, &s)) < 0) {
 				json_decref(arr);
-				return ret;
+				return NULL;
 			}
 			if (s != PS_QUEUED) {
 				json_decref(arr);
-				return err_set(ERR_CONFLICT,
+				*ret = err_set(ERR_CONFLICT,
 					       "patch %lld is %s, not queued",
 					       upto, queue_state_name(s));
+				return NULL;
 			}
 		}
-		if ((ret = queue_ids(db, branch, PS_QUEUED, &q, &nq)) < 0) {
+		if ((*ret = queue_ids(db, branch, PS_QUEUED, &q, &nq)) < 0) {
 			json_decref(arr);
-			return ret;
+			return NULL;
 		}
 		for (i = 0; i < nq; i++) {
 			json_array_append_new(arr, json_integer(q[i]));
@@ -84,18 +90,26 @@ long long candidate_create_on(sqlite3 *db, long long branch,
 	}
 	ids = json_dumps(arr, JSON_COMPACT);
 	json_decref(arr);
-	/* row and event together, inside a caller's transaction or not */
-	if ((ret = db_exec_script(db, "SAVEPOINT candidate_create")) < 0) {
-		free(ids);
+	return ids;
+}
+
+/* The row and its event, inside a caller's transaction or not. */
+static long long insert_candidate(sqlite3 *db, long long branch,
+				  const char *ids, long long upto,
+				  const char *purpose, long long bisection_id,
+				  const char *actor)
+{
+	long long id = 0;
+	int ret;
+
+	if ((ret = db_exec_script(db, "SAVEPOINT candidate_create")) < 0)
 		return ret;
-	}
-	/* json_group_array() writes "[1,2]": compare equal to it */
 	ret = db_exec(db,
 		      "INSERT INTO candidates (branch_id, purpose, patch_ids,"
-		      " upto_patch_id, bisection_id) VALUES (?, ?, ?,"
-		      " NULLIF(?, 0), NULLIF(?, 0))",
-		      "ittii", branch, purpose, ids, upto, bisection_id);
-	free(ids);
+		      " upto_patch_id, bisection_id, created_by) VALUES (?, ?,"
+		      " ?, NULLIF(?, 0), NULLIF(?, 0), ?)",
+		      "ittiit", branch, purpose, ids, upto, bisection_id,
+		      actor);
 	if (ret >= 0) {
 		id = db_last_id(db);
 		ret = (int)event_add(db, actor, "candidate", id, "created",
@@ -111,13 +125,88 @@ long long candidate_create_on(sqlite3 *db, long long branch,
 	return id;
 }
 
+long long candidate_create_on(sqlite3 *db, long long branch,
+			      const long long *patch_ids, size_t n,
+			      long long upto, const char *purpose,
+			      long long bisection_id, const char *actor)
+{
+	int ret;
+	char *ids = patch_list_text(db, branch, patch_ids, n, upto, &ret);
+	long long id;
+
+	if (!ids)
+		return ret < 0 ? ret : ERR_IO;
+	id = insert_candidate(db, branch, ids, upto, purpose, bisection_id,
+			      actor);
+	free(ids);
+	return id;
+}
+
+long long candidate_request(sqlite3 *db, long long branch, long long upto,
+			    const char *actor, int max_pending, int *created)
+{
+	long long id = 0, pending = 0;
+	char *ids = NULL;
+	int ret;
+
+	*created = 0;
+	/* one writer from the look to the insert: concurrent requests of
+	 * one queue make one candidate */
+	if ((ret = db_begin(db)) < 0)
+		return ret;
+	if (!(ids = patch_list_text(db, branch, NULL, 0, upto, &ret)))
+		goto out;
+	ret = db_query_int(db, &id,
+			   "SELECT id FROM candidates WHERE branch_id = ? AND"
+			   " purpose = 'queue' AND patch_ids = ? AND verdict IS"
+			   " NULL AND step != 'done' ORDER BY id LIMIT 1",
+			   "it", branch, ids);
+	if (ret >= 0 && id > 0)
+		goto out; /* the queue's pending candidate: the same work */
+	if (ret < 0 && ret != ERR_NOTFOUND)
+		goto out;
+	err_clear();
+	id = 0;
+	if ((ret = db_query_int(db, &pending,
+				"SELECT COUNT(*) FROM candidates WHERE step ="
+				" 'pending' AND created_by = ?",
+				"t", actor)) < 0)
+		goto out;
+	if (max_pending > 0 && pending >= max_pending) {
+		ret = err_set(ERR_TOOBIG,
+			      "%s has %lld pending candidates"
+			      " (candidates_pending_max = %d): one more is"
+			      " refused until the daemon has run them",
+			      actor, pending, max_pending);
+		goto out;
+	}
+	if ((id = insert_candidate(db, branch, ids, upto, "queue", 0, actor)) <
+	    0) {
+		ret = (int)id;
+		goto out;
+	}
+	*created = 1;
+	ret = 0;
+out:
+	free(ids);
+	ret = db_end(db, ret < 0 ? ret : 0);
+	if (ret < 0) {
+		*created = 0;
+		return ret;
+	}
+	return id;
+}
+
 long long candidate_next_pending(sqlite3 *db, long long branch)
 {
 	long long id = 0;
 
+	/* a tip's baseline runs when nothing else is to do
+	 * (candidate_baseline_due) */
 	if (db_query_int(db, &id,
 			 "SELECT id FROM candidates WHERE step = 'pending' AND"
-			 " (?1 = 0 OR branch_id = ?1) ORDER BY id LIMIT 1",
+			 " purpose != 'baseline' AND (?1 = 0 OR branch_id = ?1)"
+			 " ORDER BY id LIMIT 1",
 			 "i", branch) < 0)
 		return 0;
 	return id;
@@ -246,8 +335,9 @@ static int finish(struct branch_ctx *bc, long long id, enum cand_verdict v,
 
 /* Applies the candidate's patches onto the branch: one commit, one tree. */
 static int apply_all(struct branch_ctx *bc, struct repo *r, long long id,
-		     json_t *ids, char commit[REPO_HEX_SIZE],
-		     char tree[REPO_HEX_SIZE], struct strbuf *fail)
+		     json_t *ids, char base[REPO_HEX_SIZE],
+		     char commit[REPO_HEX_SIZE], char tree[REPO_HEX_SIZE],
+		     struct strbuf *fail)
 {
 	char tip[REPO_HEX_SIZE];
 	struct strbuf msg = STRBUF_INIT;
@@ -258,6 +348,7 @@ static int apply_all(struct branch_ctx *bc, struct repo *r, long long id,
 	if ((ret = repo_branch_tip(r, bc->cfg.branch, tip)) < 0 ||
 	    (ret = repo_tree_of(r, tip, tree)) < 0)
 		return ret;
+	memcpy(base, tree, REPO_HEX_SIZE);
 	strbuf_addf(&msg, "stableq candidate %lld: %s + %zu patches\n\n", id,
 		    bc->cfg.branch, json_array_size(ids));
 	json_array_foreach(ids, i, v)
@@ -388,6 +479,7 @@ struct built {
 	char *dir;    /* the runner's build_dir */
 	char *kernel; /* the bzImage in it */
 	char *error;  /* when !ok */
+	int cached;   /* from the build cache: nothing compiled */
 	struct kselftest_build ksft; /* the tree's kselftests */
 };
 
@@ -536,6 +628,7 @@ static int build_state(struct branch_ctx *bc, struct repo *r, long long id,
 		    " %lld): no build",
 		    id, key, build_id);
 		out->ok = 1;
+		out->cached = 1;
 		out->dir = entry;
 		out->kernel = xstrfmt("%s/" BZIMAGE, entry);
 		entry = NULL;
@@ -764,7 +857,7 @@ static void only_release(struct only *o)
  * name; KUnit cases ("kunit.SUITE.CASE") all of one suite run alone with
  * kunit.filter_glob (cases of several suites: every suite, as built).
  */
-static int tests_only(sqlite3 *db, long long id, struct only *o)
+static int tests_only(sqlite3 *db, long long id, int run, struct only *o)
 {
 	char *text = NULL, *suite = NULL;
 	json_t *arr, *v;
@@ -772,10 +865,13 @@ static int tests_only(sqlite3 *db, long long id, struct only *o)
 	int several = 0;
 
 	memset(o, 0, sizeof(*o));
+	/* a confirmation repeats only its steering tests after its first
+	 * boot of the whole set (repeat_only) */
 	if (db_query_text(db, &text,
-			  "SELECT tests_only FROM candidates WHERE id = ? AND"
-			  " tests_only IS NOT NULL",
-			  "i", id) < 0) {
+			  "SELECT x FROM (SELECT COALESCE(tests_only, CASE"
+			  " WHEN ?1 > 1 THEN repeat_only END) AS x FROM"
+			  " candidates WHERE id = ?2) WHERE x IS NOT NULL",
+			  "ii", (long long)run, id) < 0) {
 		err_clear();
 		return 0;
 	}
@@ -813,6 +909,17 @@ static int tests_only(sqlite3 *db, long long id, struct only *o)
 	return 1;
 }
 
+int candidate_set_repeat_only(sqlite3 *db, long long id, json_t *names)
+{
+	char *text = names ? json_dumps(names, JSON_COMPACT) : NULL;
+	int ret = db_exec(db,
+			  "UPDATE candidates SET repeat_only = ? WHERE id = ?",
+			  "ti", text, id);
+
+	free(text);
+	return ret < 0 ? ret : 0;
+}
+
 int candidate_set_tests_only(sqlite3 *db, long long id, json_t *names)
 {
 	char *text = names ? json_dumps(names, JSON_COMPACT) : NULL;
@@ -823,15 +930,11 @@ int candidate_set_tests_only(sqlite3 *db, long long id, json_t *names)
 	return ret < 0 ? ret : 0;
 }
 
-/* One boot of the built state, its results stored as run `run`. */
-static int boot_once(struct branch_ctx *bc, long long id,
-		     const struct built *bs, int run, int runs, int *hung,
-		     void (*progress)(const char *line, void *ctx), void *ctx)
+/* How the runner boots a built state on this branch. */
+static void runner_opts_of(struct branch_ctx *bc, const struct built *bs,
+			   char *work, char *clog, struct runner_opts *ro)
 {
-	char *work = xstrfmt("%s/guest", bc->cfg.var_dir);
-	char *clog =
-		xstrfmt("%s/log/console-%lld-%d.log", bc->cfg.var_dir, id, run);
-	struct runner_opts ro = {
+	struct runner_opts o = {
 		.build_dir = bs->dir,
 		.kernel = bs->kernel,
 		.tests_file = bc->cfg.tests_file,
@@ -847,11 +950,39 @@ static int boot_once(struct branch_ctx *bc, long long id,
 		.log_path = clog,
 		.kselftests = &bs->ksft,
 	};
+	*ro = o;
+}
+
+/* The time of a candidate's boots: the guest to userspace, the tests. */
+struct boot_times {
+	double boot, tests;
+	int boots;
+};
+
+/*
+ * One boot of the built state, its results stored as run `run`. With a
+ * retry plan, only the failing tests it names boot, and only their results
+ * are stored: the rest of that boot ran a part of the set.
+ */
+static int boot_once(struct branch_ctx *bc, long long id,
+		     const struct built *bs, int run, int runs, int *hung,
+		     const struct runner_retry *retry, struct boot_times *bt,
+		     void (*progress)(const char *line, void *ctx), void *ctx)
+{
+	char *work = xstrfmt("%s/guest", bc->cfg.var_dir);
+	char *clog =
+		xstrfmt("%s/log/console-%lld-%d.log", bc->cfg.var_dir, id, run);
+	struct runner_opts ro;
 	struct runner_result rr = { 0 };
 	struct only only = { 0 };
 	int ret;
 
-	if (tests_only(bc->db, id, &only)) {
+	runner_opts_of(bc, bs, work, clog, &ro);
+	if (retry) {
+		ro.only = retry->only.v;
+		ro.nonly = retry->only.nr;
+		ro.append = retry->append;
+	} else if (tests_only(bc->db, id, run, &only)) {
 		ro.only = (const char *const *)only.names;
 		ro.nonly = only.n;
 		ro.append = only.append;
@@ -860,8 +991,9 @@ static int boot_once(struct branch_ctx *bc, long long id,
 		    id, only.n, only.n == 1 ? "" : "s",
 		    only.append ? ", " : "", only.append ? only.append : "");
 	}
-	say(progress, ctx, "candidate %lld: booting (run %d of %d)", id, run,
-	    runs);
+	if (!retry)
+		say(progress, ctx, "candidate %lld: booting (run %d of %d)",
+		    id, run, runs);
 	ret = runner_boot(&ro, &rr);
 	only_release(&only);
 	free(work);
@@ -874,33 +1006,77 @@ static int boot_once(struct branch_ctx *bc, long long id,
 	    ret >= 0)
 		ret = ERR_IO;
 	free(clog);
+	if (bt) {
+		double tests = rr.userspace_seconds > 0
+				       ? rr.boot_seconds - rr.userspace_seconds
+				       : 0;
+		bt->tests += tests;
+		bt->boot += rr.seconds - tests;
+		bt->boots += rr.boots > 1 ? rr.boots : 1;
+	}
 	if (ret < 0) {
 		runner_result_release(&rr);
 		return ret;
 	}
 	*hung |= rr.verdict == VERDICT_HANG;
-	say(progress, ctx,
-	    "candidate %lld: run %d: %s, %zu results in %.1f s (%s)%s%s", id,
-	    run, run_verdict_name(rr.verdict), rr.report.nresults, rr.seconds,
-	    rr.accel ? rr.accel : "?", rr.reason && *rr.reason ? ": " : "",
-	    rr.reason ? rr.reason : "");
+	if (retry) {
+		/* its results are those of the tests it retried: the rest of
+		 * that boot (a console test, KUnit switched off) says nothing */
+		size_t kept = 0, failed = 0;
+		for (size_t i = 0; i < rr.report.nresults; i++) {
+			struct test_result *t = &rr.report.results[i];
+			if (!runner_retry_covers(retry, t->name) || t->not_run) {
+				free(t->name);
+				free(t->detail);
+				free(t->excerpt);
+				continue;
+			}
+			failed += t->status == TEST_FAIL || t->status == TEST_HANG;
+			rr.report.results[kept++] = *t;
+		}
+		rr.report.nresults = kept;
+		say(progress, ctx,
+		    "candidate %lld: run %d (the retry): %zu result%s, %zu"
+		    " failed again, in %.1f s (%s)%s",
+		    id, run, kept, kept == 1 ? "" : "s", failed, rr.seconds,
+		    rr.accel ? rr.accel : "?",
+		    rr.verdict == VERDICT_HANG ? ", killed at its deadline" : "");
+	} else {
+		say(progress, ctx,
+		    "candidate %lld: run %d: %s, %zu results in %.1f s (%s)%s%s",
+		    id, run, run_verdict_name(rr.verdict), rr.report.nresults,
+		    rr.seconds, rr.accel ? rr.accel : "?",
+		    rr.reason && *rr.reason ? ": " : "",
+		    rr.reason ? rr.reason : "");
+	}
 	ret = store_tests(bc->db, id, run, &rr);
 	runner_result_release(&rr);
 	return ret;
 }
 
-/* 1 if some test of the candidate failed in every boot so far. */
-static int failing_only(sqlite3 *db, long long id)
+/*
+ * The tests of the candidate that failed in every boot so far, and are no
+ * known failure of the tip's run tip_id (0: none known): what a retry
+ * runs again. A JSON array of names, first failure first.
+ */
+static json_t *failing_names(sqlite3 *db, long long id, long long tip_id)
 {
-	long long n = 0;
+	json_t *rows = db_rows_json(
+		db,
+		"SELECT name FROM test_results WHERE candidate_id = ?1 GROUP"
+		" BY name HAVING SUM(result = 'fail') > 0 AND SUM(result ="
+		" 'pass') = 0 AND name NOT IN (SELECT name FROM test_results"
+		" WHERE candidate_id = ?2 AND result IN ('fail','flaky'))"
+		" ORDER BY MIN(id)",
+		"ii", id, tip_id);
+	json_t *names = json_array(), *v;
+	size_t i;
 
-	db_query_int(db, &n,
-		     "SELECT COUNT(*) FROM (SELECT name FROM test_results WHERE"
-		     " candidate_id = ? GROUP BY name HAVING SUM(result ="
-		     " 'fail') > 0 AND SUM(result = 'pass') = 0)",
-		     "i", id);
+	json_array_foreach(rows, i, v)
+		json_array_append(names, json_object_get(v, "name"));
+	json_decref(rows);
 	err_clear();
-	return n > 0;
+	return names;
 }
 
 /*
@@ -940,6 +1116,19 @@ static int of_queue(sqlite3 *db, long long id)
 	return of_queue_with(db, id, 0);
 }
 
+/* A tip's run: a baseline candidate of no patches. */
+static int is_baseline(sqlite3 *db, long long id)
+{
+	long long n = 0;
+
+	db_query_int(db, &n,
+		     "SELECT purpose = 'baseline' AND patch_ids = '[]' FROM"
+		     " candidates WHERE id = ?",
+		     "i", id);
+	err_clear();
+	return n > 0;
+}
+
 /* Compared with the tip: a queue candidate of patches, test_baseline. */
 static int tip_applies(struct branch_ctx *bc, long long id)
 {
@@ -960,52 +1149,376 @@ static int testset_hash(struct branch_ctx *bc, long long id)
 }
 
 /*
- * The run of the test set on the branch tip: the newest finished one of
- * the same tree, kernel configuration and test set (so once per tip state;
- * a build stores the configuration's hash with the tree's base fragments,
- * a build served from the cache without them: either matches),
- * else a new 'baseline' candidate of no patches, run now (its build comes
- * from the build cache when the state was built before).
+ * What a tip's run is the run of: the tree, the guest configuration's
+ * fragments and the test set ("TREE CONFIG TESTS", caller frees). The same
+ * key is the same run: once per tip state.
  */
-static int tip_run(struct branch_ctx *bc, long long id, long long *tip_id,
-		   void (*progress)(const char *line, void *ctx), void *ctx)
+static char *tip_key(struct branch_ctx *bc, const char *tree)
+{
+	char chash[65], thash[65];
+
+	if (config_hash(bc, NULL, chash) < 0 ||
+	    testcase_set_hash(bc->cfg.tests_file, thash) < 0)
+		return NULL;
+	return xstrfmt("%s %s %s", tree, chash, thash);
+}
+
+/* The key of the branch tip as it is now, or NULL (no tree yet). */
+static char *tip_key_now(struct branch_ctx *bc)
 {
 	struct repo *r = NULL;
-	char tip[REPO_HEX_SIZE], tree[REPO_HEX_SIZE], chash[65], thash[65];
-	char chash_src[65] = "";
-	long long branch = 0;
+	char tip[REPO_HEX_SIZE], tree[REPO_HEX_SIZE];
+	char *key = NULL;
+
+	if (repo_open(&r, bc->cfg.tree_dir) < 0)
+		return NULL;
+	if (repo_branch_tip(r, bc->cfg.branch, tip) >= 0 &&
+	    repo_tree_of(r, tip, tree) >= 0)
+		key = tip_key(bc, tree);
+	repo_free(r);
+	return key;
+}
+
+/* The branch's finished run of the tip state key (0: none yet). */
+static long long tip_done(struct branch_ctx *bc, const char *key)
+{
+	long long tip = 0;
+
+	if (key && db_query_int(bc->db, &tip,
+				"SELECT id FROM candidates WHERE branch_id = ?"
+				" AND purpose = 'baseline' AND patch_ids ="
+				" '[]' AND baseline_of = ? AND verdict IN"
+				" ('pass','fail','hang') ORDER BY id DESC"
+				" LIMIT 1",
+				"it", bc->branch_id, key) < 0) {
+		err_clear();
+		tip = 0;
+	}
+	return tip;
+}
+
+int candidate_baseline_due(struct branch_ctx *bc, long long *id)
+{
+	long long n = 0;
+	char *key;
+
+	*id = 0;
+	if (strcmp(bc->cfg.baseline_idle, "yes") ||
+	    strcmp(bc->cfg.test_baseline, "yes"))
+		return 0;
+	/* one that a stop interrupted runs again first */
+	if (db_query_int(bc->db, id,
+			 "SELECT id FROM candidates WHERE branch_id = ? AND"
+			 " purpose = 'baseline' AND step = 'pending' ORDER BY"
+			 " id LIMIT 1",
+			 "i", bc->branch_id) >= 0 &&
+	    *id > 0)
+		return 1;
+	err_clear();
+	*id = 0;
+	if (!(key = tip_key_now(bc))) {
+		err_clear();
+		return 0;
+	}
+	/* run once per state: a build that failed is its answer too */
+	if (db_query_int(bc->db, &n,
+			 "SELECT COUNT(*) FROM candidates WHERE branch_id = ?"
+			 " AND purpose = 'baseline' AND baseline_of = ? AND"
+			 " step = 'done'",
+			 "it", bc->branch_id, key) < 0 ||
+	    n > 0) {
+		err_clear();
+		free(key);
+		return 0;
+	}
+	*id = candidate_create_on(bc->db, bc->branch_id, (long long[]){ 0 },
+				  0, 0, "baseline", 0, "daemon");
+	if (*id > 0 && db_exec(bc->db,
+			       "UPDATE candidates SET baseline_of = ? WHERE"
+			       " id = ?",
+			       "ti", key, *id) < 0)
+		*id = -1;
+	free(key);
+	if (*id <= 0) {
+		log_warnx("baseline: %s", err_msg());
+		err_clear();
+		*id = 0;
+		return 0;
+	}
+	log_info("candidate %lld: the tip's baseline, run while the daemon"
+		 " is idle", *id);
+	return 1;
+}
+
+long long candidate_same_state(struct branch_ctx *bc, long long failing,
+				size_t prefix, size_t n)
+{
+	char *key = tip_key_now(bc);
+	long long id = 0;
+
+	if (!key) {
+		err_clear();
+		return 0;
+	}
+	if (prefix == 0) {
+		id = tip_done(bc, key);
+	} else if (prefix == n &&
+		   db_query_int(bc->db, &id,
+				"SELECT id FROM candidates WHERE id = ? AND"
+				" baseline_of = ? AND tests_only IS NULL AND"
+				" verdict IN ('pass','fail')",
+				"it", failing, key) < 0) {
+		err_clear();
+		id = 0;
+	}
+	free(key);
+	return id;
+}
+
+/*
+ * The revert's confirmation of a state a bisection's confirmation booted
+ * already (the same patches on the same tip state, the whole set): that
+ * run's results are its own, no build, no boot. 0 when there is none.
+ */
+static long long same_state_run(struct branch_ctx *bc, long long id,
+				const char *key)
+{
+	long long src = 0;
+
+	if (!key || db_query_int(bc->db, &src,
+				 "SELECT s.id FROM candidates c JOIN candidates"
+				 " s ON s.branch_id = c.branch_id AND"
+				 " s.baseline_of = ?2 AND s.patch_ids ="
+				 " c.patch_ids AND s.id != c.id WHERE c.id = ?1"
+				 " AND c.purpose = 'confirm' AND s.purpose ="
+				 " 'bisect' AND s.tests_only IS NULL AND"
+				 " s.verdict IN ('pass','fail') ORDER BY s.id"
+				 " DESC LIMIT 1",
+				 "it", id, key) < 0) {
+		err_clear();
+		return 0;
+	}
+	return src;
+}
+
+/* Candidate src's results (every boot) and build, as id's own. */
+static int take_results(sqlite3 *db, long long id, long long src)
+{
+	int ret = db_exec(db,
+			  "INSERT INTO test_results (candidate_id, run, name,"
+			  " result, detail, log_excerpt) SELECT ?, run, name,"
+			  " result, detail, log_excerpt FROM test_results WHERE"
+			  " candidate_id = ? ORDER BY id",
+			  "ii", id, src);
+
+	if (ret >= 0)
+		ret = db_exec(db,
+			      "UPDATE candidates SET build_id = (SELECT"
+			      " build_id FROM candidates WHERE id = ?2),"
+			      " log_path = (SELECT log_path FROM candidates"
+			      " WHERE id = ?2) WHERE id = ?1",
+			      "ii", id, src);
+	return ret < 0 ? ret : 0;
+}
+
+/* A phase of candidate id: its branch and purpose from its row. */
+void candidate_phase_record(sqlite3 *db, long long id, const char *phase,
+			    double seconds, const char *detail)
+{
+	char *purpose = NULL;
+
+	db_query_text(db, &purpose,
+		      "SELECT purpose FROM candidates WHERE id = ?", "i", id);
+	err_clear();
+	candidate_phase_store(db, id, candidate_branch_id(db, id),
+			      purpose ? purpose : "queue", phase, seconds,
+			      detail);
+	free(purpose);
+}
+
+/* A phase at work: its row, and when it began. */
+struct phase {
+	const char *name;
+	long long row;
+	double t0;
+};
+
+static void phase_begin(struct branch_ctx *bc, long long id,
+			const char *purpose, const char *name,
+			struct phase *ph,
+			void (*progress)(const char *line, void *ctx),
+			void *ctx)
+{
+	double est = candidate_phase_estimate(bc->db, bc->branch_id, purpose,
+					      name);
+
+	ph->name = name;
+	ph->t0 = now_monotonic();
+	ph->row = candidate_phase_open(bc->db, id, bc->branch_id, purpose,
+				       name);
+	if (est >= 0) {
+		char *t = candidate_duration_text(est);
+		say(progress, ctx, "candidate %lld: phase %s (usually %s on"
+		    " this branch)", id, name, t);
+		free(t);
+	} else {
+		say(progress, ctx, "candidate %lld: phase %s", id, name);
+	}
+}
+
+static void phase_end(struct branch_ctx *bc, long long id, struct phase *ph,
+		      double seconds, const char *detail,
+		      void (*progress)(const char *line, void *ctx),
+		      void *ctx)
+{
+	char *t;
+
+	if (!ph->row)
+		return;
+	if (seconds < 0)
+		seconds = now_monotonic() - ph->t0;
+	candidate_phase_close(bc->db, ph->row, seconds, detail);
+	t = candidate_duration_text(seconds);
+	say(progress, ctx, "candidate %lld: phase %s: %s%s%s%s", id, ph->name, t,
+	    detail ? " (" : "", detail ? detail : "", detail ? ")" : "");
+	free(t);
+	ph->row = 0;
+}
+
+/* What the whole run usually takes, said once at its start. */
+static void say_estimate(struct branch_ctx *bc, long long id,
+			 const char *purpose,
+			 void (*progress)(const char *line, void *ctx),
+			 void *ctx)
+{
+	static const char *const phases[] = { "apply", "build", "boot",
+					      "tests" };
+	struct strbuf sb = STRBUF_INIT;
+	double sum = 0;
+
+	for (size_t i = 0; i < sizeof(phases) / sizeof(phases[0]); i++) {
+		double e = candidate_phase_estimate(bc->db, bc->branch_id,
+						    purpose, phases[i]);
+		char *t;
+		if (e < 0) {
+			strbuf_release(&sb);
+			return; /* no history yet: no figure to give */
+		}
+		t = candidate_duration_text(e);
+		strbuf_addf(&sb, "%s%s %s", i ? ", " : "", phases[i], t);
+		free(t);
+		sum += e;
+	}
+	char *t = candidate_duration_text(sum);
+	say(progress, ctx, "candidate %lld: a %s candidate usually takes %s on"
+	    " this branch (%s)", id, purpose, t, sb.buf);
+	free(t);
+	strbuf_release(&sb);
+}
+
+/*
+ * The failing tests alone, one short boot for all of them, up to
+ * test_retries times while some still fail in every boot; the tip's known
+ * failures (tip_id's) are not retried: they decide nothing.
+ */
+static int retry_failing(struct branch_ctx *bc, long long id,
+			 const struct built *bs, long long tip_id, int *run,
+			 int *hung, const char *purpose,
+			 void (*progress)(const char *line, void *ctx),
+			 void *ctx)
+{
+	struct phase ph = { 0 };
+	double t0 = now_monotonic();
+	int ret = 0, retries = 0;
+	size_t retried = 0;
+
+	for (int retry = 0; retry < bc->cfg.test_retries && !*hung; retry++) {
+		json_t *names = failing_names(bc->db, id, tip_id), *v;
+		struct strvec failing = STRVEC_INIT;
+		struct runner_retry plan;
+		struct runner_opts ro;
+		size_t i;
+
+		json_array_foreach(names, i, v)
+			strvec_push(&failing, json_string_value(v));
+		json_decref(names);
+		if (!failing.nr) {
+			strvec_clear(&failing);
+			break;
+		}
+		runner_opts_of(bc, bs, NULL, NULL, &ro);
+		ret = runner_retry_plan(&ro, failing.v, failing.nr, &plan);
+		strvec_clear(&failing);
+		if (ret < 0)
+			break;
+		if (plan.skipped.nr && !retry) {
+			struct strbuf sk = STRBUF_INIT;
+			for (i = 0; i < plan.skipped.nr; i++)
+				strbuf_addf(&sk, "%s%s", i ? ", " : "",
+					    plan.skipped.v[i]);
+			say(progress, ctx,
+			    "candidate %lld: not retried alone: %s (they"
+			    " judge a whole boot, or the host's build)",
+			    id, sk.buf);
+			strbuf_release(&sk);
+		}
+		if (!plan.retried.nr) {
+			runner_retry_release(&plan);
+			break;
+		}
+		if (!ph.row)
+			phase_begin(bc, id, purpose, "retry", &ph, progress,
+				    ctx);
+		char *what = runner_retry_text(&plan);
+		say(progress, ctx,
+		    "candidate %lld: retry %d of %d: %zu failing test%s alone,"
+		    " in one boot: %s",
+		    id, retry + 1, bc->cfg.test_retries, plan.retried.nr,
+		    plan.retried.nr == 1 ? "" : "s", what);
+		free(what);
+		retried = plan.retried.nr > retried ? plan.retried.nr : retried;
+		retries++;
+		ret = boot_once(bc, id, bs, *run, *run, hung, &plan, NULL,
+				progress, ctx);
+		(*run)++;
+		runner_retry_release(&plan);
+		if (ret < 0)
+			break;
+	}
+	if (ph.row) {
+		char *d = xstrfmt("%d boot%s, %zu test%s", retries,
+				  retries == 1 ? "" : "s", retried,
+				  retried == 1 ? "" : "s");
+		phase_end(bc, id, &ph, now_monotonic() - t0, d,
+			  progress, ctx);
+		free(d);
+	}
+	return ret;
+}
+
+/*
+ * The run of the test set on the branch tip the candidate was applied on
+ * (key): the branch's finished baseline of that state, run ahead of time
+ * by the daemon (candidate_baseline_due) or for an earlier candidate;
+ * else, when on_demand, a new one run now (its build from the build cache
+ * when the state was built before). *tip_id 0 when there is none.
+ */
+static int tip_run(struct branch_ctx *bc, long long id, const char *key,
+		   int on_demand, long long *tip_id,
+		   void (*progress)(const char *line, void *ctx), void *ctx)
+{
+	long long branch = bc->branch_id;
 	int ret;
 
-	*tip_id = 0;
-	if ((ret = repo_open(&r, bc->cfg.tree_dir)) < 0)
-		return ret;
-	ret = repo_branch_tip(r, bc->cfg.branch, tip);
-	if (ret >= 0)
-		ret = repo_tree_of(r, tip, tree);
-	repo_free(r);
-	if (ret < 0 || (ret = config_hash(bc, NULL, chash)) < 0 ||
-	    (ret = config_hash(bc, bc->cfg.tree_dir, chash_src)) < 0 ||
-	    (ret = testcase_set_hash(bc->cfg.tests_file, thash)) < 0 ||
-	    (ret = db_query_int(bc->db, &branch,
-				"SELECT branch_id FROM candidates WHERE id = ?",
-				"i", id)) < 0)
-		return ret;
-	db_query_int(bc->db, tip_id,
-		     "SELECT c.id FROM candidates c JOIN builds b ON b.id ="
-		     " c.build_id WHERE c.branch_id = ? AND c.purpose ="
-		     " 'baseline' AND c.patch_ids = '[]' AND c.verdict IN"
-		     " ('pass','fail','hang') AND b.tree_sha = ? AND"
-		     " b.config_hash IN (?, ?) AND c.testset_hash = ? ORDER BY"
-		     " c.id DESC LIMIT 1",
-		     "itttt", branch, tree, chash, chash_src, thash);
-	err_clear();
-	if (*tip_id) {
+	if ((*tip_id = tip_done(bc, key))) {
 		say(progress, ctx,
 		    "candidate %lld: the tip's run is candidate %lld (same"
-		    " tree, configuration and test set)",
+		    " tree, configuration and test set, run before)",
 		    id, *tip_id);
 		return 0;
 	}
+	if (!on_demand)
+		return 0;
 	long long cid = candidate_create_on(bc->db, branch, (long long[]){ 0 },
 					    0, 0, "baseline", 0, "candidate");
 	if (cid < 0)
@@ -1024,16 +1537,62 @@ static int tip_run(struct branch_ctx *bc, long long id, long long *tip_id,
 	return 0;
 }
 
+/*
+ * A tip's run is its own reference: its failures are the tip's known
+ * failures, recorded once (as test cases of status 'known', with their
+ * detail) and named in an event, for every candidate of that tip to
+ * point at.
+ */
+static int record_known(struct branch_ctx *bc, long long id,
+			struct strbuf *detail)
+{
+	struct testcase_counts tc;
+	json_t *known;
+	size_t i;
+	json_t *v;
+	int ret;
+
+	if ((ret = testcase_classify(bc->db, id, id, &tc, NULL)) < 0)
+		return ret;
+	if (!tc.known && !tc.flaky)
+		return 0;
+	known = testcase_list_json(bc->db, id, "known");
+	strbuf_reset(detail);
+	strbuf_addf(detail, "the tip's known failures (%lld):",
+		    (long long)tc.known);
+	json_array_foreach(known, i, v)
+	{
+		const char *d = json_string_value(json_object_get(v, "detail"));
+		size_t l = d ? strcspn(d, "\n") : 0;
+		if (i == 8) {
+			strbuf_addstr(detail, " ...");
+			break;
+		}
+		strbuf_addf(detail, "%s %s%s%.*s", i ? ";" : "",
+			    json_string_value(json_object_get(v, "name")),
+			    l ? ": " : "", (int)(l > 160 ? 160 : l), d ? d : "");
+	}
+	if (tc.flaky)
+		strbuf_addf(detail, "; %lld flaky", (long long)tc.flaky);
+	json_decref(known);
+	event_add(bc->db, bc->actor, "candidate", id, "baseline", "%s",
+		  detail->buf);
+	return 0;
+}
+
 int candidate_run(struct branch_ctx *bc, long long id, int runs,
 		  void (*progress)(const char *line, void *ctx), void *ctx)
 {
 	struct repo *r = NULL;
 	struct strbuf why = STRBUF_INIT;
-	char commit[REPO_HEX_SIZE], tree[REPO_HEX_SIZE];
-	char *logdir;
+	char commit[REPO_HEX_SIZE], tree[REPO_HEX_SIZE], base[REPO_HEX_SIZE];
+	char *logdir, *purpose = NULL, *key = NULL;
 	json_t *ids = NULL;
 	struct built bs = { 0 };
-	int ret, lockfd = -1, hung = 0;
+	struct phase ph = { 0 };
+	struct boot_times bt = { 0 };
+	long long tip_id = 0;
+	int ret, lockfd = -1, hung = 0, baseline;
 
 	if (runs < 1)
 		runs = 1;
@@ -1043,23 +1602,33 @@ int candidate_run(struct branch_ctx *bc, long long id, int runs,
 		ret = err_last() < 0 ? err_last() : ERR_IO;
 		goto out;
 	}
+	if (db_query_text(bc->db, &purpose,
+			  "SELECT purpose FROM candidates WHERE id = ?", "i",
+			  id) < 0 || !purpose) {
+		ret = err_last() < 0 ? err_last() : ERR_IO;
+		goto out;
+	}
+	baseline = is_baseline(bc->db, id);
 	if ((ret = lock_builds(bc, &lockfd)) < 0)
 		goto out;
 	logdir = xstrfmt("%s/log", bc->cfg.var_dir);
 	mkdir_p(logdir);
 	free(logdir);
+	say_estimate(bc, id, purpose, progress, ctx);
 
 	/* apply */
 	set_step(bc->db, id, "apply");
+	phase_begin(bc, id, purpose, "apply", &ph, progress, ctx);
 	say(progress, ctx, "candidate %lld: applying %zu patches onto %s", id,
 	    json_array_size(ids), bc->cfg.branch);
 	if ((ret = repo_open(&r, bc->cfg.tree_dir)) < 0) {
 		err_prefix(ret, "the stable tree (run `stableq tree init`)");
 		goto out;
 	}
-	ret = apply_all(bc, r, id, ids, commit, tree, &why);
+	ret = apply_all(bc, r, id, ids, base, commit, tree, &why);
 	if (ret < 0)
 		goto out;
+	phase_end(bc, id, &ph, -1, NULL, progress, ctx);
 	if (ret > 0) {
 		ret = finish(bc, id, CV_APPLY_FAILED, why.buf);
 		goto out;
@@ -1068,54 +1637,110 @@ int candidate_run(struct branch_ctx *bc, long long id, int runs,
 			   "UPDATE candidates SET commit_sha = ? WHERE id = ?",
 			   "ti", commit, id)) < 0)
 		goto out;
+	/* the tip state it stands on: a baseline is the run of it */
+	key = tip_key(bc, base);
+	if (!key)
+		err_clear();
+	if (key && (ret = db_exec(bc->db,
+				  "UPDATE candidates SET baseline_of = ? WHERE"
+				  " id = ?",
+				  "ti", key, id)) < 0)
+		goto out;
+	/* a revert's confirmation of a state that a bisection confirmed */
+	long long src = same_state_run(bc, id, key);
+	if (src > 0) {
+		say(progress, ctx,
+		    "candidate %lld: the same state as candidate %lld (the same"
+		    " patches on the same tip, the whole set run): its results,"
+		    " no build, no boot",
+		    id, src);
+		if ((ret = take_results(bc->db, id, src)) < 0)
+			goto out;
+		char *d = xstrfmt("the results of candidate %lld", src);
+		candidate_phase_store(bc->db, id, bc->branch_id, purpose,
+				      "boot", 0, d);
+		free(d);
+		goto judge;
+	}
 	/* build, or take the state from the build cache */
 	set_step(bc->db, id, "build");
+	phase_begin(bc, id, purpose, "build", &ph, progress, ctx);
 	if ((ret = build_state(bc, r, id, commit, tree, &bs, progress, ctx)) <
 	    0)
 		goto out;
 	if (!bs.ok) {
+		phase_end(bc, id, &ph, -1, "failed", progress, ctx);
 		ret = finish(bc, id, CV_BUILD_FAILED, bs.error);
 		goto out;
 	}
-	if ((ret = run_coverage(bc, r, id, commit, progress, ctx)) != 0)
+	int cached = bs.cached;
+	if ((ret = run_coverage(bc, r, id, commit, progress, ctx)) != 0) {
+		phase_end(bc, id, &ph, -1, "coverage", progress, ctx);
 		goto out; /* build-failed (1) or could not run */
+	}
 	if ((ret = build_kselftests(bc, r, id, commit, &bs, progress, ctx)) < 0)
 		goto out;
+	phase_end(bc, id, &ph, -1,
+		  cached ? "from the build cache" : "built", progress, ctx);
 
 	/* boot and test, runs times on the same build */
 	set_step(bc->db, id, "boot");
-	int run;
+	int run; /* after the loop: the next run's number (a retry's) */
+	double t0 = now_monotonic();
 	for (run = 1; run <= runs; run++)
-		if ((ret = boot_once(bc, id, &bs, run, runs, &hung, progress,
-				     ctx)) < 0)
+		if ((ret = boot_once(bc, id, &bs, run, runs, &hung, NULL, &bt,
+				     progress, ctx)) < 0)
 			goto out;
-	/* a test that only failed boots again before the verdict */
-	for (int retry = 0;
-	     retry < bc->cfg.test_retries && !hung &&
-	     retries_apply(bc->db, id) && failing_only(bc->db, id);
-	     retry++, run++) {
-		say(progress, ctx,
-		    "candidate %lld: a test failed: booting again"
-		    " (retry %d of %d)",
-		    id, retry + 1, bc->cfg.test_retries);
-		if ((ret = boot_once(bc, id, &bs, run, run, &hung, progress,
-				     ctx)) < 0)
-			goto out;
+	{
+		char *d = xstrfmt("%d boot%s", bt.boots, bt.boots == 1 ? "" : "s");
+		double wall = now_monotonic() - t0;
+		candidate_phase_store(bc->db, id, bc->branch_id, purpose,
+				      "boot", wall - bt.tests, d);
+		candidate_phase_store(bc->db, id, bc->branch_id, purpose,
+				      "tests", bt.tests, NULL);
+		say(progress, ctx, "candidate %lld: phase boot: %.1f s, phase"
+		    " tests: %.1f s (%s)", id, wall - bt.tests, bt.tests, d);
+		free(d);
 	}
+	/*
+	 * The tip's run, when it was made ahead of time: its known failures
+	 * need no retry, and the verdict needs no other boot than the
+	 * retries of the rest.
+	 */
+	if (!hung && tip_applies(bc, id) && key)
+		tip_id = tip_done(bc, key);
+	/* a test that only failed runs again alone before the verdict */
+	if (!hung && retries_apply(bc->db, id) &&
+	    (ret = retry_failing(bc, id, &bs, tip_id, &run, &hung, purpose,
+				 progress, ctx)) < 0)
+		goto out;
+judge:;
 	enum cand_verdict verdict = aggregate(bc->db, id, &why, hung);
 	if (testset_hash(bc, id) < 0)
 		err_clear();
 	/* failures are measured against the tip: only regressions fail it */
 	if (verdict != CV_PASS && !hung && tip_applies(bc, id)) {
-		long long tip_id = 0;
+		double tb = now_monotonic();
+		int ahead = tip_id > 0;
 		close(lockfd); /* the tip's run takes the lock itself */
 		lockfd = -1;
-		if (tip_run(bc, id, &tip_id, progress, ctx) < 0) {
+		if (!tip_id && tip_run(bc, id, key, 1, &tip_id, progress, ctx) < 0) {
 			log_warnx("candidate %lld: no run of the tip: %s", id,
 				  err_msg());
 			err_clear();
 			tip_id = 0;
+		} else if (ahead) {
+			say(progress, ctx,
+			    "candidate %lld: judged against the tip's run,"
+			    " candidate %lld, made before it", id, tip_id);
 		}
+		char *d = tip_id ? xstrfmt("candidate %lld%s", tip_id,
+					   ahead ? ", run before" : ", run now")
+				 : xstrdup("none");
+		candidate_phase_store(bc->db, id, bc->branch_id, purpose,
+				      "baseline",
+				      ahead ? 0 : now_monotonic() - tb, d);
+		free(d);
 		strbuf_reset(&why);
 		struct testcase_counts tc;
 		if ((ret = testcase_classify(bc->db, id, tip_id, &tc, &why)) <
@@ -1128,6 +1753,9 @@ int candidate_run(struct branch_ctx *bc, long long id, int runs,
 		strbuf_release(&unused);
 		if (ret < 0)
 			goto out;
+	} else if (baseline && !hung) {
+		if ((ret = record_known(bc, id, &why)) < 0)
+			goto out;
 	}
 	ret = finish(bc, id, verdict, why.len ? why.buf : NULL);
 	/* which of the patches' lines ran: after the verdict, never
@@ -1139,6 +1767,8 @@ int candidate_run(struct branch_ctx *bc, long long id, int runs,
 		err_clear(); /* a failure is the coverage boot's summary */
 	}
 out:
+	if (ph.row)
+		phase_end(bc, id, &ph, -1, "stopped", NULL, NULL);
 	if (ret < 0) {
 		/* could not run at all: say so on the row, never leave it pending */
 		char *msg = xstrdup(err_msg());
@@ -1159,6 +1789,8 @@ out:
 	json_decref(ids);
 	strbuf_release(&why);
 	repo_free(r);
+	free(purpose);
+	free(key);
 	return ret < 0 ? ret : 0;
 }
 

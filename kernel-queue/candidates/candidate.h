@@ -21,6 +21,17 @@ long long candidate_create_on(sqlite3 *db, long long branch,
 			      long long upto, const char *purpose,
 			      long long bisection_id, const char *actor);
 /*
+ * A queue candidate asked for (POST /candidates) by actor ("token:ci"):
+ * when the branch has a queue candidate of exactly the patches it would
+ * apply that has no verdict yet, that one (*created 0: the queue did not
+ * change, the work is the same); else a new pending one (*created 1),
+ * unless actor has max_pending pending candidates already (ERR_TOOBIG,
+ * naming the limit; max_pending 0: no limit). One transaction: concurrent
+ * requests of one queue make one candidate.
+ */
+long long candidate_request(sqlite3 *db, long long branch, long long upto,
+			    const char *actor, int max_pending, int *created);
+/*
  * 0 when candidate id is on bc's selected branch, else negative with
  * "candidate 12 is on branch 6.12, not 6.1 (--branch 6.12)".
  */
@@ -40,6 +51,12 @@ int candidate_run(struct branch_ctx *bc, long long id, int runs,
  * name, KUnit cases by their suite (kunit.filter_glob when it is one suite).
  */
 int candidate_set_tests_only(sqlite3 *db, long long id, json_t *names);
+/*
+ * After its first boot of the whole set, boot only these tests (a
+ * bisection's confirmation repeats its steering tests alone): the runs
+ * past the first take them as tests_only.
+ */
+int candidate_set_repeat_only(sqlite3 *db, long long id, json_t *names);
 
 /*
  * The patches candidate id applies, in order: a JSON array of ids (a new
@@ -84,7 +101,8 @@ char *candidate_newest_summary(sqlite3 *db, long long id);
  * coverage{} (coverage.h, or null), summary ("pass: 7 tests; 58 of 62
  * patches compiled, 4 in the booted kernel", null while it runs)} */
 json_t *candidate_json(sqlite3 *db, long long id);
-/* Oldest pending candidate of branch (0: any), 0 if none. */
+/* Oldest pending candidate of branch (0: any), 0 if none; not a tip's
+ * baseline, which waits for candidate_baseline_due(). */
 long long candidate_next_pending(sqlite3 *db, long long branch);
 /* Jobs of the daemon's: a pending candidate to run (*id) ... */
 int candidate_pending_due(struct branch_ctx *bc, long long *id);
@@ -189,5 +207,71 @@ char *candidate_build_result(sqlite3 *db, long long build);
 long long candidate_last_build(sqlite3 *db);
 /* How many builds were timed, and their seconds together. */
 int candidate_build_seconds(sqlite3 *db, long long *count, double *sum);
+
+/*
+ * The phases of a candidate, each with its time (sql/022,
+ * candidate-phases.c): apply, build (with coverage and the kselftests),
+ * boot (the guest to userspace), tests (the test set in the guest), retry
+ * (the failing tests alone), baseline (waiting for the tip's run: 0 s when
+ * it was run before), bisection (of this failing candidate). Like
+ * progress, phases are a report: an error writing one is logged, never
+ * fails the work.
+ *
+ * candidate_phase_open() starts one (its row, 0 when it could not be
+ * written), candidate_phase_close() ends it with its seconds and a detail
+ * (NULL: none); candidate_phase_store() records one timed elsewhere.
+ */
+int candidate_phase_valid(const char *phase);
+long long candidate_phase_open(sqlite3 *db, long long id, long long branch,
+			       const char *purpose, const char *phase);
+void candidate_phase_close(sqlite3 *db, long long row, double seconds,
+			   const char *detail);
+void candidate_phase_store(sqlite3 *db, long long id, long long branch,
+			   const char *purpose, const char *phase,
+			   double seconds, const char *detail);
+/* candidate_phase_store() for candidate id, its branch and purpose read
+ * from its row (bisect.c records the bisection of a candidate). */
+void candidate_phase_record(sqlite3 *db, long long id, const char *phase,
+			    double seconds, const char *detail);
+/*
+ * How long phase usually takes on branch for candidates of purpose: the
+ * median of the branch's last 10 (a candidate's parts summed), -1 when it
+ * has none.
+ */
+double candidate_phase_estimate(sqlite3 *db, long long branch,
+				const char *purpose, const char *phase);
+/* "4.2 s", "38 s", "4 min 3 s", "1 h 2 min"; caller frees. */
+char *candidate_duration_text(double seconds);
+/*
+ * {phases: [{phase, seconds (null while it runs), running, elapsed (while
+ * it runs), estimate (the branch's usual, or null), detail}], estimate_left
+ * (seconds to the verdict from the branch's history, null when done or
+ * not known)}: the phases it went through, and while it runs the ones
+ * every run has that are still to come. A new reference or NULL.
+ */
+json_t *candidate_phases_json(sqlite3 *db, long long id, long long branch,
+			      const char *purpose, int finished);
+/* [{phase, purpose, count, seconds}] of every finished phase: /metrics. */
+json_t *candidate_phase_totals(sqlite3 *db);
+
+/*
+ * A finished run of the whole test set of the state that the first prefix
+ * patches of candidate failing's n make, when there is one: failing itself
+ * for all n, the tip's run for none; both only while the branch tip (and
+ * the guest configuration and the test set) is the one failing was applied
+ * on. 0 when there is none: a bisection's confirmation boots then.
+ */
+long long candidate_same_state(struct branch_ctx *bc, long long failing,
+			       size_t prefix, size_t n);
+
+/*
+ * The daemon's job at the lowest priority: a branch tip whose state (tree,
+ * guest configuration, test set) has no baseline yet gets one, a pending
+ * 'baseline' candidate of no patches (*id), so that a failing candidate of
+ * that tip is judged at once; an interrupted one is run again. 0 when
+ * baseline_idle or test_baseline is no, the tree is not there yet, or the
+ * state has its baseline.
+ */
+int candidate_baseline_due(struct branch_ctx *bc, long long *id);
 
 #endif

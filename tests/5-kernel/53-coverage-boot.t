@@ -31,6 +31,8 @@ queue_dir = $T/q
 kernel_config_dir = $TOP/config/kernel/6.1/quick
 tests_file = $TOP/config/tests.conf
 listen = 127.0.0.1:$PORT
+# the daemon here only answers (52, 53) or reverts (56): no idle baseline
+baseline_idle = no
 coverage_boot = yes
 CONF
 SQ() { (cd "$TOP" && "$STABLEQ" -c "$T/stableq.conf" "$@"); }

@@ -215,6 +215,8 @@ try:
     if s == 202:
         t.is_(q(w, "SELECT b.key FROM candidates c JOIN branches b ON b.id = c.branch_id WHERE c.id = ?", j['id']),
               [('6.1',)], '... a candidate of the 6.1 queue')
+    # the daemon runs those two meanwhile: "nothing made" is told once it settled
+    w.idle()
     before = snapshot(w)
     s, h, raw, j = w.post('/candidates?branch=6.12', {'upto': X1}, token=tok)
     t.ok(s == 400 and snapshot(w) == before, 'POST /candidates?branch=6.12 {upto: a 6.1 patch} -> 400, nothing made', (s, j))

@@ -142,6 +142,12 @@ try:
         con.execute("INSERT INTO progress (kind, subject_id, label, done, total, unit, pid)"
                     " VALUES ('build', ?, ?, 120, 654, 'objects', ?)",
                     (fail_cid, 'candidate %d: building' % fail_cid, os.getpid()))
+        # its phases, each with its time (sql/022)
+        con.executemany("INSERT INTO candidate_phases (candidate_id, branch_id, purpose, phase, seconds, detail)"
+                        " VALUES (?, (SELECT id FROM branches WHERE key = '6.1'), 'bisect', ?, ?, ?)",
+                        [(fail_cid, 'apply', 0.4, None), (fail_cid, 'build', 243.0, 'built'),
+                         (fail_cid, 'boot', 12.0, '1 boot'), (fail_cid, 'tests', 61.0, None),
+                         (fail_cid, 'retry', 35.0, '1 boot, 1 test')])
     con.close()
     s, h, raw, j = w.get('/health')
     t.ok(s == 200 and any(p['kind'] == 'build' and p['done'] == 120 and p['total'] == 654 for p in j['progress']),

@@ -158,6 +158,9 @@ class World:
                 'max_patch_bytes = 65536',
                 'http_timeout = 3',
                 'poll_interval = %d' % poll_interval,
+                # the small tree has no kernel to run a tip's baseline on
+                # while idle (59-retry-failed.t tests that on the real one)
+                'baseline_idle = no',
                 extra_conf, sections]))
         os.makedirs(os.path.join(self.dir, 'queue'), exist_ok=True)
 

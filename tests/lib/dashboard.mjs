@@ -130,6 +130,10 @@ try {
 	say(cFirst === 'results' && await page.count('.results > .failures') === 1 &&
 		(await page.attr(['.results > *', 0], 'class')) === 'failures',
 		'the candidate page leads with its failures', cFirst);
+	const phases = await page.innerText('.cand .phases').catch(e => String(e));
+	say(phases.includes('apply 0.4 s') && phases.includes('build 4 min 3 s (built)') &&
+		phases.includes('retry 35 s (1 boot, 1 test)'),
+		'the candidate page says each phase with its time', phases);
 	await page.screenshot(join(shots, 'dashboard-candidate-failed-1280.png'));
 
 	// ---- the other pages ----
