@@ -121,6 +121,9 @@ class World:
     def __init__(self, read_access='loopback', extra_conf='', port=None, two_branches=False,
                  poll_interval=1):
         self.dir = tempfile.mkdtemp(prefix='stableq-api.')
+        # builds run as the unprivileged build user (sandbox.h), who must
+        # reach the world's tree and build directory: mkdtemp makes 0700
+        os.chmod(self.dir, 0o755)
         self.tree = os.path.join(self.dir, 'linux')
         self.db = os.path.join(self.dir, 'stableq.db')
         self.conf = os.path.join(self.dir, 'stableq.conf')
