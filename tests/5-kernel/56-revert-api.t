@@ -10,6 +10,9 @@
 . "$(dirname "$0")/../lib/tap.sh"
 set -u
 T=$(mktemp -d)
+# builds run as the unprivileged build user (sandbox.h), who must reach
+# the build directories below $T: mktemp makes it 0700
+chmod 755 "$T"
 DPID=
 cleanup() {
 	[ -n "$DPID" ] && kill -9 "$DPID" 2> /dev/null
