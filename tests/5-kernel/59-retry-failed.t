@@ -94,7 +94,7 @@ Q=$TOP/config/queues/6.1
 cp "$Q"/*.patch "$T/q/"
 head -n 1 "$Q/series" > "$T/q/series"
 SQ import "$T/q" > "$T/import.log" 2>&1
-ok $? "the regression test is queued"
+ok $? "the regression test is queued" || diag "$(cat "$T/import.log")"
 wait_for 2400 "SELECT id FROM candidates WHERE purpose = 'queue' AND verdict IS NOT NULL"
 ok $? "the daemon runs the queue's candidate to a verdict" ||
 	diag "$(tail -n 40 "$T/var/log/daemon-steps.log")"
