@@ -103,6 +103,13 @@ phases() { # CANDIDATE: its phases on one line
 	   FROM (SELECT * FROM candidate_phases WHERE candidate_id = $1 ORDER BY id)"
 }
 
+partial() { # what was measured before a run stopped short
+	echo "  stopped: $(tail -n 2 "$T/daemon-$M.log" | tr '\n' ' ')"
+	q "SELECT id FROM candidates ORDER BY id" | while read -r id; do
+		echo "  candidate $id ($(q "SELECT purpose || ', ' || step FROM candidates WHERE id = $id")): $(phases "$id")"
+	done
+}
+
 run_mode() {
 	M=$1
 	echo "== $M =="
@@ -136,7 +143,7 @@ CONF
 	DPID=$!
 	if [ "$M" = warm ]; then
 		wait_for "$LIMIT" "SELECT id FROM candidates WHERE purpose = 'baseline' AND step = 'done'" ||
-			{ echo "no baseline"; tail "$T/var-$M/log/daemon-steps.log"; return 1; }
+			{ echo "no baseline"; partial; return 1; }
 		b=$(q "SELECT MIN(id) FROM candidates WHERE purpose = 'baseline'")
 		echo "the tip's baseline, while idle (ahead of the queue change): candidate $b," \
 			"$(mins "$(secs "$(q "SELECT started_at FROM candidates WHERE id = $b")" "$(q "SELECT finished_at FROM candidates WHERE id = $b")")")"
@@ -145,7 +152,7 @@ CONF
 		SQ import "$T/q-$M" > "$T/import-$M.log" 2>&1 || return 1
 	fi
 	wait_for "$LIMIT" "SELECT id FROM candidates WHERE purpose = 'queue' AND step = 'done'" ||
-		{ echo "no verdict"; tail "$T/var-$M/log/daemon-steps.log"; return 1; }
+		{ echo "no verdict"; partial; return 1; }
 	c=$(q "SELECT MIN(id) FROM candidates WHERE purpose = 'queue'")
 	tv=$(q "SELECT finished_at FROM candidates WHERE id = $c")
 	echo "queue change -> verdict: $(mins "$(secs "$t0" "$tv")") (candidate $c: $(q "SELECT verdict || ': ' || COALESCE(detail, '') FROM candidates WHERE id = $c"))"
@@ -153,7 +160,7 @@ CONF
 	tip=$(q "SELECT tip_candidate_id FROM candidates WHERE id = $c")
 	[ -n "$tip" ] && [ "$M" = cold ] && echo "  the tip's run, made for it: candidate $tip: $(phases "$tip")"
 	wait_for "$LIMIT" "SELECT id FROM reverts WHERE state IN ('confirmed','failed')" ||
-		{ echo "no revert confirmed"; tail "$T/var-$M/log/daemon-steps.log"; return 1; }
+		{ echo "no revert confirmed"; partial; return 1; }
 	bid=$(q "SELECT MAX(id) FROM bisections")
 	echo "bisection $bid: $(q "SELECT state || ', culprit ' || COALESCE(culprit_patch_id, '-') || ', ' || builds_used || ' builds, ' || boots_used || ' boots, ' || steps_done || ' steps' FROM bisections WHERE id = $bid")," \
 		"$(mins "$(secs "$(q "SELECT started_at FROM bisections WHERE id = $bid")" "$(q "SELECT finished_at FROM bisections WHERE id = $bid")")")"
