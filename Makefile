@@ -5,6 +5,8 @@
 #   make check      every test under prove (unit tests built with ASan+UBSan)
 #   make run        the daemon with its defaults on the shipped queue
 #   make bench      the benchmarks in bench/, printing their figures
+#   make install    ./stableq, its man pages, config/ and the systemd unit
+#                   under PREFIX (default /usr/local; DESTDIR for staging)
 #   make fuzz       libFuzzer builds of the parsers (clang)
 #   make SANITIZE=address,undefined check    the whole binary sanitized too
 
@@ -15,7 +17,7 @@ BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O2 $(WARN) $(shell pkg-config --cflags
 
 # The folders are layers, lowest first; each sees only its own headers and
 # those of the layers below it, so an include that reaches up fails to build
-# (tests/05-layers.t checks the same rule on the sources). A layer may be
+# (tests/0-shape/05-layers.t checks the same rule on the sources). A layer may be
 # split into rooms (subfolders): kernel-queue/ by job, daemon/ by door.
 LAYERS := lib mail patch git qemu-runner kbuild kernel-queue daemon
 DIRS_lib := lib
@@ -24,7 +26,24 @@ DIRS_patch := patch
 DIRS_git := git
 DIRS_qemu-runner := qemu-runner
 DIRS_kbuild := kbuild
-DIRS_kernel-queue := $(addprefix kernel-queue/,intake queue checks runs revert review export)
+# kernel-queue/'s rooms stand on floors, lowest first, in the order a patch
+# goes through them: the store of patches and their states, the checks, the
+# candidates (build, boot, test, bisect), the reverts, then review (replies,
+# rc, release), export (KCIDB, LAVA) and branches (what each branch does and
+# waits for, the fix x branch matrix), and on top intake (series, mail, API),
+# which hands replies to review. A room sees its own headers and those
+# of the floors below it (KQ_BELOW_room), never a room beside or above it
+# (tests/0-shape/05-layers.t holds the same floors).
+KQ_ROOMS := store checks candidates revert review export branches intake
+KQ_BELOW_store :=
+KQ_BELOW_checks := store
+KQ_BELOW_candidates := store checks
+KQ_BELOW_revert := store checks candidates
+KQ_BELOW_review := store checks candidates revert
+KQ_BELOW_export := store checks candidates revert
+KQ_BELOW_branches := store checks candidates revert
+KQ_BELOW_intake := store checks candidates revert review export branches
+DIRS_kernel-queue := $(addprefix kernel-queue/,$(KQ_ROOMS))
 DIRS_daemon := daemon daemon/http daemon/cli
 incs = $(foreach l,$(1),$(addprefix -I,$(DIRS_$(l))))
 INC_lib := $(call incs,lib)
@@ -33,12 +52,15 @@ INC_patch := $(call incs,lib mail patch)
 INC_git := $(call incs,lib mail patch git)
 INC_qemu-runner := $(call incs,lib qemu-runner)
 INC_kbuild := $(call incs,lib kbuild)
-INC_kernel-queue := $(call incs,lib mail patch git qemu-runner kbuild kernel-queue)
+$(foreach r,$(KQ_ROOMS),$(eval INC_kernel-queue/$(r) := \
+	$(call incs,lib mail patch git qemu-runner kbuild) \
+	$(addprefix -Ikernel-queue/,$(KQ_BELOW_$(r)) $(r))))
 INC_daemon := $(call incs,$(LAYERS))
 INC_var := $(INC_lib)
 # tests, fuzzers and benchmarks see everything
 INC_ALL := $(INC_daemon)
-inc = $(INC_$(firstword $(subst /, ,$(1))))
+# a source's include paths: its room's (kernel-queue/ROOM/), else its layer's
+inc = $(or $(INC_$(word 1,$(subst /, ,$(1)))/$(word 2,$(subst /, ,$(1)))),$(INC_$(firstword $(subst /, ,$(1)))))
 LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
 
 SANITIZE ?=
@@ -63,15 +85,17 @@ TOBJ := var/obj/test
 LIB_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(LIB_SRCS) $(GEN_SRCS))
 TLIB_OBJS := $(patsubst %.c,$(TOBJ)/%.o,$(LIB_SRCS) $(GEN_SRCS))
 
-UNIT_SRCS := $(wildcard tests/t-*.c)
-UNIT_BINS := $(patsubst tests/%.c,tests/bin/%.t,$(UNIT_SRCS))
+# C unit tests: tests/unit/t-NAME.c (a stray tests/t-NAME.c too) becomes
+# tests/bin/t-NAME.t; their headers (tap.h, tqueue.h, ...) are in tests/unit/.
+UNIT_SRCS := $(wildcard tests/unit/t-*.c tests/t-*.c)
+UNIT_BINS := $(addprefix tests/bin/,$(patsubst %.c,%.t,$(notdir $(UNIT_SRCS))))
 FUZZ_SRCS := $(wildcard fuzz/fuzz-*.c)
 REPLAY_BINS := $(patsubst fuzz/%.c,fuzz/bin/replay-%,$(FUZZ_SRCS))
 LIBFUZZ_BINS := $(patsubst fuzz/%.c,fuzz/bin/%,$(FUZZ_SRCS))
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(patsubst bench/%.c,bench/bin/%,$(BENCH_SRCS))
 
-.PHONY: all deps check unit-check run bench fuzz clean format guest
+.PHONY: all deps check unit-check run bench fuzz clean format guest install
 all: stableq
 
 # Switching between plain and sanitized builds relinks ./stableq.
@@ -95,9 +119,13 @@ var/gen/embed.c: lib/embed.sh $(EMBED_FILES)
 	@mkdir -p var/gen
 	sh lib/embed.sh $(EMBED_FILES) > $@.tmp && mv $@.tmp $@
 
-tests/bin/%.t: tests/%.c $(TLIB_OBJS) tests/tap.h
+tests/bin/%.t: tests/unit/%.c $(TLIB_OBJS) tests/unit/tap.h
 	@mkdir -p tests/bin
-	$(CC) $(BASE_CFLAGS) $(INC_ALL) -Itests $(TEST_SAN) -o $@ $< $(TLIB_OBJS) $(LIBS)
+	$(CC) $(BASE_CFLAGS) $(INC_ALL) -Itests/unit $(TEST_SAN) -o $@ $< $(TLIB_OBJS) $(LIBS)
+
+tests/bin/%.t: tests/%.c $(TLIB_OBJS) tests/unit/tap.h
+	@mkdir -p tests/bin
+	$(CC) $(BASE_CFLAGS) $(INC_ALL) -Itests/unit $(TEST_SAN) -o $@ $< $(TLIB_OBJS) $(LIBS)
 
 # The fuzz targets, replayed over their corpus without libFuzzer.
 # fuzz/fuzz-NAME.c replays fuzz/corpus/NAME/*, printing TAP.
@@ -126,6 +154,12 @@ deps:
 		export DEBIAN_FRONTEND=noninteractive; \
 		apt-get update -q && apt-get install -y -q --no-install-recommends $$missing; \
 	fi
+	@# run as root, stableq builds as this user (docs/sandbox.md)
+	@if [ "$$(id -u)" = 0 ] && ! getent passwd stableq-build >/dev/null; then \
+		echo "make deps: adding the system user stableq-build"; \
+		useradd --system --user-group --no-create-home \
+			--home-dir /nonexistent --shell /usr/sbin/nologin stableq-build; \
+	fi
 	@$(MAKE) --no-print-directory arm64-busybox
 
 # The arm64 guest's userland: Debian's busybox-static:arm64 through
@@ -145,9 +179,9 @@ arm64-busybox:
 	fi
 
 # The whole binary again with ASan+UBSan, from the unit tests' objects,
-# beside ./stableq (which stays as built): tests/63-api-sanitized.t runs
+# beside ./stableq (which stays as built): tests/6-api/63-api-sanitized.t runs
 # the API's tests, their bad-input battery included, against it, and
-# tests/16-bad-input-san.t the CLI's bad-input battery.
+# tests/1-intake/16-bad-input-san.t the CLI's bad-input battery.
 SAN_BIN := var/san/stableq
 $(SAN_BIN): $(TLIB_OBJS) $(TOBJ)/daemon/main.o
 	@mkdir -p $(dir $@)
@@ -167,8 +201,12 @@ unit-check: $(UNIT_BINS) $(REPLAY_BINS) $(SAN_BIN)
 # (99-no-leftovers.t) run alone once all have ended. (A lane is prove's seq
 # rule: with a par rule beside a seq one, prove runs every par test before
 # the seq group's first.)
-TESTS := $(UNIT_BINS) $(REPLAY_BINS) $(sort $(wildcard tests/[0-9]*.t))
-marked = $(filter $(TESTS),$(patsubst tests/t-%.c,tests/bin/t-%.t,$(shell grep -l -E '^(#|/\*) check: $(1)' tests/*.t tests/t-*.c)))
+# The integration tests: tests/FAMILY/NN-name.t (tests/README), and a stray
+# tests/NN-name.t too; they run in the order of their numbers.
+IT_TESTS := $(wildcard tests/[0-9]*/[0-9]*.t tests/[0-9]*.t)
+by_number = $(foreach n,$(sort $(notdir $(1))),$(filter %/$(n),$(1)))
+TESTS := $(UNIT_BINS) $(REPLAY_BINS) $(call by_number,$(IT_TESTS))
+marked = $(filter $(TESTS),$(foreach f,$(shell grep -l -E '^(#|/\*) check: $(1)' $(IT_TESTS) $(UNIT_SRCS)),$(if $(filter %.c,$(f)),tests/bin/$(notdir $(f:.c=.t)),$(f))))
 SERIAL_TESTS := $(call marked,serial)
 LAST_TESTS := $(call marked,last)
 comma := ,
@@ -188,8 +226,31 @@ run: deps
 bench: stableq $(BENCH_BINS)
 	@for b in $(sort $(wildcard bench/*.sh)); do echo "== $$b"; ./$$b || exit 1; done
 
+# The binary, its man pages, the systemd unit and what it reads from
+# config/ (settings, kernel fragments, test sets, the shipped queues).
+# DATADIR is the daemon's working directory: its relative paths (config/...,
+# var/...) resolve there, and var/ is a link to STATEDIR, which the unit
+# has systemd make.
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+DATADIR ?= $(PREFIX)/share/stableq
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+STATEDIR ?= /var/lib/stableq
+install: stableq
+	install -D -m 755 stableq $(DESTDIR)$(BINDIR)/stableq
+	install -D -m 644 man/stableq.1 $(DESTDIR)$(MANDIR)/man1/stableq.1
+	install -D -m 644 man/stableq.conf.5 $(DESTDIR)$(MANDIR)/man5/stableq.conf.5
+	install -d $(DESTDIR)$(DATADIR)
+	cp -R config $(DESTDIR)$(DATADIR)/
+	ln -sfn $(STATEDIR) $(DESTDIR)$(DATADIR)/var
+	install -d $(DESTDIR)$(UNITDIR)
+	sed -e 's|^WorkingDirectory=.*|WorkingDirectory=$(DATADIR)|' \
+	    -e 's|/srv/stableq/stableq |$(BINDIR)/stableq |' \
+	    config/stableq.service > $(DESTDIR)$(UNITDIR)/stableq.service
+
 format:
-	clang-format -i $(wildcard $(addsuffix /*.[ch],$(SRC_DIRS)) tests/*.[ch] fuzz/*.c bench/*.c)
+	clang-format -i $(wildcard $(addsuffix /*.[ch],$(SRC_DIRS)) tests/unit/*.[ch] fuzz/*.c bench/*.c)
 
 clean:
 	rm -rf var/obj var/gen tests/bin fuzz/bin bench/bin stableq

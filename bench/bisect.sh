@@ -42,8 +42,8 @@ mkq() { # N DIR POSITION=FILE...: the shipped queue, comment patches, culprits a
 	local n=$1 dir=$2 i=1 k=0 pos f
 	shift 2
 	mkdir -p "$dir"
-	cp "$TOP"/kernel-queue/queue-6.1/*.patch "$dir/"
-	cp "$TOP/kernel-queue/queue-6.1/series" "$dir/series"
+	cp "$TOP"/config/queues/6.1/*.patch "$dir/"
+	cp "$TOP/config/queues/6.1/series" "$dir/series"
 	while [ $i -le $((n - 2)) ]; do
 		local placed=
 		for c in "$@"; do
@@ -84,7 +84,7 @@ tree_dir = $TREE
 branch = bench-bisect
 build_dir = $TOP/var/build
 queue_dir = $2
-kernel_config_dir = $TOP/config/kernel
+kernel_config_dir = $TOP/config/kernel/6.1/quick
 tests_file = $TOP/config/tests.conf
 CONF
 }

@@ -14,7 +14,7 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 ROUNDS=${ROUNDS:-5}
 mkdir -p "$T/q"
-cp "$TOP"/kernel-queue/queue-6.1/* "$T/q/"
+cp "$TOP"/config/queues/6.1/* "$T/q/"
 cat > "$T/conf" <<CONF
 db = $T/db
 var_dir = $T/var

@@ -24,9 +24,9 @@ py() { /usr/bin/python3 -c "$1"; }
 section() {
 	case $1 in
 	6.1) printf 'tree_dir = %s\nkernel_config_dir = %s\ntests_file = %s\n' \
-		"$TOP/var/linux" "$TOP/config/kernel" "$TOP/config/tests.conf" ;;
+		"$TOP/var/linux" "$TOP/config/kernel/6.1/quick" "$TOP/config/tests.conf" ;;
 	6.12) printf 'linux_source = /usr/src/linux-source-6.12.tar.xz\nbranch = linux-6.12.y\ntree_dir = %s\nkernel_config_dir = %s\ntests_file = %s\ndebian_changelog = /usr/share/doc/linux-source-6.12/changelog.Debian.gz\n' \
-		"$TOP/var/linux-6.12" "$TOP/config/kernel-6.12" "$TOP/config/tests-6.12.conf" ;;
+		"$TOP/var/linux-6.12" "$TOP/config/kernel/6.12/quick" "$TOP/config/tests-6.12.conf" ;;
 	esac
 }
 
@@ -52,7 +52,7 @@ queue_dir = $d/q-$kind
 $(section "$b")
 CONF
 	(cd "$TOP" && "$STABLEQ" -c "$d/$kind.conf" tree init > "$d/$kind-init.log" 2>&1)
-	(cd "$TOP" && "$STABLEQ" -c "$d/$kind.conf" import "$TOP/kernel-queue/queue-$b" > "$d/$kind-import.log" 2>&1)
+	(cd "$TOP" && "$STABLEQ" -c "$d/$kind.conf" import "$TOP/config/queues/$b" > "$d/$kind-import.log" 2>&1)
 	t0=$(date +%s.%N)
 	(cd "$TOP" && "$STABLEQ" -c "$d/$kind.conf" candidate --json > "$d/$kind.json" 2> "$d/$kind.log") || true
 	t1=$(date +%s.%N)

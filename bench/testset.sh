@@ -18,8 +18,8 @@ if [ "${QUICK:-1}" != 0 ]; then
 cp "$TOP/config/tests.conf" "$T/tests.conf"
 printf '\n[test tip-known]\nkind = guest\ncommand = false\ntimeout = 10\n' >> "$T/tests.conf"
 mkdir -p "$T/q"
-cp "$TOP"/kernel-queue/queue-6.1/*.patch "$T/q/"
-head -n 1 "$TOP/kernel-queue/queue-6.1/series" > "$T/q/series"
+cp "$TOP"/config/queues/6.1/*.patch "$T/q/"
+head -n 1 "$TOP/config/queues/6.1/series" > "$T/q/series"
 cat > "$T/conf" <<CONF
 db = $T/db
 var_dir = $T/var
@@ -62,7 +62,7 @@ raw=$(echo "$e - $s" | bc)
 grep -q '@@stableq done' "$T/raw-console.log" || echo "bench/testset: raw QEMU did not finish its list" >&2
 kunit=$(db "SELECT COUNT(*) FROM test_cases WHERE candidate_id = $c1 AND name LIKE 'kunit.%'")
 all=$(db "SELECT COUNT(*) FROM test_cases WHERE candidate_id = $c1")
-echo "test set on 6.1 (config/kernel on tinyconfig, TCG, $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg)):"
+echo "test set on 6.1 (config/kernel/6.1/quick on tinyconfig, TCG, $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg)):"
 echo "  results per candidate:       $all ($kunit KUnit cases, $(db "SELECT COUNT(*) FROM test_cases WHERE candidate_id = $c1 AND name NOT LIKE 'kunit.%'") other tests)"
 echo "  standing of candidate $c1:    $(db "SELECT group_concat(status || ' ' || n, ', ') FROM (SELECT status, COUNT(*) n FROM test_cases WHERE candidate_id = $c1 GROUP BY status)")"
 echo "  whole set, one boot:         $(secs "$confirm") s (stableq, the confirmation step, state cached)"
@@ -123,15 +123,15 @@ CONF
 	echo "  the boot with the whole set: $(grep -o 'run 1: [a-z]*, [0-9]* results in [0-9.]* s' "$d/c.log")"
 	echo "  the candidate, all steps: $(printf '%.0f' "$(echo "$e - $s" | bc)") s"
 }
-ks_branch 6.1 "$TOP/var/linux" "$TOP/var/build" "$TOP/config/kernel" "$TOP/config/tests.conf" \
-	/usr/src/linux-source-6.1.tar.xz "$TOP/kernel-queue/queue-6.1"
-ks_branch 6.12 "$TOP/var/linux-6.12" "$TOP/var/build-6.12" "$TOP/config/kernel-6.12" "$TOP/config/tests-6.12.conf" \
-	/usr/src/linux-source-6.12.tar.xz "$TOP/kernel-queue/queue-6.12"
+ks_branch 6.1 "$TOP/var/linux" "$TOP/var/build" "$TOP/config/kernel/6.1/quick" "$TOP/config/tests.conf" \
+	/usr/src/linux-source-6.1.tar.xz "$TOP/config/queues/6.1"
+ks_branch 6.12 "$TOP/var/linux-6.12" "$TOP/var/build-6.12" "$TOP/config/kernel/6.12/quick" "$TOP/config/tests-6.12.conf" \
+	/usr/src/linux-source-6.12.tar.xz "$TOP/config/queues/6.12"
 fi
 
 # ---- the broad guest (guest_config = broad), per branch -------------------
 # Every KUnit suite of the branch's tree (less config/kunit-deny.conf) on
-# defconfig + kvm_guest.config + config/kernel*-broad/, booted under TCG:
+# defconfig + kvm_guest.config + config/kernel/*/broad/, booted under TCG:
 # KUnit cases per candidate (goals: >= 600 on 6.1, >= 1,200 on 6.12), the
 # whole set's wall time (goal < 15 min per branch), and on 6.1 how many of
 # the README's release-like spread of 62 patches (bench/coverage.sh's
@@ -255,9 +255,9 @@ for k in ${BROAD_BRANCHES:-6.1 6.12}; do
 		mkdir -p "$T/empty" && : > "$T/empty/series"
 		q=$T/empty
 		[ "${SPREAD:-1}" = 0 ] || q=spread
-		broad 6.1 linux build-broad kernel-broad tests.conf "$q" build-cover ;;
+		broad 6.1 linux build-broad kernel/6.1/broad tests.conf "$q" build-cover ;;
 	6.12)
 		mkdir -p "$T/empty" && : > "$T/empty/series"
-		broad 6.12 linux-6.12 build-6.12-broad kernel-6.12-broad tests-6.12.conf "$T/empty" build-cover-6.12 ;;
+		broad 6.12 linux-6.12 build-6.12-broad kernel/6.12/broad tests-6.12.conf "$T/empty" build-cover-6.12 ;;
 	esac
 done

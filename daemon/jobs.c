@@ -6,6 +6,7 @@
 #include "intake.h"
 #include "mailin.h"
 #include "outbox.h"
+#include "rc.h"
 #include "repo.h"
 #include "revert.h"
 #include "verify.h"
@@ -43,6 +44,10 @@ const struct job jobs[] = {
 	  verify_summary },
 	{ "queue changed", candidate_queue_due,   { "candidate" },                              0,    1, 0, NULL,
 	  candidate_newest_summary },
+	/* stableq's own report on its rc, once the rc's candidate is done */
+	{ "rc report",     rc_report_due,         { "rc", "report", "{id}" },                   300,  0, 0, NULL },
 	{ "mail",          outbox_due,            { "mail", "send" },                           300,  0, 0, NULL },
+	/* last: a new tip's baseline, while there is nothing else to do */
+	{ "baseline",      candidate_baseline_due, { "candidate", "--run", "{id}" },            0,    1, 0, candidate_interrupted, candidate_summary, 1 },
 	{ NULL },
 };

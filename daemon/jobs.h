@@ -14,7 +14,8 @@
  * when the step is about one row), 0 when not. In argv, "{id}" is that id
  * and "{queue_dir}" the configured queue directory. The deadline is
  * `seconds` plus `builds` times the time one candidate may take (build,
- * four boots, slack). once: at most once a start of the daemon.
+ * four boots, slack). once: at most once a start of the daemon. idle:
+ * the job runs only when no branch has anything else due.
  * interrupted (may be NULL): records that a stop ended the step early, so
  * the store says what to run again. summary (may be NULL): after the step,
  * what it found ("candidate 12: fail: user-copy (first bad patch 5)"), for
@@ -30,6 +31,8 @@ struct job {
 	int (*interrupted)(struct branch_ctx *bc, long long id);
 	/* may be NULL: what the step found, one line for the log */
 	char *(*summary)(sqlite3 *db, long long id);
+	/* 1: only when no branch has any other job due (a tip's baseline) */
+	int idle;
 };
 
 /* The table, in priority order, ended by a NULL name. */

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-const struct command commands[] = {
+static const struct command commands[] = {
 	{ "import", cmd_import, 1, "import PATH...            (quilt dir, mbox or patch file)" },
 	{ "intake", cmd_intake, 1, "intake [--json]           (mail from intake_maildir, intake_inbox: patches, replies)" },
 	{ "check", cmd_check, 1, "check [ID...]" },
@@ -26,18 +26,18 @@ const struct command commands[] = {
 	{ "candidate", cmd_candidate, 1, "candidate [--upto ID] [--json]", candidate_opts },
 	{ "verify", cmd_verify, 1, "verify PATCH-ID           (does the fix's Regression-test fail without it?)" },
 	{ "bisect", cmd_bisect, 1, "bisect [CANDIDATE-ID] [--steps N] [--json]", bisect_opts },
-	{ "flag", cmd_flag, 1, "flag ID --reason TEXT", reason_opts },
+	{ "flag", cmd_flag, 1, "flag ID --reason TEXT [--bisection BISECTION-ID]", flag_opts },
 	{ "revert", cmd_revert, 1, "revert ID [--dry-run|--plan] [--reason TEXT] [--no-confirm] | ID --auto|--propose | --confirm REVERT-ID | --resume", revert_opts },
 	{ "override", cmd_override, 1, "override ID --reason TEXT", reason_opts },
-	{ "rc", cmd_rc, 1, "rc [--show] [--json]      (the -rc review series to rc_list; --show: the newest)", rc_opts },
-	{ "release", cmd_release, 1, "release [--force]", release_opts },
+	{ "rc", cmd_rc, 1, "rc [--show] [--json] | override [ID] --reason TEXT | report [ID]   (the -rc review series to rc_list; --show: the newest)", rc_opts },
+	{ "release", cmd_release, 1, "release [--force]         (the open rc's patches, once its window is over)", release_opts },
 	{ "mail", cmd_mail, 1, "mail list|show|send|release", mail_opts },
 	{ "token", cmd_token, 1, "token add NAME [--scope read|write|admin] | list | remove NAME", token_opts },
 	{ "kcidb", cmd_kcidb, 1, "kcidb [--since TIME]       (results in KernelCI's KCIDB v4 JSON)", kcidb_opts },
 	{ "lava-job", cmd_lava_job, 1, "lava-job CANDIDATE [--out DIR] [--url URL]   (a LAVA job: qemu, kernel, initramfs, tests)", lava_opts },
 	{ "serve", cmd_serve, 0, "serve [-d] [-n] [-v]", NULL, "dnv" },
 	{ "config", cmd_config, 0, "config            (print the settings in force)" },
-	{ "branches", cmd_branches, 1, "branches [--json]  (each branch: git branch, version, tree, queue)" },
+	{ "branches", cmd_branches, 1, "branches [--json]  (each branch: git branch, version, tree, queue, what it waits for)" },
 	{ NULL, NULL, 0, NULL },
 };
 

@@ -1,6 +1,7 @@
 /* serve.c: `stableq serve`: the daemon's loop, its scheduler and child steps. */
 #include "serve.h"
 #include "app.h"
+#include "branch-status.h"
 #include "cli.h"
 #include "db.h"
 #include "event.h"
@@ -11,7 +12,9 @@
 #include "jobs.h"
 #include "icecc.h"
 #include "log.h"
+#include "rc.h"
 #include "repo.h"
+#include "sandbox.h"
 #include "snapshot.h"
 #include "spawn.h"
 #include "strbuf.h"
@@ -210,7 +213,7 @@ static void step_summary(struct app *app, const struct step *s)
  * (1), or 0 when that branch has nothing to do.
  */
 static int schedule_branch(struct app *app, struct step *s, int b,
-			   unsigned char ran_once[][MAX_JOBS])
+			   unsigned char ran_once[][MAX_JOBS], int idle)
 {
 	if (branch_ctx_select(&app->bc, app->bc.cfg.branches[b].key) < 0) {
 		log_warnx("branch %s: %s", app->bc.cfg.branches[b].key,
@@ -222,7 +225,8 @@ static int schedule_branch(struct app *app, struct step *s, int b,
 		size_t i = (size_t)(j - jobs);
 		long long id = 0;
 
-		if (i >= MAX_JOBS || (j->once && ran_once[b][i]))
+		if (i >= MAX_JOBS || (j->once && ran_once[b][i]) ||
+		    j->idle != idle)
 			continue;
 		if (j->due(&app->bc, &id) != 1)
 			continue;
@@ -249,11 +253,14 @@ static int schedule(struct app *app, struct step *s,
 						     : MAX_BRANCHES;
 	int started = 0;
 
-	for (int k = 1; k <= n && !started; k++) {
-		int b = (*last + k) % n;
-		if ((started = schedule_branch(app, s, b, ran_once)))
-			*last = b;
-	}
+	/* the idle jobs (a tip's baseline) when no branch has other work */
+	for (int idle = 0; idle <= 1 && !started; idle++)
+		for (int k = 1; k <= n && !started; k++) {
+			int b = (*last + k) % n;
+			if ((started = schedule_branch(app, s, b, ran_once,
+						       idle)))
+				*last = b;
+		}
 	/* between steps the daemon (and its API) stands on the first branch */
 	if (branch_ctx_select(&app->bc, NULL) < 0)
 		log_warnx("%s", err_msg());
@@ -355,6 +362,24 @@ static int check_config(struct app *app)
 		       addr, farm.hosts, farm.slots);
 		free(addr);
 	}
+	/* the rc's cover never names a URL its list cannot reach */
+	if (rc_config_check(&app->bc.cfg) < 0) {
+		fprintf(stderr, "stableq: %s\n", err_msg());
+		return 1;
+	}
+	/* how builds run (sandbox.h): a missing build user is said now */
+	{
+		struct sandbox sb;
+		if (sandbox_from_config(&sb, &app->bc.cfg) < 0) {
+			fprintf(stderr, "stableq: %s\n", err_msg());
+			sandbox_release(&sb);
+			return 1;
+		}
+		printf("builds: %s%s\n",
+		       sb.on ? "in bubblewrap as " : "as stableq's own user",
+		       sb.on ? sb.user : " (sandbox = none)");
+		sandbox_release(&sb);
+	}
 	printf("configuration OK%s%s\n", app->bc.cfg.path ? ": " : "",
 	       app->bc.cfg.path ? app->bc.cfg.path : " (defaults)");
 	return 0;
@@ -407,6 +432,9 @@ int cmd_serve(struct app *app, const struct cli_opts *o, int argc, char **argv)
 			log_warnx("branch %s: %s", app->bc.cfg.branches[b].key,
 				  err_msg());
 	branch_ctx_select(&app->bc, NULL);
+	/* the store learns the version each tree holds, as `branches` does */
+	if (branch_status_refresh(&app->bc) < 0)
+		log_warnx("%s", err_msg());
 	if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
 		fatal("pipe: %s", strerror(errno));
 	memset(&sa, 0, sizeof(sa));

@@ -15,7 +15,7 @@
 #include "http.h"
 #include "strbuf.h"
 #include "token.h"
-#include "../tests/net.h"
+#include "../tests/unit/net.h"
 
 /*
  * Each input is sent as it is, as one client's bytes, to http_start()'s

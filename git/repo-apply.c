@@ -102,6 +102,15 @@ static int sim_get(struct sim *s, const char *path, size_t *out)
 	f = &s->f[s->n++];
 	memset(f, 0, sizeof(*f));
 	f->path = xstrdup(path);
+	/* the text an earlier patch of the run left: no blob to read */
+	size_t len;
+	const char *text = repo_overlay_text(s->ov, path, &len, &mode);
+	if (text) {
+		f->mode = mode;
+		f->exists = 1;
+		split_lines(f, text, len);
+		return 0;
+	}
 	if (repo_overlay_view(s->tree, s->ov, path, &id, &mode) != VIEW_FILE)
 		return 0; /* absent, or a directory: no file there */
 	f->mode = mode;
@@ -256,13 +265,13 @@ out:
 /* Is there a file (or symlink) at path once the diff is applied? */
 static int file_after(struct sim *s, const char *path)
 {
-	git_oid id;
 	unsigned mode;
 
 	for (size_t i = 0; i < s->n; i++)
 		if (!strcmp(s->f[i].path, path))
 			return s->f[i].exists;
-	return repo_overlay_view(s->tree, s->ov, path, &id, &mode) == VIEW_FILE;
+	return repo_overlay_view(s->tree, s->ov, path, NULL, &mode) ==
+	       VIEW_FILE;
 }
 
 static int stays(void *s, const char *path)
@@ -353,7 +362,7 @@ static int file_or_dir(struct sim *s, const struct diff_file *f,
  */
 static int locate(struct repo *r, git_tree *tree,
 		  const struct repo_overlay *ov, struct diff_set *d,
-		  struct failure *x, int *offsets)
+		  struct failure *x, int *offsets, struct sim *keep)
 {
 	struct sim s = {r, tree, ov, NULL, 0, NULL, 0};
 	int ret = 0;
@@ -432,8 +441,58 @@ static int locate(struct repo *r, git_tree *tree,
 	}
 	for (size_t i = 0; i < d->n && !ret; i++)
 		ret = file_or_dir(&s, &d->f[i], x);
-	sim_release(&s);
+	if (keep && !ret)
+		*keep = s; /* the caller releases it */
+	else
+		sim_release(&s);
 	return ret;
+}
+
+/*
+ * The files a located diff leaves (the sim's) put into delta as their
+ * texts: what libgit2's apply would give, without applying the diff once
+ * more, copying each file through a write stream and hashing it (the
+ * checks' cost on big files, bench/checks.sh); the overlay writes a blob
+ * when a tree needs it. Text diffs only.
+ */
+static void sim_delta(const struct sim *s, struct repo_overlay *delta)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		const struct simfile *f = &s->f[i];
+		struct strbuf buf = STRBUF_INIT;
+		size_t len = 0;
+		unsigned mode;
+		if (!f->exists) {
+			if (repo_overlay_view(s->tree, s->ov, f->path, NULL,
+					      &mode) == VIEW_FILE)
+				repo_overlay_put(delta, f->path, NULL, 0, 1);
+			continue;
+		}
+		for (size_t j = 0; j < f->n; j++)
+			len += f->l[j].len + 1;
+		strbuf_grow(&buf, len);
+		/* lines that follow each other in what they point into (the
+		 * file read, the diff) are copied as one run */
+		for (size_t j = 0; j < f->n;) {
+			const char *run = f->l[j].s;
+			size_t k = j, n = 0;
+			while (k < f->n && f->l[k].s == run + n && f->l[k].nl &&
+			       f->l[k].s[f->l[k].len] == '\n')
+				n += f->l[k++].len + 1;
+			if (k == j) { /* a line of its own: its newline added */
+				strbuf_add(&buf, f->l[j].s, f->l[j].len);
+				if (f->l[j].nl)
+					strbuf_addch(&buf, '\n');
+				k = j + 1;
+			} else {
+				strbuf_add(&buf, run, n);
+			}
+			j = k;
+		}
+		len = buf.len;
+		repo_overlay_put_text(delta, f->path, strbuf_detach(&buf, NULL),
+				      len, f->mode ? f->mode : 0100644);
+	}
 }
 
 /* Applying ------------------------------------------------------------- */
@@ -584,7 +643,8 @@ void repo_apply_result_release(struct repo_apply_result *res)
 static int apply_core(struct repo *r, git_tree *tree,
 		      const struct repo_overlay *ov, const char *diff_text,
 		      struct repo_apply_result *res, git_index **post,
-		      git_index **had, git_diff **diff)
+		      git_index **had, git_diff **diff,
+		      struct repo_overlay *delta)
 {
 	git_tree *small = NULL;
 	git_apply_options ao;
@@ -592,7 +652,8 @@ static int apply_core(struct repo *r, git_tree *tree,
 	struct diff_set fwd = {0}, rev = {0};
 	struct failure xf = {0}, xr = {0};
 	struct strbuf text = STRBUF_INIT;
-	int ret, offsets = 0, roff;
+	struct sim kept = {0};
+	int ret, offsets = 0, roff, text_only = 1;
 
 	memset(res, 0, sizeof(*res));
 	*post = *had = NULL;
@@ -604,12 +665,15 @@ static int apply_core(struct repo *r, git_tree *tree,
 				   "patch")) < 0)
 		goto out;
 	res->files = (int)fwd.n;
-	if ((ret = locate(r, tree, ov, &fwd, &xf, &offsets)) < 0)
+	for (size_t i = 0; i < fwd.n; i++)
+		text_only &= !fwd.f[i].binary;
+	if ((ret = locate(r, tree, ov, &fwd, &xf, &offsets,
+			  delta && text_only ? &kept : NULL)) < 0)
 		goto out;
 	if (ret == 1) {
 		/* Does it apply in reverse? Then it is already there. */
 		repo_diff_reverse(&rev, &fwd);
-		if ((ret = locate(r, tree, ov, &rev, &xr, &roff)) < 0)
+		if ((ret = locate(r, tree, ov, &rev, &xr, &roff, NULL)) < 0)
 			goto out;
 		if (ret == 0) {
 			res->status = REPO_APPLY_ALREADY;
@@ -622,6 +686,13 @@ static int apply_core(struct repo *r, git_tree *tree,
 		goto out;
 	}
 	res->offsets = offsets;
+	if (delta && text_only) {
+		/* the located files are the result */
+		sim_delta(&kept, delta);
+		res->status = REPO_APPLY_CLEAN;
+		ret = 0;
+		goto out;
+	}
 	repo_diff_emit(&text, &fwd);
 	if ((ret = git_diff_from_buffer(diff, text.buf, text.len)) < 0) {
 		ret = repo_git_err(ERR_INVALID, "patch");
@@ -664,6 +735,7 @@ out:
 	}
 	free(xf.why);
 	free(xr.why);
+	sim_release(&kept); /* its lines point into fwd */
 	repo_diff_release(&fwd);
 	repo_diff_release(&rev);
 	strbuf_release(&text);
@@ -686,7 +758,7 @@ int repo_apply(struct repo *r, const char *base, const char *diff_text,
 	if ((ret = repo_lookup(r, &tree, base, GIT_OBJECT_TREE)) < 0)
 		return ret;
 	ret = apply_core(r, (git_tree *)tree, NULL, diff_text, res, &post,
-			 &had, &diff);
+			 &had, &diff, NULL);
 	if (ret < 0 || res->status != REPO_APPLY_CLEAN)
 		goto out;
 	if (merge_back(r, (git_tree *)tree, had, post, &out) < 0) {
@@ -727,8 +799,8 @@ int repo_apply_overlay(struct repo *r, const char *base,
 	if ((ret = repo_lookup(r, &tree, base, GIT_OBJECT_TREE)) < 0)
 		return ret;
 	ret = apply_core(r, (git_tree *)tree, ov, diff_text, res, &post, &had,
-			 &diff);
-	if (ret == 0 && res->status == REPO_APPLY_CLEAN) {
+			 &diff, delta);
+	if (ret == 0 && res->status == REPO_APPLY_CLEAN && post) {
 		/* post - had, as merge_back() writes it into a tree */
 		for (size_t i = 0; i < git_index_entrycount(post); i++) {
 			const git_index_entry *e =

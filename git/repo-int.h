@@ -17,6 +17,8 @@ struct repo_upstream {
 
 struct repo {
 	git_repository *git;
+	/* repo_objects_in_memory()'s store of what r writes, or NULL */
+	git_odb_backend *mem;
 	char *workdir;
 	char *committer_name;
 	char *committer_email;
@@ -138,10 +140,14 @@ void repo_diff_emit(struct strbuf *sb, const struct diff_set *d);
 
 /* The overlay's internals, shared by repo-overlay.c and repo-apply.c. */
 enum { VIEW_NONE, VIEW_FILE, VIEW_DIR };
-const struct repo_overlay_entry *repo_overlay_get(const struct repo_overlay *ov,
-						 const char *key, size_t len);
 void repo_overlay_put(struct repo_overlay *ov, const char *path,
 		      const git_oid *id, unsigned mode, int gone);
+/* The text of path when the overlay holds it, or NULL (mode filled). */
+const char *repo_overlay_text(const struct repo_overlay *ov, const char *path,
+			      size_t *len, unsigned *mode);
+/* A file's new text (taken, freed with the overlay), its id pending. */
+void repo_overlay_put_text(struct repo_overlay *ov, const char *path,
+			   char *text, size_t len, unsigned mode);
 int repo_overlay_has_below(const struct repo_overlay *ov, const char *dir,
 			   int (*keep)(void *, const char *), void *arg);
 /*

@@ -132,27 +132,10 @@ int repo_objects_in_memory(struct repo *r)
 		goto out;
 	}
 	git_repository_set_odb(r->git, odb);
+	r->mem = mem; /* the odb owns it */
 out:
 	git_odb_free(odb);
 	return ret < 0 ? repo_git_err(ret, "an in-memory object store") : 0;
-}
-
-int repo_paths_exist(struct repo *r, const char *spec, const char *const *paths,
-		     size_t n, unsigned char *exists)
-{
-	git_object *tree = NULL;
-	int ret;
-
-	if ((ret = repo_lookup(r, &tree, spec, GIT_OBJECT_TREE)) < 0)
-		return ret;
-	for (size_t i = 0; i < n; i++) {
-		git_tree_entry *e = NULL;
-		exists[i] = git_tree_entry_bypath(&e, (git_tree *)tree,
-						  paths[i]) == 0;
-		git_tree_entry_free(e);
-	}
-	git_object_free(tree);
-	return 0;
 }
 
 int repo_apply_reverse(struct repo *r, const char *base, const char *diff_text,

@@ -66,15 +66,17 @@ int repo_version_tags(struct repo *r, struct repo_tag **out, size_t *n)
 	v = xcalloc(names.count + 1, sizeof(*v));
 	for (size_t i = 0; i < names.count; i++) {
 		struct tag_sort *s = &v[nv];
-		git_object *obj = NULL;
+		git_object *tag = NULL, *obj = NULL;
 		char ref[300];
 
 		if (strlen(names.strings[i]) >= sizeof(s->t.name) ||
 		    !version_key(names.strings[i], s->k))
 			continue;
 		snprintf(ref, sizeof(ref), "refs/tags/%s", names.strings[i]);
-		if (git_revparse_single(&obj, r->git, ref) < 0 ||
-		    git_object_peel(&obj, obj, GIT_OBJECT_COMMIT) < 0) {
+		ret = git_revparse_single(&tag, r->git, ref) < 0 ||
+		      git_object_peel(&obj, tag, GIT_OBJECT_COMMIT) < 0;
+		git_object_free(tag); /* an annotated tag's own object */
+		if (ret) {
 			git_object_free(obj);
 			continue; /* a tag of a tree or blob: no release */
 		}

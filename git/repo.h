@@ -74,11 +74,6 @@ int repo_open(struct repo **out, const char *dir);
 void repo_free(struct repo *r);
 /* The worktree path (borrowed from r). */
 const char *repo_workdir(const struct repo *r);
-/*
- * The committer of commits made through r (repo_commit, repo_revert);
- * default "stableq <stableq@localhost>". Strings are copied.
- */
-void repo_set_committer(struct repo *r, const char *name, const char *email);
 
 /*
  * Resolves spec to an object id (tags peeled). ERR_NOTFOUND if nothing
@@ -207,6 +202,12 @@ struct repo_overlay_entry {
 	unsigned char id[20];
 	unsigned mode;
 	int gone;
+	/* the file's text when the checks' apply made it (owned); pending:
+	 * its id is not written yet (hashed when a tree needs it: a big
+	 * file changed by several patches is hashed once, not each time) */
+	char *text;
+	size_t len;
+	int pending;
 };
 struct repo_overlay {
 	struct repo_overlay_entry *e;
@@ -248,15 +249,6 @@ int repo_paths_exist_overlay(struct repo *r, const char *base,
 			     unsigned char *exists);
 
 /*
- * The tree as evidence (repo-paths.c). repo_paths_exist: exists[i] = 1 when
- * the tree of spec has paths[i] (a file, link or directory), else 0.
- * repo_apply_reverse: repo_apply() of the diff that undoes diff_text, so
- * new_tree_hex is base without the change (REPO_APPLY_CLEAN), as the
- * revert of a patch would leave it.
- */
-int repo_paths_exist(struct repo *r, const char *spec, const char *const *paths,
-		     size_t n, unsigned char *exists);
-/*
  * From now on the objects r writes (the trees and blobs of repo_apply())
  * stay in memory and are gone with r: for the checks, whose trees are
  * answers, not results (a candidate applies its patches again). Commits,
@@ -271,6 +263,11 @@ int repo_objects_in_memory(struct repo *r);
  */
 int repo_history_small(struct repo *r, const char *tip_spec, size_t max,
 		       char (**ids)[REPO_HEX_SIZE], size_t *n);
+/*
+ * repo_apply() of the diff that undoes diff_text (repo-paths.c), so
+ * new_tree_hex is base without the change (REPO_APPLY_CLEAN), as the
+ * revert of a patch would leave it.
+ */
 int repo_apply_reverse(struct repo *r, const char *base, const char *diff_text,
 		       char new_tree_hex[REPO_HEX_SIZE],
 		       struct repo_apply_result *res);
@@ -285,21 +282,33 @@ int repo_apply_reverse(struct repo *r, const char *base, const char *diff_text,
  * repo_lines_placed (repo-lines.c): is the patch there by its content,
  * even where it neither applies nor applies in reverse (a later release
  * moved its lines or changed their context)? 1 when every run of lines it
- * adds stands in its file as one block, next to a line the patch keeps
- * beside it, or anywhere when the run has three telling lines (lines of at
- * least 8 characters) or is one line of 40 the file holds once (a fix
- * often adds a line its file has elsewhere: an unlock); no telling block
- * it removes is still there, files it deletes are gone, and at least one
- * run is telling (two telling lines, or one of 24); 0 otherwise (also for
- * binary diffs and for code the patch moves within its files). With
- * edited set (a release lists the patch), a run of three telling lines
- * also stands when all but one of its lines do, between both the lines
- * the patch keeps beside it: a later release edited one line of it.
+ * adds stands in its file as one block, next to a telling line the patch
+ * keeps beside it (blank lines anchor nothing), or anywhere when the run
+ * has three telling lines (lines of at least 8 characters) or is one line
+ * of 40 the file holds once (a fix often adds a line its file has
+ * elsewhere: an unlock); no telling block it removes is still at its
+ * place (a removed run found elsewhere in the file is other code), files
+ * it deletes are gone, and at least one run is telling (two telling lines,
+ * or one of 24; a removed run whose kept neighbours now stand side by side
+ * counts too: a pure deletion); 0 otherwise (also for binary diffs and for
+ * code the patch moves within its files, white space around lines aside:
+ * a dropped guard's dedented statement).
+ * A hunk whose old side stands in the file (it applies there) is never
+ * placed when it removes a line: what it removes is still there; when it
+ * only adds, its added lines count only away from that place, nearby (a
+ * later change moved them), and never when they double a line it keeps.
+ * With edited set (a release lists the patch), a run of three telling
+ * lines also stands when all but one of its lines do, between both the
+ * lines the patch keeps beside it: a later release edited one line of it.
  *
  * repo_lines_nowhere: is the code the patch changes missing? 1 when none
- * of the telling lines it removes or keeps as context (at least 3) is
- * anywhere in the files it changes (white space around lines ignored),
- * why naming them; else 0. ERR_INVALID for a malformed diff.
+ * of the lines it removes or keeps as context is anywhere in the files it
+ * changes (white space around lines ignored; at least 3 telling lines
+ * looked for), why naming them; else 0. Generic lines do not count
+ * ("err = -ENOMEM;", a comment's end): a removed line of 16 characters,
+ * a kept one of 24, or two of its old lines standing together (one
+ * telling) do.
+ * ERR_INVALID for a malformed diff.
  */
 struct strbuf;
 int repo_file_overlay(struct repo *r, const char *base,
@@ -311,6 +320,14 @@ int repo_lines_placed(struct repo *r, const char *base,
 int repo_lines_nowhere(struct repo *r, const char *base,
 		       const struct repo_overlay *ov, const char *diff_text,
 		       struct strbuf *why);
+/*
+ * The files a diff makes symlinks (mode 120000) or gitlinks (160000):
+ * how many, described in why (may be NULL): "x is a symlink pointing
+ * outside the tree (../../etc)", "y is a gitlink (a submodule commit),
+ * not a file". Text from the patch is made safe. ERR_INVALID for a
+ * malformed diff.
+ */
+int repo_diff_links(const char *diff_text, struct strbuf *why);
 
 /*
  * Creates a commit object (no ref changes): parent_hex may be NULL for a
@@ -379,6 +396,32 @@ int repo_revert(struct repo *r, const char *branch, const char *commit_hex,
  */
 int repo_format_patch(struct repo *r, const char *spec,
 		      const char *subject_prefix, char **out);
+
+/*
+ * What a release writes and shows (repo-release.c).
+ * repo_tree_put_file: the tree of base with path (an existing file keeps
+ * its mode) holding data; out_hex gets the new tree (nothing else moves).
+ * repo_tag_create: an annotated tag name on commit_hex by the tagger, with
+ * message; force replaces a tag of that name, else ERR_EXISTS.
+ * repo_diff_text: `git diff from to` (trees of two commits, renames found,
+ * binary patches included), appended to out.
+ * repo_diffstat: `git diff --stat=WIDTH from to` as git prints it (git's
+ * show_stats(): names sorted by path, aligned, the graph scaled into
+ * width, "1 file changed, 1 insertion(+)"), and with summary the lines of
+ * --summary for created and deleted files (as git format-patch shows
+ * them), appended to out. width 0: 80, what `git diff --stat` uses off a
+ * terminal.
+ */
+int repo_tree_put_file(struct repo *r, const char *base, const char *path,
+		       const char *data, size_t len,
+		       char out_hex[REPO_HEX_SIZE]);
+int repo_tag_create(struct repo *r, const char *name, const char *commit_hex,
+		    const char *tagger_name, const char *tagger_email,
+		    const char *message, int force);
+int repo_diff_text(struct repo *r, const char *from, const char *to,
+		   struct strbuf *out);
+int repo_diffstat(struct repo *r, const char *from, const char *to,
+		  int width, int summary, struct strbuf *out);
 
 /*
  * The daemon's job table asks each module whether its step is due: 1 (and

@@ -129,15 +129,24 @@ miss:
 	return 0;
 }
 
-/* Copies src to dst (new), fsynced. */
-static int copy_file(const char *src, const char *dst)
+/*
+ * Copies build/rel to dst (new), fsynced. The build wrote build/: a
+ * symlink on the way is refused, not followed (file_open_beneath()).
+ */
+static int copy_file(const char *build, const char *rel, const char *dst)
 {
-	int in = open(src, O_RDONLY | O_CLOEXEC), out = -1, ret = 0;
+	int in = file_open_beneath(build, rel, O_RDONLY), out = -1, ret = 0;
 	char *buf = xmalloc(COPY_CHUNK);
+	struct stat st;
 	ssize_t n;
 
 	if (in < 0) {
-		ret = err_set(ERR_NOTFOUND, "%s: %s", src, strerror(errno));
+		ret = in;
+		goto done;
+	}
+	if (fstat(in, &st) < 0 || !S_ISREG(st.st_mode)) {
+		ret = err_set(ERR_INVALID, "%s/%s: not a regular file", build,
+			      rel);
 		goto done;
 	}
 	out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
@@ -149,7 +158,8 @@ static int copy_file(const char *src, const char *dst)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			ret = err_set(ERR_IO, "%s: %s", src, strerror(errno));
+			ret = err_set(ERR_IO, "%s/%s: %s", build, rel,
+				      strerror(errno));
 			goto done;
 		}
 		for (ssize_t w, off = 0; off < n; off += w) {
@@ -303,15 +313,13 @@ int buildcache_store(const char *dir, const char *key, const char *build_dir,
 	if ((ret = rm_rf(tmp)) < 0 || (ret = mkdir_p(tmp)) < 0)
 		goto out;
 	for (size_t i = 0; i < nfiles; i++) {
-		char *src = xstrfmt("%s/%s", build_dir, files[i]);
 		char *dst = xstrfmt("%s/%s", tmp, files[i]);
 		char *slash = strrchr(dst, '/');
 		*slash = '\0';
 		ret = mkdir_p(dst);
 		*slash = '/';
 		if (ret == 0)
-			ret = copy_file(src, dst);
-		free(src);
+			ret = copy_file(build_dir, files[i], dst);
 		free(dst);
 		if (ret < 0)
 			goto out;

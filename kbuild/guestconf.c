@@ -25,7 +25,8 @@ static const struct guestconf table[] = {
 };
 #define NTABLE (sizeof(table) / sizeof(table[0]))
 
-const char *guestconf_names(void)
+/* The names, "|"-separated (static). */
+static const char *guestconf_names(void)
 {
 	return "quick|broad";
 }

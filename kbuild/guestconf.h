@@ -36,8 +36,6 @@ struct guestconf {
 
 /* The row named name; NULL with err_msg() listing the names. */
 const struct guestconf *guestconf_find(const char *name);
-/* The names, "|"-separated (static). */
-const char *guestconf_names(void);
 /* The fragment directory of g in c (borrowed from c). */
 const char *guestconf_fragments(const struct guestconf *g,
 				const struct config *c);

@@ -6,6 +6,7 @@
 #include "err.h"
 #include "file.h"
 #include "icecc.h"
+#include "sandbox.h"
 #include "spawn.h"
 #include "strbuf.h"
 #include "strvec.h"
@@ -128,6 +129,9 @@ char *kbuild_default_ccache_dir(void)
 	const char *x = getenv("XDG_CACHE_HOME");
 	const char *h = getenv("HOME");
 
+	/* root builds as the build user, who cannot reach root's home */
+	if (geteuid() == 0)
+		return xstrdup("/var/cache/stableq/ccache");
 	if (x && *x == '/')
 		return xstrfmt("%s/stableq/ccache", x);
 	return xstrfmt("%s/.cache/stableq/ccache", h && *h ? h : "/tmp");
@@ -135,18 +139,26 @@ char *kbuild_default_ccache_dir(void)
 
 static int in_path(const char *prog)
 {
-	const char *p = getenv("PATH");
-	char *dup = xstrdup(p ? p : "/usr/bin:/bin");
-	int found = 0;
+	return file_in_path(prog);
+}
 
-	for (char *save = NULL, *d = strtok_r(dup, ":", &save); d && !found;
-	     d = strtok_r(NULL, ":", &save)) {
-		char *c = xstrfmt("%s/%s", d, prog);
-		found = access(c, X_OK) == 0;
-		free(c);
+int kbuild_outputs_safe(const char *build, const char *const *files,
+			size_t nfiles)
+{
+	for (size_t i = 0; i < nfiles; i++) {
+		struct stat st;
+		int fd = file_open_beneath(build, files[i], O_RDONLY);
+		if (fd < 0)
+			return err_prefix(fd, "the build's output");
+		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+			close(fd);
+			return err_set(ERR_INVALID,
+				       "the build's output %s is not a file",
+				       files[i]);
+		}
+		close(fd);
 	}
-	free(dup);
-	return found;
+	return 0;
 }
 
 int kbuild_have_tool(const char *prog)
@@ -356,6 +368,7 @@ char *kbuild_error_excerpt(const char *log, unsigned long offset)
 			free(last_make);
 			last_make = xstrdup(p);
 		} else if ((strstr(p, "error:") || strstr(p, "Error:") ||
+			    !strncmp(p, "bwrap: ", 7) ||
 			    strstr(p, "undefined reference") ||
 			    strstr(p, "is not clean")) &&
 			   nerr < EXCERPT_ERRORS &&
@@ -404,7 +417,9 @@ static char *common_parent(const char *a, const char *b)
 static void build_env(struct strvec *env, const struct kbuild_opts *o,
 		      const char *ccdir, const char *base)
 {
-	strvec_pushf(env, "CCACHE_DIR=%s", ccdir);
+	/* in the sandbox the ccache is bound at a path of its own */
+	strvec_pushf(env, "CCACHE_DIR=%s",
+		     sandbox_on(o->sandbox) ? SANDBOX_CCACHE : ccdir);
 	strvec_pushf(env, "CCACHE_BASEDIR=%s", base);
 	strvec_pushl(env, "CCACHE_NOHASHDIR=true", "CCACHE_MAXSIZE=5G", NULL);
 	/* on a farm, ccache hands its misses to icecc */
@@ -418,6 +433,8 @@ struct ctx {
 	const struct kbuild_opts *o;
 	struct kbuild_result *r;
 	const char *const *env;
+	struct sandbox_bind binds[6]; /* tree, fragments, icecc; build, ccache */
+	char *icecc_dir;              /* where the icecc client finds iceccd */
 	double deadline;
 	char *cc;
 	const char *const *xargs; /* the cell's: ARCH=, CROSS_COMPILE=, LLVM=1 */
@@ -533,7 +550,17 @@ int kbuild_drop_broken_cmd(const char *build, const char *log,
 	return n;
 }
 
+/* One step in o->src_dir (cwd NULL) or cwd, through the sandbox. */
+static int step_in(struct ctx *c, const char *what, const char *const *argv,
+		   const char *cwd);
+
 static int step(struct ctx *c, const char *what, const char *const *argv)
+{
+	return step_in(c, what, argv, NULL);
+}
+
+static int step_in(struct ctx *c, const char *what, const char *const *argv,
+		   const char *cwd)
 {
 	struct spawn s = SPAWN_INIT;
 	double left = c->deadline - now_monotonic();
@@ -552,10 +579,14 @@ static int step(struct ctx *c, const char *what, const char *const *argv)
 			      what);
 		goto out;
 	}
+	if ((ret = sandbox_check(c->o->sandbox, what)) < 0)
+		goto out;
 	s.argv = argv;
 	s.env = c->env;
-	s.cwd = c->o->src_dir;
+	s.cwd = cwd ? cwd : c->o->src_dir;
 	s.log_path = c->r->log_path;
+	s.sandbox = c->o->sandbox;
+	s.binds = c->binds;
 	/*
 	 * Our own deadline, not spawn's SIGKILL: SIGTERM lets make delete the
 	 * half-written objects (.DELETE_ON_ERROR) that would otherwise look
@@ -633,8 +664,10 @@ static int configure(struct ctx *c, const char *build, const char *odir)
 	if ((ret = kconfig_fragments(c->o->config_dir, &frags, &nfrags)) < 0)
 		goto out;
 	/* through sh: a worktree may have lost the executable bit */
-	strvec_pushl(&argv, "sh", "scripts/kconfig/merge_config.sh", "-m", "-O",
-		     build, dot, NULL);
+	strvec_push(&argv, "sh");
+	strvec_pushf(&argv, "%s/scripts/kconfig/merge_config.sh",
+		     c->o->src_dir);
+	strvec_pushl(&argv, "-m", "-O", build, dot, NULL);
 	for (size_t i = 0; i < nfrags; i++)
 		strvec_pushf(&argv, "%s/%s", c->o->config_dir, frags[i]);
 	if (c->o->guest && c->o->guest->kunit_tree) {
@@ -650,7 +683,8 @@ static int configure(struct ctx *c, const char *build, const char *odir)
 		if (ret < 0)
 			goto out;
 	}
-	if ((ret = step(c, "merge_config.sh", argv.v)) < 0)
+	/* in the build directory: it makes its temp files in the current one */
+	if ((ret = step_in(c, "merge_config.sh", argv.v, build)) < 0)
 		goto out;
 	{
 		struct strvec b = STRVEC_INIT;
@@ -695,6 +729,49 @@ static long farm_jobs(const char *log_path, const char *icecc, int cores)
 	return n;
 }
 
+/*
+ * The sandbox's view: the build user must reach the tree and fragments
+ * (read where they are), owns the build directory and the ccache's
+ * directories, and may write those two only.
+ */
+static int sandbox_paths(struct ctx *c, const char *src, const char *cfgdir,
+			 const char *build, const char *ccdir)
+{
+	const struct sandbox *sb = c->o->sandbox;
+	int ret;
+
+	if (!sandbox_on(sb))
+		return 0;
+	if ((ret = sandbox_reach(sb, src)) < 0 ||
+	    (cfgdir && (ret = sandbox_reach(sb, cfgdir)) < 0) ||
+	    (ret = sandbox_reach(sb, build)) < 0 ||
+	    (!c->o->no_ccache && (ret = sandbox_reach(sb, ccdir)) < 0) ||
+	    (ret = sandbox_own(sb, build, 0)) < 0)
+		return ret;
+	size_t n = 0;
+	c->binds[n++] = (struct sandbox_bind){ src, NULL, 1 };
+	if (cfgdir)
+		c->binds[n++] = (struct sandbox_bind){ cfgdir, NULL, 1 };
+	/* iceccd's socket (connecting needs no writable mount): the default
+	 * one under /run is visible; one in a directory of its own (icecc's
+	 * ICECC_TEST_SOCKET, under /tmp) is bound */
+	const char *sock = getenv("ICECC_TEST_SOCKET");
+	if (icecc_enabled(c->o->icecc) && sock && *sock == '/') {
+		c->icecc_dir = xstrdup(sock);
+		*strrchr(c->icecc_dir, '/') = '\0';
+		if (*c->icecc_dir)
+			c->binds[n++] =
+				(struct sandbox_bind){ c->icecc_dir, NULL, 1 };
+	}
+	c->binds[n++] = (struct sandbox_bind){ build, NULL, 0 };
+	if (!c->o->no_ccache) {
+		if ((ret = sandbox_own(sb, ccdir, 1)) < 0)
+			return ret;
+		c->binds[n++] = (struct sandbox_bind){ ccdir, SANDBOX_CCACHE, 0 };
+	}
+	return 0;
+}
+
 int kbuild_run(const struct kbuild_opts *o, struct kbuild_result *r)
 {
 	char *src = NULL, *build = NULL, *cfgdir = NULL, *ccdir = NULL;
@@ -733,6 +810,8 @@ int kbuild_run(const struct kbuild_opts *o, struct kbuild_result *r)
 			      o->icecc);
 		goto out;
 	}
+	if ((ret = sandbox_check(o->sandbox, "kernel build")) < 0)
+		goto out;
 	if ((ret = mkdir_p(o->build_dir)) < 0)
 		goto out;
 	src = realpath(o->src_dir, NULL);
@@ -775,6 +854,8 @@ int kbuild_run(const struct kbuild_opts *o, struct kbuild_result *r)
 	ccdir = o->ccache_dir && *o->ccache_dir ? xstrdup(o->ccache_dir)
 						: kbuild_default_ccache_dir();
 	if (!o->no_ccache && (ret = mkdir_p(ccdir)) < 0)
+		goto out;
+	if ((ret = sandbox_paths(&c, src, cfgdir, build, ccdir)) < 0)
 		goto out;
 	base = common_parent(src, build);
 	build_env(&env, o, ccdir, base);
@@ -876,6 +957,7 @@ out:
 	strvec_clear(&xargs);
 	free(cellcc);
 	free(c.cc);
+	free(c.icecc_dir);
 	if (lockfd >= 0)
 		close(lockfd); /* releases the lock */
 	free(lockpath);
@@ -901,7 +983,9 @@ int kbuild_make(const struct kbuild_opts *o, const char *const *argv,
 	}
 	ccdir = o->ccache_dir && *o->ccache_dir ? xstrdup(o->ccache_dir)
 						: kbuild_default_ccache_dir();
-	if ((ret = mkdir_p(ccdir)) < 0)
+	if ((ret = sandbox_check(o->sandbox, argv[0])) < 0 ||
+	    (ret = mkdir_p(ccdir)) < 0 ||
+	    (ret = sandbox_paths(&c, src, NULL, build, ccdir)) < 0)
 		goto out;
 	base = common_parent(src, build);
 	build_env(&env, o, ccdir, base);
@@ -917,6 +1001,7 @@ out:
 	free(build);
 	free(ccdir);
 	free(base);
+	free(c.icecc_dir);
 	strvec_clear(&env);
 	return ret;
 }

@@ -2,6 +2,8 @@
 #ifndef STABLEQ_KBUILD_H
 #define STABLEQ_KBUILD_H
 
+#include <stddef.h>
+
 /*
  * One build directory and one ccache serve every candidate, so a state built
  * before costs seconds. The configuration is `make tinyconfig` (or the
@@ -20,6 +22,9 @@
  * way hits the same cache. Every child goes through spawn, with one deadline
  * for the whole build (at the deadline make gets SIGTERM, so it deletes its
  * half-written objects, then SIGKILL); all output is appended to log_path.
+ * Every make runs in o->sandbox: the source tree and config_dir read-only,
+ * build_dir (given to the build user, sandbox_own()) and the ccache
+ * writable; merge_config.sh runs in build_dir (its temp files go there).
  */
 struct kbuild_opts {
 	const char *src_dir;    /* the kernel worktree */
@@ -54,7 +59,7 @@ struct kbuild_opts {
 	 */
 	const char *const *make_vars;
 	/*
-	 * The cell (kernel-queue/runs/cell.h). arch NULL or "x86_64": the
+	 * The cell (kernel-queue/candidates/cell.h). arch NULL or "x86_64": the
 	 * host's, bzImage; "arm64": ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-
 	 * (Debian's gcc-aarch64-linux-gnu), Image. compiler NULL or "gcc";
 	 * "clang": LLVM=1 (Debian's clang, lld and llvm), its version checked
@@ -62,6 +67,12 @@ struct kbuild_opts {
 	 */
 	const char *arch;
 	const char *compiler;
+	/*
+	 * Where make and the scripts it runs run (sandbox.h): bwrap as the
+	 * build user, writing only build_dir and the ccache. NULL or off is
+	 * refused when stableq is root (sandbox_check()).
+	 */
+	const struct sandbox *sandbox;
 };
 
 /* Owned by the result: kbuild_result_release() frees it. */
@@ -87,7 +98,8 @@ struct kbuild_result {
  * names the Debian package: flex, bison, bc, libelf-dev, ...), ERR_CONFLICT
  * when another kbuild_run() holds the build directory (a flock), ERR_INVALID
  * for a fragment whose symbol is unknown or did not survive olddefconfig
- * ("config/kernel/tests.config:12: CONFIG_X=y: ..."), ERR_IO otherwise.
+ * ("config/kernel/6.1/quick/tests.config:12: CONFIG_X=y: ..."), or as root without a
+ * sandbox, or a directory the build user cannot reach, ERR_IO otherwise.
  * r is always initialized; release it.
  */
 int kbuild_run(const struct kbuild_opts *o, struct kbuild_result *r);
@@ -125,6 +137,14 @@ const char *kbuild_image(const char *arch);
  * make variables. Caller frees *out. 0 or negative (err_msg()).
  */
 int kbuild_compiler_id(const char *arch, const char *compiler, char **out);
+/*
+ * 0 when each of files (relative to build) is a regular file reached
+ * without a symlink: what a build left for stableq to copy or boot (the
+ * build user wrote it; a symlink to a host file would carry that file
+ * into the guest). Else ERR_INVALID naming the file.
+ */
+int kbuild_outputs_safe(const char *build, const char *const *files,
+			size_t nfiles);
 
 /* 1 when prog is an executable in $PATH (a cross compiler, ...) */
 int kbuild_have_tool(const char *prog);
@@ -147,7 +167,11 @@ char *kbuild_nm_var(const char *cross);
 int kbuild_drop_broken_cmd(const char *build, const char *log,
 			   unsigned long off);
 
-/* $XDG_CACHE_HOME/stableq/ccache, else ~/.cache/stableq/ccache; caller frees */
+/*
+ * For root /var/cache/stableq/ccache (root builds as the build user, who
+ * cannot reach root's home), else $XDG_CACHE_HOME/stableq/ccache, else
+ * ~/.cache/stableq/ccache; caller frees.
+ */
 char *kbuild_default_ccache_dir(void);
 
 #endif

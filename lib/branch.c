@@ -34,6 +34,21 @@ int branch_key(sqlite3 *db, long long id, char **key)
 			     "i", id);
 }
 
+int branch_key_of_row(sqlite3 *db, long long b, const char *what,
+		      long long id, char **key)
+{
+	int ret;
+
+	*key = NULL;
+	if (b < 0 && b != ERR_NOTFOUND)
+		return (int)b;
+	ret = b > 0 ? branch_key(db, b, key) : ERR_NOTFOUND;
+	if (ret == ERR_NOTFOUND || (!ret && !*key))
+		return err_set(ERR_NOTFOUND, "%s %lld: no such %s", what, id,
+			       what);
+	return ret;
+}
+
 int branch_keys_text(sqlite3 *db, int configured, char **keys)
 {
 	*keys = NULL;

@@ -14,6 +14,13 @@ int branch_lookup(sqlite3 *db, const char *key, int configured, long long *id);
 /* The key of branch row id (*key: caller frees). ERR_NOTFOUND when none. */
 int branch_key(sqlite3 *db, long long id, char **key);
 /*
+ * The key of branch b, the branch of row "<what> <id>" (b: its branch id,
+ * 0 or ERR_NOTFOUND when the row has none, another negative an error):
+ * ERR_NOTFOUND says "<what> <id>: no such <what>". *key: caller frees.
+ */
+int branch_key_of_row(sqlite3 *db, long long b, const char *what,
+		      long long id, char **key);
+/*
  * The keys as one line, "6.1, 6.12", in the config's order (configured:
  * only those; else those no longer configured last). *keys is NULL when
  * there are none; caller frees.

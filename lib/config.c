@@ -36,16 +36,16 @@ static const struct key keys[] = {
 	{ "ccache_dir", K_STR, S(ccache_dir), "", NULL },
 	{ "icecc", K_STR, S(icecc), "", NULL },
 	{ "queue_dir", K_STR, S(queue_dir), "var/queue-6.1", NULL },
-	{ "queue_seed", K_STR, S(queue_seed), "kernel-queue/queue-6.1", NULL },
+	{ "queue_seed", K_STR, S(queue_seed), "config/queues/6.1", NULL },
 	{ "build_cache_dir", K_STR, S(build_cache_dir), "", NULL },
 	{ "build_cache_mb", K_INT, S(build_cache_mb), "2048", NULL },
-	{ "kernel_config_dir", K_STR, S(kernel_config_dir), "config/kernel",
+	{ "kernel_config_dir", K_STR, S(kernel_config_dir), "config/kernel/6.1/quick",
 	  NULL },
 	{ "tests_file", K_STR, S(tests_file), "config/tests.conf", NULL },
 	{ "guest_config", K_ENUM, S(guest_config), "quick", "quick|broad" },
 	{ "arches", K_ENUM, S(arches), "x86_64", "x86_64|arm64", 1 },
 	{ "compilers", K_ENUM, S(compilers), "gcc", "gcc|clang", 1 },
-	{ "broad_config_dir", K_STR, S(broad_config_dir), "config/kernel-broad",
+	{ "broad_config_dir", K_STR, S(broad_config_dir), "config/kernel/6.1/broad",
 	  NULL },
 	{ "kunit_deny", K_STR, S(kunit_deny), "config/kunit-deny.conf", NULL },
 	{ "upstream_repo", K_STR, S(upstream_repo), "", NULL },
@@ -75,6 +75,8 @@ static const struct key keys[] = {
 	{ "bisect_confirm", K_INT, S(bisect_confirm), "2", NULL },
 	{ "test_retries", K_INT, S(test_retries), "2", NULL },
 	{ "test_baseline", K_ENUM, S(test_baseline), "yes", "yes|no" },
+	{ "baseline_idle", K_ENUM, S(baseline_idle), "yes", "yes|no" },
+	{ "candidates_pending_max", K_INT, S(candidates_pending_max), "4", NULL },
 	{ "mail_max_attempts", K_INT, S(mail_max_attempts), "8", NULL },
 	{ "mail_backoff", K_INT, S(mail_backoff), "30", NULL },
 	{ "max_patch_bytes", K_LONG, S(max_patch_bytes), "8388608", NULL },
@@ -91,6 +93,16 @@ static const struct key keys[] = {
 	{ "intake_inbox", K_STR, S(intake_inbox), "", NULL },
 	{ "rc_list", K_STR, S(rc_list), "", NULL },
 	{ "rc_window", K_INT, S(rc_window), "172800", NULL },
+	{ "regressions_list", K_STR, S(regressions_list), "", NULL },
+	{ "rc_cc", K_STR, S(rc_cc), "", NULL },
+	{ "rc_git_url", K_STR, S(rc_git_url), "", NULL },
+	{ "release_signoff", K_STR, S(release_signoff), "", NULL },
+	{ "tester_identity", K_STR, S(tester_identity), "", NULL },
+	{ "sandbox", K_ENUM, S(sandbox), "bwrap", "bwrap|none" },
+	{ "build_user", K_STR, S(build_user), "stableq-build", NULL },
+	{ "build_memory_mb", K_INT, S(build_memory_mb), "4096", NULL },
+	{ "intake_build", K_ENUM, S(intake_build), "none", "none|trusted" },
+	{ "intake_trusted", K_STR, S(intake_trusted), "", NULL },
 };
 #define B(f) offsetof(struct branch_conf, f)
 /*
@@ -134,16 +146,6 @@ static char **bslot(struct branch_conf *b, const struct bkey *k)
 static char **cslot(struct config *c, const struct bkey *k)
 {
 	return (char **)((char *)c + k->coff);
-}
-
-static const char *key_names[NKEYS + 1];
-
-const char *const *config_keys(void)
-{
-	for (size_t i = 0; i < NKEYS; i++)
-		key_names[i] = keys[i].name;
-	key_names[NKEYS] = NULL;
-	return key_names;
 }
 
 static int enum_check(const struct key *k, const char *val, const char *where);
@@ -244,7 +246,10 @@ static void fill_defaults(struct config *c)
 		const char *xdg = getenv("XDG_CACHE_HOME");
 		const char *home = getenv("HOME");
 		free(c->ccache_dir);
-		if (xdg && *xdg)
+		/* root builds as build_user: not under root's home */
+		if (geteuid() == 0)
+			c->ccache_dir = xstrdup("/var/cache/stableq/ccache");
+		else if (xdg && *xdg)
 			c->ccache_dir = xstrfmt("%s/stableq/ccache", xdg);
 		else if (home && *home)
 			c->ccache_dir = xstrfmt("%s/.cache/stableq/ccache", home);
@@ -434,6 +439,16 @@ static int branches_finish(struct config *c, const char *where)
 	return config_select_branch(c, NULL);
 }
 
+/* The known keys, ", "-separated, for messages. Caller frees. */
+static char *config_branch_keys(const struct config *c)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	for (int i = 0; i < c->nbranches; i++)
+		strbuf_addf(&sb, "%s%s", i ? ", " : "", c->branches[i].key);
+	return strbuf_detach(&sb, NULL);
+}
+
 const struct branch_conf *config_branch(const struct config *c,
 					const char *key)
 {
@@ -451,15 +466,6 @@ const struct branch_conf *config_branch(const struct config *c,
 		known);
 	free(known);
 	return NULL;
-}
-
-char *config_branch_keys(const struct config *c)
-{
-	struct strbuf sb = STRBUF_INIT;
-
-	for (int i = 0; i < c->nbranches; i++)
-		strbuf_addf(&sb, "%s%s", i ? ", " : "", c->branches[i].key);
-	return strbuf_detach(&sb, NULL);
 }
 
 int config_select_branch(struct config *c, const char *key)

@@ -67,6 +67,8 @@ struct config {
 	int revert_daily_limit; /* automatic reverts a day per branch */
 	int revert_grace;       /* propose: seconds the author has to answer */
 	char *test_baseline;    /* yes: failures are compared with the tip */
+	char *baseline_idle;    /* yes: the daemon runs a new tip's baseline when idle */
+	int candidates_pending_max; /* pending candidates a token may ask for */
 	char *smtp_url;
 	char *mail_from;
 	char *mail_cc;          /* comma-separated */
@@ -99,6 +101,16 @@ struct config {
 	char *intake_inbox;     /* public-inbox v2 archives (INBOX/git/N.git), ","-separated */
 	char *rc_list;          /* where `stableq rc` sends the review series */
 	int rc_window;          /* seconds from an -rc to its deadline (48 h) */
+	char *regressions_list; /* stableq's confirmed culprits, for regzbot; "" none */
+	char *rc_cc;            /* whom the rc's cover Cc's (testers), an address list */
+	char *rc_git_url;       /* the git tree testers fetch the rc's tag from; "" none */
+	char *release_signoff;  /* "Name <addr>": the Signed-off-by a release adds */
+	char *tester_identity;  /* "Name <addr>": stableq's Tested-by on its own rc; "" none */
+	char *sandbox;          /* bwrap | none: how code from a patch runs (sandbox.h) */
+	char *build_user;       /* stableq as root: the user builds run as */
+	int build_memory_mb;    /* RLIMIT_AS of each process of a build; 0: none */
+	char *intake_build;     /* none | trusted: list mail built before a maintainer queues it */
+	char *intake_trusted;   /* senders whose list mail is built (trusted) */
 	struct branch_conf *branches; /* in file order; at least one */
 	int nbranches;
 	int selected;           /* index of the branch the fields above hold */
@@ -120,12 +132,8 @@ const struct branch_conf *config_branch(const struct config *c,
  * first branch). Negative, c unchanged, for an unknown key.
  */
 int config_select_branch(struct config *c, const char *key);
-/* The known keys, ", "-separated, for messages. Caller frees. */
-char *config_branch_keys(const struct config *c);
 
 /* Prints every key with its value, for `stableq config`. */
 void config_dump(const struct config *c, void (*emit)(const char *line));
-/* The table of keys, for documentation tests. NULL-terminated names. */
-const char *const *config_keys(void);
 
 #endif

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+static int branch_ctx_sync_branches(struct branch_ctx *bc);
+
 int branch_ctx_open_db(struct branch_ctx *bc)
 {
 	char *dir = xstrdup(bc->cfg.db), *slash = strrchr(dir, '/');
@@ -50,7 +52,12 @@ static int branches_synced(struct branch_ctx *bc)
 	return n == bc->cfg.nbranches;
 }
 
-int branch_ctx_sync_branches(struct branch_ctx *bc)
+/*
+ * The configured branches in the store: a row per key (name updated, ord
+ * the config's order, 0 the default; branches no longer configured keep
+ * their rows with ord NULL). Writes only when something changed.
+ */
+static int branch_ctx_sync_branches(struct branch_ctx *bc)
 {
 	int ret;
 
@@ -126,4 +133,24 @@ int branch_ctx_for(const struct branch_ctx *from, const char *key,
 {
 	*out = *from;
 	return branch_ctx_select(out, key);
+}
+
+int branch_ctx_follow(struct branch_ctx *bc, const char *what, long long id,
+		      int (*get)(sqlite3 *db, long long id, char **key))
+{
+	char *key = NULL;
+	int ret = get(bc->db, id, &key);
+
+	if (ret < 0 || !strcmp(key, bc->cfg.branch_key))
+		goto out;
+	if (bc->branch_given)
+		ret = err_set(ERR_INVALID,
+			      "%s %lld is in branch %s's queue, not %s's"
+			      " (--branch %s)",
+			      what, id, key, bc->cfg.branch_key, key);
+	else
+		ret = branch_ctx_select(bc, key);
+out:
+	free(key);
+	return ret;
 }

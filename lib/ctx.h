@@ -29,12 +29,6 @@ struct branch_ctx {
  * branch_ctx_sync_branches) and sets branch_id to the selected one's row.
  */
 int branch_ctx_open_db(struct branch_ctx *bc);
-/*
- * The configured branches in the store: a row per key (name updated, ord
- * the config's order, 0 the default; branches no longer configured keep
- * their rows with ord NULL). Writes only when something changed.
- */
-int branch_ctx_sync_branches(struct branch_ctx *bc);
 /* The store's id of configured branch key, or negative (ERR_NOTFOUND). */
 int branch_ctx_branch_id(struct branch_ctx *bc, const char *key, long long *id);
 /*
@@ -58,5 +52,16 @@ int branch_ctx_select(struct branch_ctx *bc, const char *key);
  */
 int branch_ctx_for(const struct branch_ctx *from, const char *key,
 		   struct branch_ctx *out);
+/*
+ * What acts on a row (a patch, a candidate: "<what> <id>") acts on its
+ * branch, whose key get() finds: selects that branch in bc (its tree,
+ * queue directory, ...) unless bc->branch_given named another (then an
+ * error naming both). Negative for an unknown id. This rewrites bc in
+ * place (branch_ctx_select()): only a context's owner calls it, a command
+ * on the context it made for itself; code that is handed a context and
+ * acts on another branch makes its own with branch_ctx_for().
+ */
+int branch_ctx_follow(struct branch_ctx *bc, const char *what, long long id,
+		      int (*get)(sqlite3 *db, long long id, char **key));
 
 #endif

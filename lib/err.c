@@ -53,24 +53,3 @@ int err_last(void)
 	return err_code;
 }
 
-const char *err_name(int code)
-{
-	switch (code) {
-	case ERR_NOTFOUND:
-		return "not-found";
-	case ERR_INVALID:
-		return "invalid";
-	case ERR_CONFLICT:
-		return "conflict";
-	case ERR_EXISTS:
-		return "exists";
-	case ERR_IO:
-		return "io";
-	case ERR_TOOBIG:
-		return "too-big";
-	case ERR_AUTH:
-		return "auth";
-	default:
-		return "error";
-	}
-}

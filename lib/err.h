@@ -30,7 +30,5 @@ const char *err_msg(void);
 void err_clear(void);
 /* The code of the last err_set()/err_prefix() of this thread (0 if none). */
 int err_last(void);
-/* A short name for a code ("invalid", "not-found", ...). */
-const char *err_name(int code);
 
 #endif

@@ -100,3 +100,66 @@ int rm_rf(const char *path)
 			       strerror(errno));
 	return 0;
 }
+
+int file_in_path(const char *prog)
+{
+	const char *p = getenv("PATH");
+	char *dup = xstrdup(p ? p : "/usr/bin:/bin");
+	int found = 0;
+
+	for (char *save = NULL, *d = strtok_r(dup, ":", &save); d && !found;
+	     d = strtok_r(NULL, ":", &save)) {
+		char *c = xstrfmt("%s/%s", d, prog);
+		found = access(c, X_OK) == 0;
+		free(c);
+	}
+	free(dup);
+	return found;
+}
+
+int file_open_beneath(const char *dir, const char *rel, int flags)
+{
+	char *dup = xstrdup(rel), *save = NULL, *next;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), ret;
+
+	if (fd < 0) {
+		ret = err_set(ERR_NOTFOUND, "%s: %s", dir, strerror(errno));
+		goto out;
+	}
+	if (*rel == '/') {
+		ret = err_set(ERR_INVALID, "%s: not below %s", rel, dir);
+		goto out;
+	}
+	for (char *c = strtok_r(dup, "/", &save); c; c = next) {
+		int sub;
+		next = strtok_r(NULL, "/", &save);
+		if (!strcmp(c, "..") || !strcmp(c, ".")) {
+			ret = err_set(ERR_INVALID, "%s: not below %s", rel,
+				      dir);
+			goto out;
+		}
+		sub = next ? openat(fd, c,
+				    O_PATH | O_DIRECTORY | O_NOFOLLOW |
+					    O_CLOEXEC)
+			   : openat(fd, c, flags | O_NOFOLLOW | O_CLOEXEC);
+		if (sub < 0) {
+			int e = errno;
+			ret = err_set(e == ENOENT ? ERR_NOTFOUND : ERR_INVALID,
+				      "%s/%s: %s%s", dir, rel, strerror(e),
+				      e == ELOOP || e == ENOTDIR
+					      ? " (a symlink where a file or"
+						" directory should be)"
+					      : "");
+			goto out;
+		}
+		close(fd);
+		fd = sub;
+	}
+	free(dup);
+	return fd;
+out:
+	if (fd >= 0)
+		close(fd);
+	free(dup);
+	return ret;
+}

@@ -1,11 +1,9 @@
-/* log.c: logging in the OpenBSD daemon manner (log_warn, log_warnx, fatal). */
+/* log.c: logging in the OpenBSD daemon manner (log_info, log_warnx, fatal). */
 #include "log.h"
 
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <syslog.h>
 #include <time.h>
 
@@ -21,23 +19,16 @@ void log_init(int verbose, int to_syslog)
 		openlog("stableq", LOG_PID | LOG_NDELAY, LOG_DAEMON);
 }
 
-void log_set_prefix(const char *prefix)
-{
-	log_prefix = prefix;
-}
-
-static void vlog(int pri, const char *fmt, va_list ap, const char *suffix)
+static void vlog(int pri, const char *fmt, va_list ap)
 {
 	char msg[8192];
 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	if (log_syslog) {
-		syslog(pri, "%s%s%s", msg, suffix ? ": " : "",
-		       suffix ? suffix : "");
+		syslog(pri, "%s", msg);
 		return;
 	}
-	fprintf(stderr, "%s: %s%s%s\n", log_prefix, msg, suffix ? ": " : "",
-		suffix ? suffix : "");
+	fprintf(stderr, "%s: %s\n", log_prefix, msg);
 	fflush(stderr);
 }
 
@@ -46,7 +37,7 @@ void log_info(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vlog(LOG_INFO, fmt, ap, NULL);
+	vlog(LOG_INFO, fmt, ap);
 	va_end(ap);
 }
 
@@ -57,17 +48,7 @@ void log_debug(const char *fmt, ...)
 	if (!log_verbose)
 		return;
 	va_start(ap, fmt);
-	vlog(LOG_DEBUG, fmt, ap, NULL);
-	va_end(ap);
-}
-
-void log_warn(const char *fmt, ...)
-{
-	const char *e = strerror(errno);
-	va_list ap;
-
-	va_start(ap, fmt);
-	vlog(LOG_WARNING, fmt, ap, e);
+	vlog(LOG_DEBUG, fmt, ap);
 	va_end(ap);
 }
 
@@ -76,7 +57,7 @@ void log_warnx(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vlog(LOG_WARNING, fmt, ap, NULL);
+	vlog(LOG_WARNING, fmt, ap);
 	va_end(ap);
 }
 
@@ -85,7 +66,7 @@ void fatal(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vlog(LOG_CRIT, fmt, ap, NULL);
+	vlog(LOG_CRIT, fmt, ap);
 	va_end(ap);
 	exit(1);
 }

@@ -1,6 +1,7 @@
 /* spawn.c: child processes with deadlines, captured output and reaped status. */
 #include "spawn.h"
 #include "err.h"
+#include "strvec.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -78,11 +79,17 @@ char *spawn_cmdline(const char *const *argv)
 	return strbuf_detach(&sb, NULL);
 }
 
-static void child_exec(const struct spawn *s, int outfd, int errpipe)
+/*
+ * argv is s->argv, or the sandbox's command around it. The sandboxed
+ * child gets a session of its own instead of a group.
+ */
+static void child_exec(const struct spawn *s, const char *const *argv,
+		       int outfd, int errpipe)
 {
-	int in;
+	int in, sandboxed = sandbox_on(s->sandbox);
 
-	setpgid(0, 0);
+	if (!sandboxed)
+		setpgid(0, 0);
 	signal(SIGPIPE, SIG_DFL);
 	signal(SIGCHLD, SIG_DFL);
 	signal(SIGINT, SIG_DFL);
@@ -112,7 +119,9 @@ static void child_exec(const struct spawn *s, int outfd, int errpipe)
 			free(k);
 		}
 	}
-	execvp(s->argv[0], (char *const *)s->argv);
+	if (sandboxed && (errno = sandbox_enter(s->sandbox)))
+		goto fail;
+	execvp(argv[0], (char *const *)argv);
 fail:;
 	int e = errno;
 	ssize_t r = write(errpipe, &e, sizeof(e));
@@ -120,14 +129,14 @@ fail:;
 	_exit(127);
 }
 
-int spawn_start(struct spawn *s)
+/* spawn_start() of argv (s->argv, or wrapped in the sandbox). */
+static int start(struct spawn *s, const char *const *argv)
 {
 	int errpipe[2] = { -1, -1 }, outpipe[2] = { -1, -1 };
 	int outfd = -1, e = 0;
+	int sandboxed = sandbox_on(s->sandbox);
 	ssize_t n;
 
-	if (!s->argv || !s->argv[0])
-		return err_set(ERR_INVALID, "spawn: empty command");
 	if (pipe2(errpipe, O_CLOEXEC) < 0)
 		return err_set(ERR_IO, "spawn %s: pipe: %s", s->argv[0],
 			       strerror(errno));
@@ -167,9 +176,15 @@ int spawn_start(struct spawn *s)
 			       strerror(e));
 	}
 	if (s->pid == 0)
-		child_exec(s, outfd, errpipe[1]);
-	/* Both sides set the group, so a kill right after start hits it. */
-	setpgid(s->pid, s->pid);
+		child_exec(s, argv, outfd, errpipe[1]);
+	/*
+	 * Both sides set the group, so a kill right after start hits it. A
+	 * sandboxed child makes a session (and group) of its own, which a
+	 * group set here first would forbid; its group exists once the
+	 * exec below is seen.
+	 */
+	if (!sandboxed)
+		setpgid(s->pid, s->pid);
 	live_add(s->pid);
 	close(errpipe[1]);
 	if (outfd >= 0)
@@ -187,9 +202,18 @@ int spawn_start(struct spawn *s)
 			close(s->out_fd);
 			s->out_fd = -1;
 		}
+		if (e == ENOENT && sandboxed)
+			return err_set(ERR_NOTFOUND,
+				       "bwrap: command not found: install the"
+				       " Debian package bubblewrap");
 		if (e == ENOENT)
 			return err_set(ERR_NOTFOUND, "%s: command not found",
 				       s->argv[0]);
+		if (sandboxed)
+			return err_set(ERR_IO,
+				       "%s: cannot start the sandbox as %s: %s",
+				       s->argv[0], s->sandbox->user,
+				       strerror(e));
 		return err_set(ERR_IO, "%s: cannot run: %s", s->argv[0],
 			       strerror(e));
 	}
@@ -197,6 +221,24 @@ int spawn_start(struct spawn *s)
 		fcntl(s->out_fd, F_SETFL, O_NONBLOCK);
 	return 0;
 }
+
+int spawn_start(struct spawn *s)
+{
+	struct strvec wrapped = STRVEC_INIT;
+	int ret;
+
+	if (!s->argv || !s->argv[0])
+		return err_set(ERR_INVALID, "spawn: empty command");
+	if (!sandbox_on(s->sandbox))
+		return start(s, s->argv);
+	/* built here: the child only sets itself up and execs */
+	if ((ret = sandbox_argv(s->sandbox, s->argv, s->cwd, s->binds,
+				&wrapped)) == 0)
+		ret = start(s, wrapped.v);
+	strvec_clear(&wrapped);
+	return ret;
+}
+
 
 /* Keeps the last max bytes of out (the end of a log says what failed). */
 static void keep_tail(struct spawn *s, size_t max)

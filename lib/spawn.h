@@ -2,6 +2,7 @@
 #ifndef STABLEQ_SPAWN_H
 #define STABLEQ_SPAWN_H
 
+#include "sandbox.h"
 #include "strbuf.h"
 
 #include <sys/types.h>
@@ -24,6 +25,13 @@ struct spawn {
 	size_t capture_max;      /* keep at most this many bytes (0: 1 MiB); the tail is kept */
 	const char *stdin_path;  /* default /dev/null */
 	int timeout_ms;          /* 0: no deadline; at the deadline SIGKILL to the group */
+	/*
+	 * NULL (or off): the child runs as stableq does. Else in bubblewrap,
+	 * as the build user, writing only binds (sandbox.h): for any child
+	 * that runs code from a patch.
+	 */
+	const struct sandbox *sandbox;
+	const struct sandbox_bind *binds; /* {NULL}-terminated; may be NULL */
 
 	pid_t pid;
 	int out_fd;

@@ -21,6 +21,7 @@ extern const char *strvec_empty_array[];
 #define STRVEC_INIT { strvec_empty_array, 0, 0 }
 
 void strvec_init(struct strvec *sv);
+
 /* Appends a copy of s; returns the copy. */
 const char *strvec_push(struct strvec *sv, const char *s);
 __attribute__((format(printf, 2, 3)))

@@ -470,107 +470,102 @@ static json_t *chain_of(sqlite3 *db, const struct notice *n, long long *amend,
 	return chain;
 }
 
-long long compose_notice(sqlite3 *db, const struct config *cfg,
-		     const struct notice *n)
+/* A notice's mail while compose_notice() makes it, phase by phase. */
+struct draft {
+	const struct notice *n;
+	const struct kind *k;
+	const json_t *p;       /* the patch's row (borrowed from n) */
+	const char *branch;    /* the patch's own, else the configured one */
+	time_t now;
+	struct mailboxes to, cc, all;
+	char *from_name, *from_addr;
+	const char *domain;    /* of mail_from, for Message-IDs */
+	char *invalid;         /* why it may not be sent, or NULL */
+	char *hold;            /* why the recipients' guard holds it, or NULL */
+	json_t *chain;         /* the events it reports */
+	long long amend;       /* the unsent mail it replaces, or 0 */
+	char *msgid;
+	struct strbuf psubj;   /* the patch's subject, cleaned */
+	char *stable, *status, *subject;
+	struct strbuf msg;     /* headers, then the body on the wire */
+};
+
+/* Who gets it: the author (To), the Signed-off-by chain and mail_cc (Cc). */
+static void draft_recipients(struct draft *d, const struct config *cfg)
 {
-	const json_t *p = n ? n->patch : NULL;
-	json_t *chain = NULL;
-	struct mailboxes to = {0}, cc = {0}, all = {0};
-	struct strbuf msg = STRBUF_INIT, body = STRBUF_INIT;
-	struct strbuf psubj = STRBUF_INIT;
-	char *from_name = NULL, *from_addr = NULL, *msgid = NULL;
-	char *subject = NULL, *invalid = NULL, *rcpt_json = NULL;
-	char *status = NULL, *chain_json = NULL, *stable = NULL, *hold = NULL;
-	const struct kind *k = kind_find(n ? n->kind : NULL);
-	const char *why, *domain;
-	json_t *arr = NULL;
-	time_t now = time(NULL);
-	long long id = 0, amend = 0;
-	int ret;
+	const char *author_name = row_str(d->p, "author_name");
+	const char *author_email = row_str(d->p, "author_email");
+	const char *why;
 
-	if (!k)
-		return err_set(ERR_INVALID, "mail: unknown kind '%s'",
-			       n && n->kind ? n->kind : "(null)");
-	if (!json_is_object(p))
-		return err_set(ERR_INVALID,
-			       "mail: patch %lld: the notice does not carry"
-			       " the patch",
-			       n->patch_id);
-	const char *author_name = row_str(p, "author_name");
-	const char *author_email = row_str(p, "author_email");
-	const char *pmsgid = row_str(p, "message_id");
-	const char *pirt = row_str(p, "in_reply_to");
-	/* the patch's own branch names the queue; a patch of a store
-	 * without branch rows is the configured branch's */
-	const char *branch = row_str(p, "branch");
-	if (!branch || !*branch)
-		branch = cfg->branch ? cfg->branch : "";
-
-	invalid = parse_from(cfg->mail_from, &from_name, &from_addr);
-	domain = invalid ? "localhost" : strrchr(from_addr, '@') + 1;
-
+	d->invalid = parse_from(cfg->mail_from, &d->from_name, &d->from_addr);
+	d->domain = d->invalid ? "localhost" : strrchr(d->from_addr, '@') + 1;
 	why = addr_problem(author_email);
-	if (why && !invalid) {
+	if (why && !d->invalid) {
 		char *a = addr_shown(author_email);
-		invalid = xstrfmt("author address '%s': %s", a, why);
+		d->invalid = xstrfmt("author address '%s': %s", a, why);
 		free(a);
 	}
 	if (!why) {
-		mailboxes_add_unique(&to, author_name, author_email);
+		mailboxes_add_unique(&d->to, author_name, author_email);
 		/* the author may recur in the chain, in another case too */
-		mailboxes_add_unique(&all, NULL, author_email);
+		mailboxes_add_unique(&d->all, NULL, author_email);
 	}
-	add_signoffs(p, n->patch_id, &cc);
-	add_mail_cc(&cc, cfg->mail_cc, n->patch_id);
+	add_signoffs(d->p, d->n->patch_id, &d->cc);
+	add_mail_cc(&d->cc, cfg->mail_cc, d->n->patch_id);
 	{
 		struct mailboxes kept = {0};
-		for (size_t i = 0; i < cc.n; i++)
-			if (!mailboxes_find(&all, cc.v[i].addr)) {
-				mailboxes_add_unique(&all, NULL, cc.v[i].addr);
-				mailboxes_add_unique(&kept, cc.v[i].name,
-						     cc.v[i].addr);
+		for (size_t i = 0; i < d->cc.n; i++)
+			if (!mailboxes_find(&d->all, d->cc.v[i].addr)) {
+				mailboxes_add_unique(&d->all, NULL,
+						     d->cc.v[i].addr);
+				mailboxes_add_unique(&kept, d->cc.v[i].name,
+						     d->cc.v[i].addr);
 			}
-		mailboxes_release(&cc);
-		cc = kept;
+		mailboxes_release(&d->cc);
+		d->cc = kept;
 	}
-	hold = cap_recipients(cfg, &to, &cc);
+	d->hold = cap_recipients(cfg, &d->to, &d->cc);
+}
 
-	/* the mail not yet sent about this patch, if any, grows by n */
-	chain = chain_of(db, n, &amend, &msgid);
+/* Subject: Patch "x" has been dropped from the 6.1-stable queue */
+static void draft_subject(struct draft *d)
+{
+	const char *s = row_str(d->p, "subject");
 
-	/* Subject: Patch "x" has been dropped from the 6.1-stable queue */
-	{
-		const char *s = row_str(p, "subject");
-		text_clean(&psubj, s ? s : "", s ? strlen(s) : 0, 1);
-		subject_strip(&psubj);
-		utf8_truncate(&psubj, SUBJECT_MAX_OCTETS);
-		strbuf_rtrim(&psubj);
-		stable = stable_name(branch);
-		status = xstrfmt("%s %s %s", k->verb, stable, k->place);
-		subject = xstrfmt("Patch \"%s\" %s", psubj.buf, status);
-	}
-	if (!msgid)
-		msgid = xstrfmt("stableq.%lld.%016llx@%s", (long long)now,
-				random64(), domain);
+	text_clean(&d->psubj, s ? s : "", s ? strlen(s) : 0, 1);
+	subject_strip(&d->psubj);
+	utf8_truncate(&d->psubj, SUBJECT_MAX_OCTETS);
+	strbuf_rtrim(&d->psubj);
+	d->stable = stable_name(d->branch);
+	d->status = xstrfmt("%s %s %s", d->k->verb, d->stable, d->k->place);
+	d->subject = xstrfmt("Patch \"%s\" %s", d->psubj.buf, d->status);
+}
 
-	if (!addr_problem(from_addr)) {
-		char *fname = clean_header_text(from_name, NAME_MAX_OCTETS);
-		struct mailbox f = {*fname ? fname : NULL, from_addr};
-		hdr_mailboxes(&msg, "From", &f, 1);
+/* The header: From, To, Cc, Subject, threading to the patch, stableq's own. */
+static void draft_headers(struct draft *d)
+{
+	struct strbuf *msg = &d->msg;
+	const char *pmsgid = row_str(d->p, "message_id");
+	const char *pirt = row_str(d->p, "in_reply_to");
+
+	if (!addr_problem(d->from_addr)) {
+		char *fname = clean_header_text(d->from_name, NAME_MAX_OCTETS);
+		struct mailbox f = {*fname ? fname : NULL, d->from_addr};
+		hdr_mailboxes(msg, "From", &f, 1);
 		free(fname);
 	}
-	hdr_mailboxes(&msg, "To", to.v, to.n);
-	hdr_mailboxes(&msg, "Cc", cc.v, cc.n);
-	hdr_simple(&msg, "Subject", subject);
-	strbuf_addstr(&msg, "Date: ");
-	rfc5322_date(&msg, now);
-	strbuf_addstr(&msg, "\r\n");
-	strbuf_addf(&msg, "Message-ID: <%s>\r\n", msgid);
+	hdr_mailboxes(msg, "To", d->to.v, d->to.n);
+	hdr_mailboxes(msg, "Cc", d->cc.v, d->cc.n);
+	hdr_simple(msg, "Subject", d->subject);
+	strbuf_addstr(msg, "Date: ");
+	rfc5322_date(msg, d->now);
+	strbuf_addstr(msg, "\r\n");
+	strbuf_addf(msg, "Message-ID: <%s>\r\n", d->msgid);
 	if (msgid_ok(pmsgid)) {
 		struct hdr h;
 		char *ref;
-		strbuf_addf(&msg, "In-Reply-To: <%s>\r\n", pmsgid);
-		hdr_start(&h, &msg, "References");
+		strbuf_addf(msg, "In-Reply-To: <%s>\r\n", pmsgid);
+		hdr_start(&h, msg, "References");
 		if (msgid_ok(pirt) && strcmp(pirt, pmsgid)) {
 			ref = xstrfmt("<%s>", pirt);
 			hdr_tok(&h, ref, strlen(ref));
@@ -581,42 +576,63 @@ long long compose_notice(sqlite3 *db, const struct config *cfg,
 		free(ref);
 		hdr_end(&h);
 	}
-	strbuf_addstr(&msg, "MIME-Version: 1.0\r\n"
-			    "Content-Type: text/plain; charset=UTF-8\r\n"
-			    "Content-Transfer-Encoding: 8bit\r\n"
-			    "Auto-Submitted: auto-generated\r\n");
-	strbuf_addf(&msg, "X-Stableq-Patch: %lld\r\nX-Stableq-Kind: %s\r\n",
-		    n->patch_id, k->name);
-	if (n->event_id > 0)
-		strbuf_addf(&msg, "X-Stableq-Event: %lld\r\n", n->event_id);
-	strbuf_addstr(&msg, "\r\n");
+	strbuf_addstr(msg, "MIME-Version: 1.0\r\n"
+			   "Content-Type: text/plain; charset=UTF-8\r\n"
+			   "Content-Transfer-Encoding: 8bit\r\n"
+			   "Auto-Submitted: auto-generated\r\n");
+	strbuf_addf(msg, "X-Stableq-Patch: %lld\r\nX-Stableq-Kind: %s\r\n",
+		    d->n->patch_id, d->k->name);
+	if (d->n->event_id > 0)
+		strbuf_addf(msg, "X-Stableq-Event: %lld\r\n", d->n->event_id);
+	strbuf_addstr(msg, "\r\n");
+}
 
-	{
-		char *aname = clean_header_text(author_name, NAME_MAX_OCTETS);
-		compose_body(&body, branch, n->patch_id, chain, p, aname,
-			     psubj.buf, status);
-		free(aname);
-	}
-	body_wire(&msg, body.buf, body.len);
+/* The body, after the header, on the wire. */
+static void draft_body(struct draft *d)
+{
+	struct strbuf body = STRBUF_INIT;
+	char *aname = clean_header_text(row_str(d->p, "author_name"),
+					NAME_MAX_OCTETS);
 
-	arr = json_array();
-	for (size_t i = 0; !invalid && i < to.n; i++)
-		json_array_append_new(arr, json_string(to.v[i].addr));
-	for (size_t i = 0; !invalid && i < cc.n; i++)
-		json_array_append_new(arr, json_string(cc.v[i].addr));
+	compose_body(&body, d->branch, d->n->patch_id, d->chain, d->p, aname,
+		     d->psubj.buf, d->status);
+	free(aname);
+	body_wire(&d->msg, body.buf, body.len);
+	strbuf_release(&body);
+}
+
+/*
+ * Into the outbox: a new row, or the unsent mail of the same chain
+ * rewritten; with the events of an amended, held or invalid mail. The
+ * mail's id, or negative.
+ */
+static long long draft_store(sqlite3 *db, struct draft *d)
+{
+	const struct notice *n = d->n;
+	json_t *arr = json_array();
+	char *rcpt_json, *chain_json;
+	long long id = 0, ev = 0;
+	int ret;
+
+	for (size_t i = 0; !d->invalid && i < d->to.n; i++)
+		json_array_append_new(arr, json_string(d->to.v[i].addr));
+	for (size_t i = 0; !d->invalid && i < d->cc.n; i++)
+		json_array_append_new(arr, json_string(d->cc.v[i].addr));
 	rcpt_json = json_dumps(arr, JSON_COMPACT);
-	chain_json = json_dumps(chain, JSON_COMPACT);
+	chain_json = json_dumps(d->chain, JSON_COMPACT);
+	json_decref(arr);
 
-	if (amend)
+	if (d->amend)
 		ret = db_exec(
 			db,
 			"UPDATE mail SET event_id = COALESCE(NULLIF(?, 0),"
 			" event_id), kind = ?, mail_from = ?, rcpt_to = ?,"
 			" headers_and_body = ?, chain = ?, state = ?,"
 			" last_error = ?, hold = COALESCE(?, hold) WHERE id = ?",
-			"itttttttti", n->event_id, k->name, from_addr, rcpt_json,
-			msg.buf, chain_json, invalid ? "invalid" : "queued",
-			invalid, hold, amend);
+			"itttttttti", n->event_id, d->k->name, d->from_addr,
+			rcpt_json, d->msg.buf, chain_json,
+			d->invalid ? "invalid" : "queued", d->invalid, d->hold,
+			d->amend);
 	else
 		ret = db_exec(db,
 			      "INSERT INTO mail (patch_id, event_id, kind,"
@@ -624,74 +640,131 @@ long long compose_notice(sqlite3 *db, const struct config *cfg,
 			      " headers_and_body, state, next_attempt_at,"
 			      " last_error, chain, hold) VALUES (?, NULLIF(?, 0),"
 			      " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-			      "iittttttittt", n->patch_id, n->event_id, k->name,
-			      msgid, from_addr, rcpt_json, msg.buf,
-			      invalid ? "invalid" : "queued", (long long)now,
-			      invalid, chain_json, hold);
-	if (ret < 0) {
-		err_prefix(ret, "patch %lld: mail", n->patch_id);
-		goto out;
-	}
-	id = amend ? amend : db_last_id(db);
-	if (amend) {
-		long long ev =
-			event_add(db, "outbox", "mail", id, "amended",
-				  "patch %lld: now %zu events, the last"
-				  " %s",
-				  n->patch_id, json_array_size(chain), k->name);
-		if (ev < 0) {
-			ret = (int)ev;
-			goto out;
-		}
-	}
-	if (hold && !invalid) {
-		long long ev = event_add(db, "outbox", "mail", id, "held",
-					 "patch %lld: %s", n->patch_id, hold);
-		log_warnx("patch %lld: mail %lld held: %s", n->patch_id, id,
-			  hold);
-		if (ev < 0) {
-			ret = (int)ev;
-			goto out;
-		}
-	}
-	if (invalid) {
-		log_warnx("patch %lld: mail %lld not sent: %s", n->patch_id, id,
-			  invalid);
-		long long ev =
-			event_add(db, "outbox", "mail", id, "invalid",
-				  "patch %lld: %s", n->patch_id, invalid);
-		if (ev < 0) {
-			ret = (int)ev;
-			goto out;
-		}
-	}
-	ret = 0;
-out:
-	json_decref(chain);
-	mailboxes_release(&to);
-	mailboxes_release(&cc);
-	mailboxes_release(&all);
-	strbuf_release(&msg);
-	strbuf_release(&body);
-	strbuf_release(&psubj);
-	free(from_name);
-	free(from_addr);
-	free(msgid);
-	free(subject);
-	free(status);
-	free(stable);
-	free(invalid);
-	free(hold);
+			      "iittttttittt", n->patch_id, n->event_id,
+			      d->k->name, d->msgid, d->from_addr, rcpt_json,
+			      d->msg.buf, d->invalid ? "invalid" : "queued",
+			      (long long)d->now, d->invalid, chain_json,
+			      d->hold);
 	free(rcpt_json);
 	free(chain_json);
-	json_decref(arr);
-	return ret < 0 ? ret : id;
+	if (ret < 0)
+		return err_prefix(ret, "patch %lld: mail", n->patch_id);
+	id = d->amend ? d->amend : db_last_id(db);
+	if (d->amend)
+		ev = event_add(db, "outbox", "mail", id, "amended",
+			       "patch %lld: now %zu events, the last %s",
+			       n->patch_id, json_array_size(d->chain),
+			       d->k->name);
+	if (ev >= 0 && d->hold && !d->invalid) {
+		ev = event_add(db, "outbox", "mail", id, "held",
+			       "patch %lld: %s", n->patch_id, d->hold);
+		log_warnx("patch %lld: mail %lld held: %s", n->patch_id, id,
+			  d->hold);
+	}
+	if (ev >= 0 && d->invalid) {
+		log_warnx("patch %lld: mail %lld not sent: %s", n->patch_id, id,
+			  d->invalid);
+		ev = event_add(db, "outbox", "mail", id, "invalid",
+			       "patch %lld: %s", n->patch_id, d->invalid);
+	}
+	return ev < 0 ? ev : id;
+}
+
+static void draft_release(struct draft *d)
+{
+	json_decref(d->chain);
+	mailboxes_release(&d->to);
+	mailboxes_release(&d->cc);
+	mailboxes_release(&d->all);
+	strbuf_release(&d->msg);
+	strbuf_release(&d->psubj);
+	free(d->from_name);
+	free(d->from_addr);
+	free(d->msgid);
+	free(d->subject);
+	free(d->status);
+	free(d->stable);
+	free(d->invalid);
+	free(d->hold);
+}
+
+long long compose_notice(sqlite3 *db, const struct config *cfg,
+		     const struct notice *n)
+{
+	struct draft d = {.n = n, .p = n ? n->patch : NULL, .now = time(NULL),
+			  .msg = STRBUF_INIT, .psubj = STRBUF_INIT};
+	long long id;
+
+	d.k = kind_find(n ? n->kind : NULL);
+	if (!d.k)
+		return err_set(ERR_INVALID, "mail: unknown kind '%s'",
+			       n && n->kind ? n->kind : "(null)");
+	if (!json_is_object(d.p))
+		return err_set(ERR_INVALID,
+			       "mail: patch %lld: the notice does not carry"
+			       " the patch",
+			       n->patch_id);
+	/* the patch's own branch names the queue; a patch of a store
+	 * without branch rows is the configured branch's */
+	d.branch = row_str(d.p, "branch");
+	if (!d.branch || !*d.branch)
+		d.branch = cfg->branch ? cfg->branch : "";
+
+	draft_recipients(&d, cfg);
+	/* the mail not yet sent about this patch, if any, grows by n */
+	d.chain = chain_of(db, n, &d.amend, &d.msgid);
+	draft_subject(&d);
+	if (!d.msgid)
+		d.msgid = xstrfmt("stableq.%lld.%016llx@%s", (long long)d.now,
+				  random64(), d.domain);
+	draft_headers(&d);
+	draft_body(&d);
+	id = draft_store(db, &d);
+	draft_release(&d);
+	return id;
+}
+
+/*
+ * The Cc of a list mail: the patch's author and Signed-off-by chain, then
+ * m->cc, each address once and none of To's, cut to mail_max_recipients.
+ */
+static void list_cc(const struct config *cfg, const struct list_mail *m,
+		    const struct mailboxes *to, struct mailboxes *cc)
+{
+	struct mailboxes all = {0};
+	size_t max = cfg->mail_max_recipients > 0
+			     ? (size_t)cfg->mail_max_recipients
+			     : 0;
+
+	if (m->patch) {
+		const char *a = row_str(m->patch, "author_email");
+		if (a)
+			cc_add(&all, row_str(m->patch, "author_name"), a,
+			       "author", m->patch_id);
+		add_signoffs(m->patch, m->patch_id, &all);
+	}
+	add_mail_cc(&all, m->cc, m->patch_id);
+	for (size_t i = 0; i < all.n; i++)
+		if (!mailboxes_find(to, all.v[i].addr))
+			mailboxes_add_unique(cc, all.v[i].name, all.v[i].addr);
+	mailboxes_release(&all);
+	if (max && to->n + cc->n > max) {
+		size_t keep = max > to->n ? max - to->n : 0;
+		log_info("mail (%s, patch %lld): Cc cut from %zu to %zu"
+			 " (mail_max_recipients = %zu)",
+			 m->kind, m->patch_id, cc->n, keep, max);
+		for (size_t i = keep; i < cc->n; i++) {
+			free(cc->v[i].name);
+			free(cc->v[i].addr);
+		}
+		cc->n = keep;
+	}
 }
 
 long long compose_list(sqlite3 *db, const struct config *cfg,
 			  const struct list_mail *m, char **message_id)
 {
-	struct mailboxes to = {0};
+	struct mailboxes to = {0}, cc = {0};
 	struct strbuf msg = STRBUF_INIT;
 	char *from_name = NULL, *from_addr = NULL, *msgid = NULL;
 	char *invalid = NULL, *rcpt_json = NULL;
@@ -709,6 +782,7 @@ long long compose_list(sqlite3 *db, const struct config *cfg,
 						 NULL) < 0 || !to.n))
 		invalid = xstrfmt("list address '%s': %s", m->to ? m->to : "",
 				  to.n ? err_msg() : "no address");
+	list_cc(cfg, m, &to, &cc);
 	msgid = xstrfmt("stableq.%s.%lld.%016llx@%s", m->kind, (long long)now,
 			random64(), domain);
 	if (!invalid) {
@@ -718,6 +792,7 @@ long long compose_list(sqlite3 *db, const struct config *cfg,
 		free(fname);
 	}
 	hdr_mailboxes(&msg, "To", to.v, to.n);
+	hdr_mailboxes(&msg, "Cc", cc.v, cc.n);
 	{
 		char *subject = clean_header_text(m->subject, 2 * LINE_MAX_OCTETS);
 		hdr_simple(&msg, "Subject", subject);
@@ -730,6 +805,11 @@ long long compose_list(sqlite3 *db, const struct config *cfg,
 	if (msgid_ok(m->in_reply_to))
 		strbuf_addf(&msg, "In-Reply-To: <%s>\r\nReferences: <%s>\r\n",
 			    m->in_reply_to, m->in_reply_to);
+	for (size_t i = 0; m->headers && m->headers[i]; i++) {
+		char *h = clean_header_text(m->headers[i], LINE_MAX_OCTETS);
+		strbuf_addf(&msg, "%s\r\n", h);
+		free(h);
+	}
 	strbuf_addstr(&msg, "MIME-Version: 1.0\r\n"
 			    "Content-Type: text/plain; charset=UTF-8\r\n"
 			    "Content-Transfer-Encoding: 8bit\r\n");
@@ -739,6 +819,8 @@ long long compose_list(sqlite3 *db, const struct config *cfg,
 	arr = json_array();
 	for (size_t i = 0; !invalid && i < to.n; i++)
 		json_array_append_new(arr, json_string(to.v[i].addr));
+	for (size_t i = 0; !invalid && i < cc.n; i++)
+		json_array_append_new(arr, json_string(cc.v[i].addr));
 	rcpt_json = json_dumps(arr, JSON_COMPACT);
 	ret = db_exec(db,
 		      "INSERT INTO mail (patch_id, kind, message_id, mail_from,"
@@ -758,6 +840,7 @@ long long compose_list(sqlite3 *db, const struct config *cfg,
 	}
 out:
 	mailboxes_release(&to);
+	mailboxes_release(&cc);
 	strbuf_release(&msg);
 	free(from_name);
 	free(from_addr);
@@ -774,5 +857,75 @@ char *compose_message_id(sqlite3 *db, long long mail_id)
 
 	db_query_text(db, &id, "SELECT message_id FROM mail WHERE id = ?", "i",
 		      mail_id);
+	return id;
+}
+
+/* Outside text into a regzbot mail: no "#regzbot" command of its own. */
+static void add_inert(struct strbuf *out, const char *text)
+{
+	for (const char *s = text ? text : ""; *s; s++) {
+		strbuf_addch(out, *s);
+		if (*s == '#' && !strncasecmp(s + 1, "regzbot", 7))
+			strbuf_addch(out, ' ');
+	}
+}
+
+static int is_commit_id(const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (!strchr("0123456789abcdefABCDEF", s[i]))
+			return 0;
+	return n >= 7 && n <= 40;
+}
+
+long long compose_regzbot(sqlite3 *db, const struct config *cfg,
+			  const struct regzbot_report *r, char **message_id)
+{
+	struct strbuf subject = STRBUF_INIT, body = STRBUF_INIT;
+	long long id;
+
+	if (message_id)
+		*message_id = NULL;
+	if (!is_commit_id(r->introduced))
+		return err_set(ERR_INVALID,
+			       "patch %lld: '%.60s' is not a commit id for"
+			       " regzbot",
+			       r->patch_id, r->introduced ? r->introduced : "");
+	strbuf_addf(&subject, "[REGRESSION] %s-stable: ", r->branch);
+	add_inert(&subject, r->subject);
+	strbuf_addf(&body,
+		    "stableq, testing the %s-stable queue, found a regression"
+		    " and confirmed\nits culprit both ways:\n\n  ",
+		    r->branch);
+	add_inert(&body, r->subject);
+	strbuf_addf(&body, "\n  upstream commit %s", r->introduced);
+	if (r->stable_commit && is_commit_id(r->stable_commit))
+		strbuf_addf(&body, "\n  %s-stable commit %s", r->branch,
+			    r->stable_commit);
+	strbuf_addstr(&body, "\n\n");
+	add_inert(&body, r->why);
+	strbuf_addstr(&body, "\n\nIts author has been told; the revert follows"
+			     " the stable queue's revert\nrules.\n\n");
+	/* a paragraph of its own, as regzbot reads commands */
+	if (r->in_reply_to) {
+		strbuf_addf(&body, "#regzbot ^introduced: %s\n", r->introduced);
+	} else {
+		strbuf_addf(&body, "#regzbot introduced: %s\n", r->introduced);
+		strbuf_addf(&body, "#regzbot title: %s-stable: ", r->branch);
+		add_inert(&body, r->subject);
+		strbuf_addch(&body, '\n');
+	}
+	id = compose_list(db, cfg,
+			  &(struct list_mail){ .kind = "regzbot",
+					       .patch_id = r->patch_id,
+					       .to = r->to,
+					       .subject = subject.buf,
+					       .in_reply_to = r->in_reply_to,
+					       .body = body.buf },
+			  message_id);
+	strbuf_release(&subject);
+	strbuf_release(&body);
 	return id;
 }

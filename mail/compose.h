@@ -68,20 +68,29 @@ long long compose_notice(sqlite3 *db, const struct config *cfg,
 
 /*
  * A mail to a list (the -rc review series), not about one author: From
- * mail_from, To m->to (an address list), the subject and body given (made
- * safe as compose_notice() does), In-Reply-To/References m->in_reply_to when
- * set, a fresh Message-Id (into *message_id, caller frees) and an
- * X-Stableq-Kind header, so the intake knows its own mail when the list
- * sends it back. Written into the outbox inside the caller's transaction;
- * a malformed address stores it 'invalid'. Returns the mail id or
- * negative.
+ * mail_from, To m->to (an address list), Cc m->cc (an address list) and,
+ * for a mail carrying a patch (m->patch: {author_name, author_email,
+ * signoffs: [{name, email}]}, queue_notice_patch()), its author and
+ * Signed-off-by chain; malformed addresses are left out (logged), each
+ * address named once, and the Cc list cut so that To and Cc stay within
+ * mail_max_recipients (the series is not held for it). The subject and
+ * body given (made safe as compose_notice() does), In-Reply-To/References
+ * m->in_reply_to when set, the header lines m->headers ("X-stable:
+ * review", made one line each), a fresh Message-Id (into *message_id,
+ * caller frees) and an X-Stableq-Kind header, so the intake knows its own
+ * mail when the list sends it back. Written into the outbox inside the
+ * caller's transaction; a malformed list address stores it 'invalid'.
+ * Returns the mail id or negative.
  */
 struct list_mail {
-	const char *kind;       /* "rc" */
+	const char *kind;       /* "rc", "rc-report" */
 	long long patch_id;     /* the patch it carries, or 0 */
 	const char *to;
+	const char *cc;         /* an address list, or NULL */
+	const json_t *patch;    /* Cc its author and sign-offs, or NULL */
 	const char *subject;
 	const char *in_reply_to; /* without <>, or NULL */
+	const char *const *headers; /* "Name: value", NULL-ended, or NULL */
 	const char *body;
 };
 long long compose_list(sqlite3 *db, const struct config *cfg,
@@ -89,5 +98,31 @@ long long compose_list(sqlite3 *db, const struct config *cfg,
 
 /* The Message-Id (without <>) of mail mail_id, or NULL. Caller frees. */
 char *compose_message_id(sqlite3 *db, long long mail_id);
+
+/*
+ * A regression stableq confirmed itself, reported to the regressions list
+ * as regzbot reads it (Documentation/process/handling-regressions.rst):
+ * a paragraph "#regzbot introduced: <sha>" in a new report, or
+ * "#regzbot ^introduced: <sha>" when it answers a report (in_reply_to
+ * set: the mail it answers is then the report), and "#regzbot title:" in
+ * a new report. Sent with compose_list() (kind "regzbot", To r->to), so
+ * the intake knows it as stableq's own. Text from the patch and the
+ * evidence is made safe as compose_list() does, and cannot add regzbot
+ * commands of its own ("#regzbot" in it is written "# regzbot"). An
+ * introduced that is not a hex commit id (7 to 40 digits) is ERR_INVALID.
+ * Inside the caller's transaction; the mail id or negative.
+ */
+struct regzbot_report {
+	const char *to;            /* the regressions list (an address list) */
+	long long patch_id;        /* the culprit */
+	const char *subject;       /* its subject */
+	const char *introduced;    /* the upstream commit it backports */
+	const char *stable_commit; /* its commit on the stable branch, or NULL */
+	const char *branch;        /* "6.1" */
+	const char *why;           /* the evidence, several lines */
+	const char *in_reply_to;   /* the report it answers (no <>), or NULL */
+};
+long long compose_regzbot(sqlite3 *db, const struct config *cfg,
+			  const struct regzbot_report *r, char **message_id);
 
 #endif

@@ -35,12 +35,13 @@ int guard_apply(sqlite3 *db, const struct config *cfg, long long mark,
 	if (db_query_int(db, &people,
 			 "SELECT COUNT(DISTINCT lower(json_extract(rcpt_to,"
 			 " '$[0]'))) FROM mail WHERE id > ? AND state ="
-			 " 'queued' AND hold IS NULL",
+			 " 'queued' AND hold IS NULL AND kind != 'rc'",
 			 "i", mark) < 0 ||
 	    db_query_int(db, &addrs,
 			 "SELECT COUNT(DISTINCT lower(r.value)) FROM mail,"
 			 " json_each(mail.rcpt_to) AS r WHERE mail.id > ? AND"
-			 " mail.state = 'queued' AND mail.hold IS NULL",
+			 " mail.state = 'queued' AND mail.hold IS NULL AND"
+			 " mail.kind != 'rc'",
 			 "i", mark) < 0)
 		return ERR_IO;
 	if (people > cfg->mail_bulk_limit)
@@ -58,7 +59,7 @@ int guard_apply(sqlite3 *db, const struct config *cfg, long long mark,
 	mails = db_exec(db,
 			"UPDATE mail SET hold = 'bulk: ' || ? || ': a"
 			" maintainer releases it' WHERE id > ? AND state ="
-			" 'queued' AND hold IS NULL",
+			" 'queued' AND hold IS NULL AND kind != 'rc'",
 			"ti", why, mark);
 	ret = mails < 0 ? (int)mails
 			: (int)event_add(db, actor, "mail", 0, "held",

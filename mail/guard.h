@@ -14,7 +14,11 @@
  * set to the reason, and outbox_deliver() leaves them until a maintainer
  * releases them (`stableq mail release`, POST /api/v1/mail/release, the
  * dashboard). An import of a whole queue that somehow rejects every patch
- * mails nobody until someone has looked.
+ * mails nobody until someone has looked. The -rc review series (kind
+ * 'rc': the cover to the list and each patch Cc its author and sign-offs,
+ * at most mail_max_recipients each) is a maintainer's own step, `stableq
+ * rc` or an admin's POST /rc, and is not held: its review window starts
+ * when it is made.
  *
  * Usage: mark = guard_mark(db) before the step, guard_apply()
  * after it (outside a transaction). Mail another process queues in

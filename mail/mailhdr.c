@@ -39,7 +39,7 @@ void hdr_end(struct hdr *h)
 	strbuf_addstr(h->sb, "\r\n");
 }
 
-int needs_encoding(const char *s)
+static int needs_encoding(const char *s)
 {
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
 		if (*p >= 0x80)
@@ -51,7 +51,7 @@ int needs_encoding(const char *s)
  * s (clean UTF-8) as RFC 2047 B words of whole characters; adjacent words
  * decode as one text, so spaces inside s are carried in the encoding.
  */
-void hdr_encoded(struct hdr *h, const char *s)
+static void hdr_encoded(struct hdr *h, const char *s)
 {
 	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 				  "abcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -97,7 +97,7 @@ void hdr_encoded(struct hdr *h, const char *s)
 }
 
 /* Unstructured text (Subject): words folded at spaces, or encoded words. */
-void hdr_text(struct hdr *h, const char *s)
+static void hdr_text(struct hdr *h, const char *s)
 {
 	const char *p = s;
 	int encode = needs_encoding(s);
@@ -125,7 +125,7 @@ void hdr_text(struct hdr *h, const char *s)
 }
 
 /* A display name: atoms as they are, else a quoted string, else encoded. */
-void hdr_phrase(struct hdr *h, const char *name)
+static void hdr_phrase(struct hdr *h, const char *name)
 {
 	int plain = 1;
 	struct strbuf q = STRBUF_INIT;

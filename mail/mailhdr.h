@@ -22,16 +22,6 @@ void hdr_start(struct hdr *h, struct strbuf *sb, const char *name);
 /* One unbreakable token, after a space that folds when the line is full. */
 void hdr_tok(struct hdr *h, const char *tok, size_t len);
 void hdr_end(struct hdr *h);
-int needs_encoding(const char *s);
-/*
- * s (clean UTF-8) as RFC 2047 B words of whole characters; adjacent words
- * decode as one text, so spaces inside s are carried in the encoding.
- */
-void hdr_encoded(struct hdr *h, const char *s);
-/* Unstructured text (Subject): words folded at spaces, or encoded words. */
-void hdr_text(struct hdr *h, const char *s);
-/* A display name: atoms as they are, else a quoted string, else encoded. */
-void hdr_phrase(struct hdr *h, const char *name);
 /* A whole field of n mailboxes ("Name <addr>, <addr>"); none: no field. */
 void hdr_mailboxes(struct strbuf *sb, const char *field,
 		   const struct mailbox *v, size_t n);

@@ -363,6 +363,35 @@ int outbox_text(sqlite3 *db, long long id, char **text)
 			     "i", id);
 }
 
+int outbox_cancel(sqlite3 *db, const char *message_id, const char *reason,
+		  const char *actor)
+{
+	long long id = 0;
+	char *why = xstrfmt("cancelled: %s", reason);
+	int ret;
+
+	ret = db_query_int(db, &id,
+			   "SELECT id FROM mail WHERE message_id = ? AND state"
+			   " = 'queued'",
+			   "t", message_id);
+	if (ret == ERR_NOTFOUND) {
+		err_clear();
+		ret = 0;
+		goto out;
+	}
+	if (ret < 0 ||
+	    (ret = db_exec(db,
+			   "UPDATE mail SET state = 'failed', last_error = ?"
+			   " WHERE id = ? AND state = 'queued'",
+			   "ti", why, id)) <= 0)
+		goto out;
+	ret = (int)event_add(db, actor, "mail", id, "cancelled", "%s", why);
+	ret = ret < 0 ? ret : 1;
+out:
+	free(why);
+	return ret;
+}
+
 json_t *outbox_state_counts(sqlite3 *db)
 {
 	return db_map_of(db_rows_json(

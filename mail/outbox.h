@@ -81,6 +81,16 @@ json_t *outbox_all_json(sqlite3 *db, const char *state);
 json_t *outbox_patch_json(sqlite3 *db, long long patch_id);
 /* The message as it goes out (*text: caller frees); ERR_NOTFOUND. */
 int outbox_text(sqlite3 *db, long long id, char **text);
+/*
+ * Cancels the mail whose Message-Id is message_id while no relay has taken
+ * it (state 'queued', held or not), inside the caller's transaction: it
+ * becomes 'failed' with last_error "cancelled: <reason>" (never sent, kept
+ * for the record) and an event 'cancelled' by actor. A superseded -rc's
+ * series that is still waiting goes this way. 1 when cancelled, 0 when it
+ * was sent, is being sent or is not there, negative on error.
+ */
+int outbox_cancel(sqlite3 *db, const char *message_id, const char *reason,
+		  const char *actor);
 /* {state: count}. */
 json_t *outbox_state_counts(sqlite3 *db);
 /* How many mails are due at now (or being sent). */

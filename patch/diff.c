@@ -1,4 +1,4 @@
-/* patch-diff.c: a patch's diff: files, hunk checks, flags, patch-id. */
+/* diff.c: a patch's diff: files, hunk checks, flags, patch-id. */
 #include "err.h"
 #include "patch-int.h"
 #include "patch.h"
@@ -56,6 +56,14 @@ struct dparse {
 	const char *name;
 	struct fstate f;
 	struct idhash h;
+	/* the line being read, its number, where the diff ends so far */
+	const char *s, *end, *diff_end;
+	size_t lineno;
+	/* the open hunk: its header line (NULL: none), the lines it still counts */
+	const char *hunk;
+	size_t hunk_line, hunk_len;
+	long old, new;
+	int after_hunk; /* the line before ended a hunk */
 };
 
 int diff_is_start(const char *s, size_t n, const char *nx, size_t nn)
@@ -441,17 +449,201 @@ static int ext_header(struct fstate *f, const char *s, size_t n)
 	return 1;
 }
 
+/*
+ * The phases of diff_parse(), each on the line at d->s (n bytes, nc
+ * without a CR; next: the line after it). Each returns 1 when the line was
+ * its (d->s moved on), 0 when not, negative on an error.
+ */
+
+/* The open hunk ended before its header's count: where says where. */
+static int truncated(const struct dparse *d, const char *where)
+{
+	return err_set(ERR_INVALID,
+		       "%s:%zu: %s: truncated hunk '%.*s' (%ld old and %ld new"
+		       " lines missing%s)",
+		       d->name, d->hunk_line,
+		       d->f.new_path.len ? d->f.new_path.buf : d->f.old_path.buf,
+		       (int)d->hunk_len, d->hunk, d->old, d->new, where);
+}
+
+/* On to next; the hunk ends once it has every line its header counts. */
+static int hunk_next(struct dparse *d, const char *next)
+{
+	d->diff_end = d->s = next;
+	if (!d->old && !d->new) {
+		d->hunk = NULL;
+		d->after_hunk = 1;
+	}
+	return 1;
+}
+
+/* A line of the open hunk: context, removed, added or "\ No newline". */
+static int hunk_body(struct dparse *d, size_t n, size_t nc, const char *next)
+{
+	const char *s = d->s;
+	char c = nc ? s[0] : ' ';
+
+	if (c == ' ') {
+		d->old--, d->new --;
+	} else if (c == '-') {
+		d->old--;
+	} else if (c == '+') {
+		d->new --;
+	} else if (c != '\\') {
+		return truncated(d, "");
+	}
+	if (d->old < 0 || d->new < 0)
+		return err_set(ERR_INVALID,
+			       "%s:%zu: %s: hunk '%.*s' has more "
+			       "lines than its header counts",
+			       d->name, d->hunk_line, d->f.new_path.buf,
+			       (int)d->hunk_len, d->hunk);
+	if (c != '\\') {
+		idh_add(&d->h, s, n);
+		if (c == '+' && d->f.kconfig && adds_config(s, nc))
+			d->p->adds_kconfig = 1;
+	}
+	return hunk_next(d, next);
+}
+
+/* A file's header: "diff --git a/x b/x", or a "--- a/x" "+++ b/x" pair. */
+static int file_header(struct dparse *d, size_t nc, const char *next)
+{
+	const char *s = d->s, *end = d->end;
+	int ret;
+
+	if (has_prefix(s, nc, "diff --git ")) {
+		if ((ret = file_finish(d)) < 0)
+			return ret;
+		file_start(d, 1, d->lineno);
+		git_line_paths(&d->f, s + 11, nc - 11);
+		d->f.kconfig = is_kconfig_path(d->f.new_path.buf);
+		d->diff_end = d->s = next;
+		d->after_hunk = 0;
+		return 1;
+	}
+	if (!has_prefix(s, nc, "--- ") || next >= end ||
+	    !has_prefix(next, (size_t)(end - next), "+++ "))
+		return 0;
+	const char *e2 = line_end(next, end);
+	size_t n2 = line_len_nocr(next, (size_t)(e2 - next));
+
+	if (!d->f.active || !d->f.git || d->f.minus_plus || d->f.hunks ||
+	    d->f.binary) {
+		if ((ret = file_finish(d)) < 0)
+			return ret;
+		file_start(d, 0, d->lineno);
+	}
+	d->f.minus_plus = 1;
+	set_path(&d->f.old_path, s + 4, nc - 4, 1);
+	set_path(&d->f.new_path, next + 4, n2 - 4, 1);
+	if (!strcmp(d->f.old_path.buf, "/dev/null"))
+		d->f.change = 'A';
+	else if (!strcmp(d->f.new_path.buf, "/dev/null"))
+		d->f.change = 'D';
+	d->f.kconfig = is_kconfig_path(d->f.new_path.buf);
+	d->lineno++;
+	d->diff_end = d->s = e2 < end ? e2 + 1 : end;
+	d->after_hunk = 0;
+	return 1;
+}
+
+/* A hunk's header, "@@ -a,b +c,d @@", which opens the hunk. */
+static int hunk_start(struct dparse *d, size_t nc, const char *next)
+{
+	const char *s = d->s;
+
+	if (!has_prefix(s, nc, "@@ "))
+		return 0;
+	if (!d->f.active || !d->f.minus_plus)
+		return err_set(ERR_INVALID,
+			       "%s:%zu: hunk without a ---/+++ file header",
+			       d->name, d->lineno);
+	d->hunk_len = hunk_header(s, nc, &d->old, &d->new);
+	if (!d->hunk_len)
+		return err_set(ERR_INVALID,
+			       "%s:%zu: %s: malformed hunk header '%.*s'",
+			       d->name, d->lineno, d->f.new_path.buf,
+			       (int)(nc > 60 ? 60 : nc), s);
+	d->hunk = s;
+	d->hunk_line = d->lineno;
+	d->f.hunks++;
+	idh_add(&d->h, "@@", 2);
+	return hunk_next(d, next);
+}
+
+/* A "GIT binary patch" and its literal/delta blocks of base85 lines. */
+static int binary_patch(struct dparse *d, size_t nc, const char *next)
+{
+	const char *s = d->s, *end = d->end;
+	size_t blocks = 0;
+
+	if (!has_prefix(s, nc, "GIT binary patch"))
+		return 0;
+	d->f.binary = 1;
+	d->diff_end = s = next;
+	d->lineno++;
+	while (s < end) {
+		const char *be = line_end(s, end);
+		size_t bn = line_len_nocr(s, (size_t)(be - s));
+		const char *bnext = be < end ? be + 1 : end;
+		if (has_prefix(s, bn, "literal ") ||
+		    has_prefix(s, bn, "delta ")) {
+			blocks++;
+		} else if (!bn) {
+			if (!blocks)
+				break;
+		} else if (!blocks || !is_b85_line(s, bn)) {
+			break;
+		}
+		idh_add(&d->h, s, bn);
+		d->diff_end = s = bnext;
+		d->lineno++;
+	}
+	d->s = s;
+	if (!blocks)
+		return err_set(ERR_INVALID,
+			       "%s:%zu: %s: malformed binary patch", d->name,
+			       d->lineno, d->f.new_path.buf);
+	d->lineno--;
+	return 1;
+}
+
+/* The end: the patch-id (SHA-1 of the diff without whitespace) and the diff. */
+static int diff_finish(struct dparse *d, const char *buf, size_t first_line)
+{
+	struct patch *p = d->p;
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned mdlen = 0;
+	int ret;
+
+	if (d->hunk)
+		return truncated(d, " at the end");
+	if ((ret = file_finish(d)) < 0)
+		return ret;
+	if (!p->nfiles)
+		return err_set(ERR_INVALID, "%s:%zu: no file in the diff",
+			       d->name, first_line);
+	idh_flush(&d->h);
+	if (!EVP_DigestFinal_ex(d->h.ctx, md, &mdlen) || mdlen != 20)
+		return err_set(ERR_GENERIC, "%s: SHA-1 failed", d->name);
+	for (unsigned i = 0; i < 20; i++) {
+		static const char hex[] = "0123456789abcdef";
+		p->patch_id[2 * i] = hex[md[i] >> 4];
+		p->patch_id[2 * i + 1] = hex[md[i] & 15];
+	}
+	p->patch_id[40] = '\0';
+	free(p->diff);
+	p->diff = xstrndup(buf, (size_t)(d->diff_end - buf));
+	return 0;
+}
+
 int diff_parse(struct patch *p, const char *buf, size_t len, const char *name,
 	       size_t first_line)
 {
-	struct dparse d = {.p = p, .name = name};
-	const char *s = buf, *end = buf + len, *diff_end = buf;
-	const char *hunk = NULL;
-	size_t lineno = first_line, hunk_line = 0, hunk_len = 0;
-	long old = 0, new = 0;
-	int ret = 0, after_hunk = 0;
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned mdlen = 0;
+	struct dparse d = {.p = p, .name = name, .s = buf, .end = buf + len,
+			   .diff_end = buf, .lineno = first_line};
+	int ret = 0;
 
 	strbuf_init(&d.f.old_path, 0);
 	strbuf_init(&d.f.new_path, 0);
@@ -461,172 +653,47 @@ int diff_parse(struct patch *p, const char *buf, size_t len, const char *name,
 		goto out;
 	}
 
-	for (; s < end; lineno++) {
-		const char *e = line_end(s, end);
-		const char *next = e < end ? e + 1 : end;
+	for (; d.s < d.end; d.lineno++) {
+		const char *s = d.s, *e = line_end(s, d.end);
+		const char *next = e < d.end ? e + 1 : d.end;
 		size_t n = (size_t)(e - s), nc = line_len_nocr(s, n);
 
-		if (hunk) {
-			char c = nc ? s[0] : ' ';
-			if (c == ' ') {
-				old--, new --;
-			} else if (c == '-') {
-				old--;
-			} else if (c == '+') {
-				new --;
-			} else if (c != '\\') {
-				ret = err_set(
-					ERR_INVALID,
-					"%s:%zu: %s: truncated hunk '%.*s' "
-					"(%ld old and %ld new lines missing)",
-					name, hunk_line,
-					d.f.new_path.len ? d.f.new_path.buf
-							 : d.f.old_path.buf,
-					(int)hunk_len, hunk, old, new);
+		if (d.hunk) {
+			if ((ret = hunk_body(&d, n, nc, next)) < 0)
 				goto out;
-			}
-			if (old < 0 || new < 0) {
-				ret = err_set(
-					ERR_INVALID,
-					"%s:%zu: %s: hunk '%.*s' has more "
-					"lines than its header counts",
-					name, hunk_line, d.f.new_path.buf,
-					(int)hunk_len, hunk);
-				goto out;
-			}
-			if (c != '\\') {
-				idh_add(&d.h, s, n);
-				if (c == '+' && d.f.kconfig &&
-				    adds_config(s, nc))
-					p->adds_kconfig = 1;
-			}
-			diff_end = next;
-			s = next;
-			if (!old && !new) {
-				hunk = NULL;
-				after_hunk = 1;
-			}
 			continue;
 		}
-
-		if (has_prefix(s, nc, "diff --git ")) {
-			if ((ret = file_finish(&d)) < 0)
+		if ((ret = file_header(&d, nc, next)) != 0 ||
+		    (ret = hunk_start(&d, nc, next)) != 0) {
+			if (ret < 0)
 				goto out;
-			file_start(&d, 1, lineno);
-			git_line_paths(&d.f, s + 11, nc - 11);
-			d.f.kconfig = is_kconfig_path(d.f.new_path.buf);
-			diff_end = s = next;
-			after_hunk = 0;
 			continue;
 		}
-		if (has_prefix(s, nc, "--- ") && next < end &&
-		    has_prefix(next, (size_t)(end - next), "+++ ")) {
-			const char *e2 = line_end(next, end);
-			size_t n2 = line_len_nocr(next, (size_t)(e2 - next));
-
-			if (!d.f.active || !d.f.git || d.f.minus_plus ||
-			    d.f.hunks || d.f.binary) {
-				if ((ret = file_finish(&d)) < 0)
-					goto out;
-				file_start(&d, 0, lineno);
-			}
-			d.f.minus_plus = 1;
-			set_path(&d.f.old_path, s + 4, nc - 4, 1);
-			set_path(&d.f.new_path, next + 4, n2 - 4, 1);
-			if (!strcmp(d.f.old_path.buf, "/dev/null"))
-				d.f.change = 'A';
-			else if (!strcmp(d.f.new_path.buf, "/dev/null"))
-				d.f.change = 'D';
-			d.f.kconfig = is_kconfig_path(d.f.new_path.buf);
-			lineno++;
-			diff_end = s = e2 < end ? e2 + 1 : end;
-			after_hunk = 0;
-			continue;
-		}
-		if (has_prefix(s, nc, "@@ ")) {
-			if (!d.f.active || !d.f.minus_plus) {
-				ret = err_set(ERR_INVALID,
-					      "%s:%zu: hunk without a ---/+++ "
-					      "file header",
-					      name, lineno);
-				goto out;
-			}
-			hunk_len = hunk_header(s, nc, &old, &new);
-			if (!hunk_len) {
-				ret = err_set(ERR_INVALID,
-					      "%s:%zu: %s: malformed hunk "
-					      "header '%.*s'",
-					      name, lineno, d.f.new_path.buf,
-					      (int)(nc > 60 ? 60 : nc), s);
-				goto out;
-			}
-			hunk = s;
-			hunk_line = lineno;
-			d.f.hunks++;
-			idh_add(&d.h, "@@", 2);
-			diff_end = s = next;
-			if (!old && !new) {
-				hunk = NULL;
-				after_hunk = 1;
-			}
-			continue;
-		}
-		if (after_hunk && nc && s[0] == '\\') {
-			diff_end = s = next;
+		if (d.after_hunk && nc && s[0] == '\\') {
+			d.diff_end = d.s = next;
 			continue;
 		}
 		/* a mail signature ends the diff */
 		if ((nc == 3 && !memcmp(s, "-- ", 3)) ||
 		    (nc == 2 && !memcmp(s, "--", 2)))
 			break;
-		if (after_hunk && nc &&
+		if (d.after_hunk && nc &&
 		    (s[0] == '+' || s[0] == '-' || s[0] == ' ')) {
 			ret = err_set(ERR_INVALID,
 				      "%s:%zu: %s: more lines than the hunk "
 				      "header before them counts",
-				      name, lineno, d.f.new_path.buf);
+				      name, d.lineno, d.f.new_path.buf);
 			goto out;
 		}
-		after_hunk = 0;
+		d.after_hunk = 0;
 		if (d.f.active && d.f.git && !d.f.minus_plus && !d.f.hunks) {
-			if (has_prefix(s, nc, "GIT binary patch")) {
-				size_t blocks = 0;
-				d.f.binary = 1;
-				diff_end = s = next;
-				lineno++;
-				while (s < end) {
-					const char *be = line_end(s, end);
-					size_t bn = line_len_nocr(
-						s, (size_t)(be - s));
-					const char *bnext =
-						be < end ? be + 1 : end;
-					if (has_prefix(s, bn, "literal ") ||
-					    has_prefix(s, bn, "delta ")) {
-						blocks++;
-					} else if (!bn) {
-						if (!blocks)
-							break;
-					} else if (!blocks ||
-						   !is_b85_line(s, bn)) {
-						break;
-					}
-					idh_add(&d.h, s, bn);
-					diff_end = s = bnext;
-					lineno++;
-				}
-				if (!blocks) {
-					ret = err_set(ERR_INVALID,
-						      "%s:%zu: %s: malformed "
-						      "binary patch",
-						      name, lineno,
-						      d.f.new_path.buf);
+			if ((ret = binary_patch(&d, nc, next)) != 0) {
+				if (ret < 0)
 					goto out;
-				}
-				lineno--;
 				continue;
 			}
 			if (ext_header(&d.f, s, nc)) {
-				diff_end = s = next;
+				d.diff_end = d.s = next;
 				continue;
 			}
 		}
@@ -634,38 +701,9 @@ int diff_parse(struct patch *p, const char *buf, size_t len, const char *name,
 		if (d.f.active && d.f.minus_plus && !d.f.hunks &&
 		    (ret = file_finish(&d)) < 0)
 			goto out;
-		s = next;
+		d.s = next;
 	}
-	if (hunk) {
-		ret = err_set(ERR_INVALID,
-			      "%s:%zu: %s: truncated hunk '%.*s' (%ld old and "
-			      "%ld new lines missing at the end)",
-			      name, hunk_line,
-			      d.f.new_path.len ? d.f.new_path.buf
-					       : d.f.old_path.buf,
-			      (int)hunk_len, hunk, old, new);
-		goto out;
-	}
-	if ((ret = file_finish(&d)) < 0)
-		goto out;
-	if (!p->nfiles) {
-		ret = err_set(ERR_INVALID, "%s:%zu: no file in the diff", name,
-			      first_line);
-		goto out;
-	}
-	idh_flush(&d.h);
-	if (!EVP_DigestFinal_ex(d.h.ctx, md, &mdlen) || mdlen != 20) {
-		ret = err_set(ERR_GENERIC, "%s: SHA-1 failed", name);
-		goto out;
-	}
-	for (unsigned i = 0; i < 20; i++) {
-		static const char hex[] = "0123456789abcdef";
-		p->patch_id[2 * i] = hex[md[i] >> 4];
-		p->patch_id[2 * i + 1] = hex[md[i] & 15];
-	}
-	p->patch_id[40] = '\0';
-	free(p->diff);
-	p->diff = xstrndup(buf, (size_t)(diff_end - buf));
+	ret = diff_finish(&d, buf, first_line);
 out:
 	EVP_MD_CTX_free(d.h.ctx);
 	strbuf_release(&d.f.old_path);

@@ -64,7 +64,9 @@ int mbox_is_from_line(const char *s, size_t n);
 
 /* The mail being read into a patch (patch.c; trailer.c reads trailers into it). */
 /* The header values intake reads; index into struct mail.hdr. */
-enum hdr { H_FROM, H_SUBJECT, H_DATE, H_MSGID, H_IRT, H_CTE, H_CTYPE, H_MAX };
+enum hdr { H_FROM, H_SUBJECT, H_DATE, H_MSGID, H_IRT, H_CTE, H_CTYPE,
+	   /* say only how a mail was sent: they do not make text a mail */
+	   H_AUTOSUB, H_PRECEDENCE, H_XAUTOREPLY, H_MAX };
 
 
 enum mode { M_MAIL, M_GITSHOW, M_PLAIN };

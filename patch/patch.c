@@ -22,6 +22,9 @@ static const struct {
 	{"in-reply-to", H_IRT},
 	{"content-transfer-encoding", H_CTE},
 	{"content-type", H_CTYPE},
+	{"auto-submitted", H_AUTOSUB},
+	{"precedence", H_PRECEDENCE},
+	{"x-autoreply", H_XAUTOREPLY},
 	/* `git show` and `git log --format=fuller` headers */
 	{"author", H_FROM},
 	{"authordate", H_DATE},
@@ -107,6 +110,7 @@ void patch_free(struct patch *p)
 	free(p->subject_prefix);
 	free(p->author_name);
 	free(p->author_email);
+	free(p->sender_email);
 	free(p->date);
 	free(p->message_id);
 	free(p->in_reply_to);
@@ -194,8 +198,9 @@ static int is_mail_start(const char *s, const char *end)
 		}
 		if (!is_header_line(s, n))
 			break;
-		if (hdr_index(s, (size_t)((const char *)memchr(s, ':', n) -
-					  s)) >= 0)
+		int h = hdr_index(s, (size_t)((const char *)memchr(s, ':', n) -
+					      s));
+		if (h >= 0 && h < H_AUTOSUB)
 			return 1;
 		first = 0;
 		s = e < end ? e + 1 : end;
@@ -604,6 +609,33 @@ static int is_commit_line(const char *s, size_t n)
 	       (n == 47 || s[47] == ' ');
 }
 
+/*
+ * An automatic reply (RFC 3834: Auto-Submitted other than "no"; the older
+ * Precedence: bulk, junk or list; X-Autoreply): an out-of-office answer,
+ * not a person's.
+ */
+static int auto_reply(const struct mail *m)
+{
+	const char *v[H_MAX] = { 0 };
+	size_t k = 0;
+
+	/* a folded value starts with the blank its line break became */
+	for (int h = H_AUTOSUB; h <= H_XAUTOREPLY; h++)
+		if (m->has[h])
+			v[h] = patch_skip_ws(m->hdr[h].buf,
+					     m->hdr[h].buf + m->hdr[h].len);
+	while (v[H_AUTOSUB] && v[H_AUTOSUB][k] &&
+	       !strchr("; \t(", v[H_AUTOSUB][k]))
+		k++;
+	if (k && !(k == 2 && !strncasecmp(v[H_AUTOSUB], "no", 2)))
+		return 1;
+	if (v[H_PRECEDENCE] && (!strcasecmp(v[H_PRECEDENCE], "bulk") ||
+				!strcasecmp(v[H_PRECEDENCE], "junk") ||
+				!strcasecmp(v[H_PRECEDENCE], "list")))
+		return 1;
+	return v[H_XAUTOREPLY] && strcasecmp(v[H_XAUTOREPLY], "no");
+}
+
 /* Author, dates and ids from the headers, once the message is known. */
 static int finish_headers(struct mail *m)
 {
@@ -631,12 +663,15 @@ static int finish_headers(struct mail *m)
 			p->author_name = clean_dup(dec.buf, dec.len);
 		if (addr && *addr)
 			p->author_email = clean_dup(addr, strlen(addr));
+		if (addr && *addr && !p->sender_email)
+			p->sender_email = clean_dup(addr, strlen(addr));
 		free(addr);
 		free(name);
 		strbuf_release(&dec);
 	}
 	if (m->has[H_DATE] && m->hdr[H_DATE].len)
 		p->date = clean_dup(m->hdr[H_DATE].buf, m->hdr[H_DATE].len);
+	p->auto_reply = auto_reply(m);
 	for (int h = H_MSGID; h <= H_IRT; h++) {
 		const char *s, *lt, *gt;
 		size_t n;
@@ -727,6 +762,18 @@ static int parse_mail(struct mail *m, const char *s, const char *end,
 			break;
 		b = e < end ? e + 1 : end;
 		bline++;
+	}
+	/* who sent the mail, whatever author its in-body From: names */
+	if (m->has[H_FROM] && !m->p->sender_email) {
+		char *name = NULL, *addr = NULL;
+		if (patch_person(m->hdr[H_FROM].buf, m->hdr[H_FROM].len, 0,
+				 &name, &addr) == 0 &&
+		    addr && *addr)
+			m->p->sender_email = clean_dup(addr, strlen(addr));
+		else
+			err_clear();
+		free(name);
+		free(addr);
 	}
 	if (b < end && (has_prefix(b, (size_t)(end - b), "From:") ||
 			has_prefix(b, (size_t)(end - b), "Subject:") ||
@@ -968,10 +1015,12 @@ void patch_safe_message(struct strbuf *out, const char *msg)
 	};
 	struct strbuf body = STRBUF_INIT;
 	const char *nl = strchr(msg, '\n');
-	size_t sl = nl ? (size_t)(nl - msg) : strlen(msg);
+	size_t sl = nl ? (size_t)(nl - msg) : strlen(msg), start = out->len;
 
 	mime_clean_line(out, msg, sl);
-	strbuf_rtrim(out);
+	/* the subject line's own trailing blanks, not what out held before */
+	while (out->len > start && isspace((unsigned char)out->buf[out->len - 1]))
+		strbuf_setlen(out, out->len - 1);
 	strbuf_addch(out, '\n');
 	if (!nl)
 		return;

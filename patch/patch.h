@@ -40,6 +40,8 @@ struct patch {
 	int series_total;     /* m of [PATCH n/m], 0 if none */
 	char *author_name;    /* decoded (RFC 2047), or NULL */
 	char *author_email;   /* addr-spec as written (compare without case), or NULL */
+	char *sender_email;   /* the mail's own From: (before git am's in-body From:
+			       * names the author), or NULL: who sent it */
 	char *date;           /* as written in the Date: header, or NULL */
 	char *message_id;     /* without <>, or NULL */
 	char *in_reply_to;    /* without <>, or NULL */
@@ -59,6 +61,8 @@ struct patch {
 	int adds_kconfig;     /* adds a "config FOO" entry to a Kconfig file */
 	int touches_uapi;     /* changes include/uapi/ or arch/x/include/uapi/ */
 	int reply;            /* the Subject: began with "Re:" */
+	int auto_reply;       /* an automatic reply: RFC 3834 Auto-Submitted (not "no"),
+			       * Precedence: bulk/junk/list, or X-Autoreply */
 	size_t subject_cut;   /* the subject was this long, over PATCH_TEXT_MAX, and is cut; else 0 */
 	size_t name_cut;      /* the same for author_name */
 };

@@ -1,8 +1,8 @@
+/* stable.c: does a stable annotation ("5.10+", "3.3.x") cover a kernel version? */
 /*
- * version.c: does a stable annotation ("5.10+", "3.3.x") cover a kernel
- * version? Documentation/process/stable-kernel-rules.rst: "# 3.3.x" means
- * every stable tree starting with that version, so a bare version is a
- * lower bound, as "3.3+" is; "only" and ranges ("5.4 - 6.1") bound it.
+ * Documentation/process/stable-kernel-rules.rst: "# 3.3.x" means every
+ * stable tree starting with that version, so a bare version is a lower
+ * bound, as "3.3+" is; "only" and ranges ("5.4 - 6.1") bound it.
  */
 #include "patch.h"
 

@@ -35,11 +35,22 @@ static int in_series(const struct patch *p)
 	return p->diff || is_cover(p);
 }
 
+/* Who sent it: the mail's From:, not the author an in-body From: names. */
+static const char *sender(const struct patch *p)
+{
+	return p->sender_email ? p->sender_email : p->author_email;
+}
+
+static const char *author_of(const struct patch *p)
+{
+	return sender(p) ? sender(p) : "";
+}
+
 static int same_author(const struct patch *a, const struct patch *b)
 {
-	if (!a->author_email || !b->author_email)
-		return !a->author_email && !b->author_email;
-	return !strcasecmp(a->author_email, b->author_email);
+	if (!sender(a) || !sender(b))
+		return !sender(a) && !sender(b);
+	return !strcasecmp(sender(a), sender(b));
 }
 
 /* Message-Ids sorted, for finding a parent in O(log n). */
@@ -81,10 +92,77 @@ static size_t parent_of(struct patch *const *msgs, const struct byid *ids,
 	if (is_cover(p) || !p->in_reply_to)
 		return THREAD_NONE;
 	j = find_id(ids, nids, p->in_reply_to);
+	/* a v2 sent in reply to the v1 is a series of its own */
 	if (j == THREAD_NONE || j == i || !in_series(msgs[j]) ||
-	    !same_author(p, msgs[j]))
+	    !same_author(p, msgs[j]) ||
+	    thread_version(p->subject_prefix) !=
+		    thread_version(msgs[j]->subject_prefix))
 		return THREAD_NONE;
 	return j;
+}
+
+/*
+ * Roots that answer the same message outside the set (the cover not seen
+ * yet, or read in an earlier pass) from the same author, with the same
+ * version and m: one series, as b4 takes a thread.
+ */
+static struct patch *const *vroot_msgs;
+
+static int vroot_cmp(const void *a, const void *b)
+{
+	const struct patch *x = vroot_msgs[*(const size_t *)a];
+	const struct patch *y = vroot_msgs[*(const size_t *)b];
+	int c = strcmp(x->in_reply_to, y->in_reply_to);
+
+	if (!c)
+		c = strcasecmp(author_of(x), author_of(y));
+	if (!c)
+		c = thread_version(x->subject_prefix) -
+		    thread_version(y->subject_prefix);
+	if (!c)
+		c = x->series_total - y->series_total;
+	if (!c)
+		c = *(const size_t *)a < *(const size_t *)b ? -1 : 1;
+	return c;
+}
+
+static int vroot_same(struct patch *const *msgs, size_t a, size_t b)
+{
+	const struct patch *x = msgs[a], *y = msgs[b];
+
+	return !strcmp(x->in_reply_to, y->in_reply_to) && same_author(x, y) &&
+	       thread_version(x->subject_prefix) ==
+		       thread_version(y->subject_prefix) &&
+	       x->series_total == y->series_total;
+}
+
+static void join_virtual_roots(struct patch *const *msgs, size_t n,
+			       const struct byid *ids, size_t nids,
+			       size_t *root)
+{
+	size_t *v = xcalloc(n ? n : 1, sizeof(*v)), nv = 0;
+	size_t *to = xcalloc(n ? n : 1, sizeof(*to));
+
+	for (size_t i = 0; i < n; i++) {
+		const struct patch *p = msgs[i];
+		to[i] = i;
+		if (root[i] == i && !is_cover(p) && p->diff && p->in_reply_to &&
+		    p->series_total > 0 &&
+		    find_id(ids, nids, p->in_reply_to) == THREAD_NONE)
+			v[nv++] = i;
+	}
+	vroot_msgs = msgs;
+	if (nv)
+		qsort(v, nv, sizeof(*v), vroot_cmp);
+	vroot_msgs = NULL;
+	for (size_t k = 1; k < nv; k++)
+		if (vroot_same(msgs, v[k - 1], v[k]))
+			to[v[k]] = to[v[k - 1]];
+	for (size_t i = 0; i < n; i++)
+		if (root[i] != THREAD_NONE)
+			root[i] = to[root[i]];
+	free(v);
+	free(to);
 }
 
 static const char *series_subject(struct patch *const *msgs,
@@ -115,11 +193,6 @@ static int part_cmp(const void *a, const void *b)
 
 static const struct thread_series *sort_series;
 
-static const char *author_of(const struct patch *p)
-{
-	return p->author_email ? p->author_email : "";
-}
-
 static int same_series(struct patch *const *msgs, const struct thread_series *a,
 		       const struct thread_series *b)
 {
@@ -142,6 +215,29 @@ static int series_cmp(const void *x, const void *y)
 	if (!c && a->version != b->version)
 		c = a->version < b->version ? -1 : 1;
 	return c;
+}
+
+/*
+ * Whether series b was sent in the thread of series a: one of b's
+ * messages answers one of a's (git format-patch -v2 --in-reply-to=<v1's
+ * cover>). Only then does b supersede a: the same subject from the same
+ * address in another thread is another submission.
+ */
+static int answers(struct patch *const *msgs, const struct byid *ids,
+		   size_t nids, const size_t *series_of,
+		   const struct thread_series *v, size_t b, size_t a)
+{
+	const struct thread_series *s = &v[b];
+
+	for (size_t k = 0; k <= s->nparts; k++) {
+		size_t i = k < s->nparts ? s->parts[k] : s->cover, j;
+		if (i == THREAD_NONE || !msgs[i]->in_reply_to)
+			continue;
+		j = find_id(ids, nids, msgs[i]->in_reply_to);
+		if (j != THREAD_NONE && series_of[j] == a)
+			return 1;
+	}
+	return 0;
 }
 
 size_t thread_assemble(struct thread_series **out, struct patch *const *msgs,
@@ -174,6 +270,7 @@ size_t thread_assemble(struct thread_series **out, struct patch *const *msgs,
 			r = up;
 		root[i] = r;
 	}
+	join_virtual_roots(msgs, n, ids, nids, root);
 	/* one series per root, in the order of first appearance */
 	for (size_t i = 0; i < n; i++) {
 		size_t r = root[i], s;
@@ -223,7 +320,9 @@ size_t thread_assemble(struct thread_series **out, struct patch *const *msgs,
 		qsort(order, ns, sizeof(*order), series_cmp);
 	for (size_t k = 0; k + 1 < ns; k++)
 		if (same_series(msgs, &v[order[k]], &v[order[k + 1]]) &&
-		    v[order[k]].version < v[order[k + 1]].version)
+		    v[order[k]].version < v[order[k + 1]].version &&
+		    answers(msgs, ids, nids, series_of, v, order[k + 1],
+			    order[k]))
 			v[order[k]].superseded = 1;
 	sort_msgs = NULL;
 	sort_series = NULL;

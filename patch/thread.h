@@ -11,7 +11,8 @@
  * 0/m]" without a diff, or none), its patches ordered by n of n/m (a
  * single patch is a series of one), its reroll version (vN of the prefix,
  * 1 when none) and whether a newer version of the same series (the same
- * cover or first-patch subject from the same author) is in the set, in
+ * cover or first-patch subject from the same author, sent in its thread:
+ * a message of the newer answers one of the older) is in the set, in
  * which case only the newest is to be used. Indices point into the array
  * given to thread_assemble().
  */
@@ -31,8 +32,10 @@ struct thread_series {
  * they are a series' cover). A patch belongs to the series of its thread
  * root: In-Reply-To followed inside the set (a chain that loops or runs
  * longer than the set ends where it is; a forged In-Reply-To naming a
- * message of another author's series is not followed). Within a series a
- * part seen twice keeps its first message. Series come in the order of
+ * message of another author's series is not followed, nor one naming
+ * another version's). Parts answering the same message outside the set
+ * (a cover not read yet) from the same author, version and m are one
+ * series. Within a series a part seen twice keeps its first message. Series come in the order of
  * their first message. Returns the number of series (*out owned by the
  * caller: thread_series_free()).
  */

@@ -3,7 +3,7 @@
 #define STABLEQ_GUESTARCH_H
 
 /*
- * A branch tests the architectures its `arches` names (kernel-queue/runs/
+ * A branch tests the architectures its `arches` names (kernel-queue/candidates/
  * cell.h); each is a row here with what QEMU, the console and the guest's
  * userland need. The build side (make ARCH=, CROSS_COMPILE=, the image)
  * is kbuild's (kbuild.h). Rows are static; NULL arch means x86_64.

@@ -3,6 +3,7 @@
 #include "err.h"
 #include "file.h"
 #include "log.h"
+#include "sandbox.h"
 #include "spawn.h"
 #include "strbuf.h"
 #include "strvec.h"
@@ -142,7 +143,8 @@ out:
 	return ret;
 }
 
-int kselftest_key(const char *src_dir, const char *const *targets,
+/* The cache key of the state of src_dir (see above); 0 or negative. */
+static int kselftest_key(const char *src_dir, const char *const *targets,
 		  size_t ntargets, const char *compiler_id, char key[65])
 {
 	EVP_MD_CTX *md = EVP_MD_CTX_new();
@@ -334,22 +336,42 @@ static char *error_excerpt(const struct strbuf *out)
 	return strbuf_detach(&sb, NULL);
 }
 
-static int run_make(const struct kselftest_opts *o, const char *const *argv,
-		    struct strbuf *out, int *status)
+/* make, in o->sandbox: writing build_dir, stage (may be NULL), the ccache */
+static int run_make(const struct kselftest_opts *o, const char *stage,
+		    const char *const *argv, struct strbuf *out, int *status)
 {
 	struct spawn s = SPAWN_INIT;
 	struct strvec env = STRVEC_INIT;
+	struct sandbox_bind binds[5] = { { o->build_dir, NULL, 0 },
+					 { o->src_dir, NULL, 1 } };
+	size_t nb = 2;
 	int ret;
 
-	if (o->ccache_dir && *o->ccache_dir)
-		strvec_pushf(&env, "CCACHE_DIR=%s", o->ccache_dir);
+	if ((ret = sandbox_check(o->sandbox, "kselftest build")) < 0)
+		return ret;
+	if (o->ccache_dir && *o->ccache_dir) {
+		if (sandbox_on(o->sandbox)) {
+			strvec_push(&env, "CCACHE_DIR=" SANDBOX_CCACHE);
+			binds[nb++] = (struct sandbox_bind){ o->ccache_dir,
+							     SANDBOX_CCACHE, 0 };
+		} else {
+			strvec_pushf(&env, "CCACHE_DIR=%s", o->ccache_dir);
+		}
+	}
+	if (stage)
+		binds[nb++] = (struct sandbox_bind){ stage, NULL, 0 };
+	if (nb > 2 && binds[2].at &&
+	    (ret = sandbox_own(o->sandbox, o->ccache_dir, 1)) < 0)
+		return ret;
+	s.sandbox = o->sandbox;
+	s.binds = binds;
 	s.argv = argv;
 	s.env = env.v;
 	s.capture = 1;
 	s.capture_max = 256 * 1024;
 	s.timeout_ms = (o->timeout_s > 0 ? o->timeout_s : 1800) * 1000;
 	ret = spawn_run(&s);
-	if (ret == ERR_NOTFOUND)
+	if (ret == ERR_NOTFOUND && !sandbox_on(o->sandbox))
 		err_set(ret, "make not found: install the Debian package "
 			     "build-essential (`make deps`)");
 	if (ret == 0) {
@@ -440,7 +462,7 @@ static void list_tests(const struct kselftest_opts *o, const char *tdir,
 			      ov,     "emit_tests", NULL};
 	int status = 0;
 
-	if (run_make(o, argv, &out, &status) < 0 || status != 0) {
+	if (run_make(o, NULL, argv, &out, &status) < 0 || status != 0) {
 		err_clear();
 		goto out;
 	}
@@ -496,9 +518,10 @@ static int build_target(const struct kselftest_opts *o, const char *hdr,
 	}
 	/* a clean OUTPUT: make's mtimes do not see a header's change;
 	 * ccache makes the rebuild cheap */
-	if ((ret = rm_rf(outdir)) < 0 || (ret = mkdir_p(outdir)) < 0)
+	if ((ret = rm_rf(outdir)) < 0 || (ret = mkdir_p(outdir)) < 0 ||
+	    (ret = sandbox_own(o->sandbox, outdir, 0)) < 0)
 		goto out;
-	if ((ret = run_make(o, argv, &out, &status)) < 0)
+	if ((ret = run_make(o, stage, argv, &out, &status)) < 0)
 		goto out;
 	if (status != 0) {
 		t->error = error_excerpt(&out);
@@ -587,9 +610,11 @@ static int build_all(const struct kselftest_opts *o, const struct strvec *names,
 	int status = 0, ret;
 
 	rm_rf(stage);
-	if ((ret = mkdir_p(stage)) < 0 || (ret = mkdir_p(o->build_dir)) < 0)
+	if ((ret = mkdir_p(stage)) < 0 || (ret = mkdir_p(o->build_dir)) < 0 ||
+	    (ret = sandbox_own(o->sandbox, stage, 0)) < 0 ||
+	    (ret = sandbox_own(o->sandbox, o->build_dir, 0)) < 0)
 		goto out;
-	if ((ret = run_make(o, argv, &out, &status)) < 0)
+	if ((ret = run_make(o, stage, argv, &out, &status)) < 0)
 		goto out;
 	for (size_t i = 0; i < names->nr; i++) {
 		struct kselftest_target *t = target_add(b, names->v[i]);
@@ -651,6 +676,9 @@ int kselftest_prepare(const struct kselftest_opts *o,
 			      o->src_dir);
 		goto out;
 	}
+	if ((ret = sandbox_check(o->sandbox, "kselftest build")) < 0 ||
+	    (ret = sandbox_reach(o->sandbox, o->src_dir)) < 0)
+		goto out;
 	if ((ret = kselftest_key(o->src_dir, names.v, names.nr,
 				 o->compiler_id, out->key)) < 0 ||
 	    (ret = mkdir_p(o->cache_dir)) < 0)

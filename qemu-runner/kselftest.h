@@ -84,6 +84,9 @@ struct kselftest_opts {
 	const char *log_path;    /* make's output appended, or NULL */
 	int jobs;                /* make -j; 0: 2 */
 	int timeout_s;           /* per make; 0: 1800 */
+	/* every make runs here (sandbox.h), writing only build_dir, the
+	 * entry being made and the ccache; NULL or off: refused as root */
+	const struct sandbox *sandbox;
 };
 
 /*
@@ -97,10 +100,6 @@ struct kselftest_opts {
 int kselftest_prepare(const struct kselftest_opts *o,
 		      struct kselftest_build *out);
 void kselftest_build_release(struct kselftest_build *b);
-
-/* The cache key of the state of src_dir (see above); 0 or negative. */
-int kselftest_key(const char *src_dir, const char *const *targets,
-		  size_t ntargets, const char *compiler_id, char key[65]);
 
 /*
  * Replaces each kselftest section of tests[0..*n) by a guest test per test

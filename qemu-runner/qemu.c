@@ -53,10 +53,13 @@ static int console_has(int fd, off_t *off, struct strbuf *carry,
 	return 0;
 }
 
+/* Watches the console for stop_at (the boot ends there) or mark_at. */
 static int wait_stop_at(struct spawn *s, const struct qemu_opts *o,
 			struct qemu_result *r)
 {
 	struct strbuf carry = STRBUF_INIT;
+	const char *needle = o->stop_at ? o->stop_at : o->mark_at;
+	double t0 = now_monotonic();
 	off_t off = 0;
 	int fd = -1, ret;
 
@@ -66,7 +69,13 @@ static int wait_stop_at(struct spawn *s, const struct qemu_opts *o,
 			break;
 		if (fd < 0)
 			fd = open(o->console_log, O_RDONLY | O_CLOEXEC);
-		if (fd >= 0 && console_has(fd, &off, &carry, o->stop_at)) {
+		if (fd >= 0 && console_has(fd, &off, &carry, needle)) {
+			if (!o->stop_at) {
+				/* marked: the rest of the boot is waited for */
+				r->mark_seconds = now_monotonic() - t0;
+				ret = spawn_poll(s, 1);
+				break;
+			}
 			r->stopped = 1;
 			spawn_kill(s, 0);
 			ret = s->pid > 0 ? spawn_poll(s, 1) : 1;
@@ -144,7 +153,7 @@ int qemu_boot(const struct qemu_opts *o, struct qemu_result *r)
 	}
 	if (ret < 0)
 		goto out;
-	if (o->stop_at)
+	if (o->stop_at || o->mark_at)
 		ret = wait_stop_at(&s, o, r);
 	else
 		ret = spawn_poll(&s, 1) < 0 ? -1 : 0;

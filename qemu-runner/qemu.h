@@ -31,6 +31,12 @@ struct qemu_opts {
 	 * console holds this text: the KVM probe needs only userspace.
 	 */
 	const char *stop_at;
+	/*
+	 * If set (and stop_at is not), the boot goes on when the console
+	 * holds this text, and r->mark_seconds says when it did: the time
+	 * to userspace of a boot, apart from its tests.
+	 */
+	const char *mark_at;
 };
 
 struct qemu_result {
@@ -38,6 +44,8 @@ struct qemu_result {
 	int timed_out;     /* killed at the deadline: the guest hung */
 	int stopped;       /* stop_at seen and QEMU ended for it */
 	double seconds;
+	double mark_seconds; /* mark_at seen this long after the start; 0:
+			      * never */
 	char *cmdline;     /* the command run, for logs (owned) */
 	char *qemu_output; /* QEMU's own stdout+stderr, <= 64 KiB (owned) */
 };

@@ -34,13 +34,13 @@ void runner_result_release(struct runner_result *r)
 	memset(r, 0, sizeof(*r));
 }
 
-int runner_build_static(const char *src, const char *out)
-{
-	return runner_build_static_cc("gcc", "build-essential", src, out);
-}
-
-int runner_build_static_cc(const char *cc, const char *pkg, const char *src,
-			   const char *out)
+/*
+ * Compiles src into a static out with cc (`CC -static -O2 -Wall`: gcc, or an
+ * arch's cross gcc; pkg: its package) unless out is newer than src. 0, or
+ * negative with the compiler's output in err_msg().
+ */
+static int runner_build_static_cc(const char *cc, const char *pkg,
+				  const char *src, const char *out)
 {
 	struct stat ss, os;
 	struct spawn s = SPAWN_INIT;
@@ -338,6 +338,7 @@ static int boot_one(const struct runner_opts *o, struct runner_result *r)
 	q.timeout_s = (o->timeout_s > 0 ? o->timeout_s : 300) +
 		      (ksft_secs > 4 * 3600 ? 4 * 3600 : (int)ksft_secs);
 	q.console_log = r->log_path;
+	q.mark_at = "@@stableq userspace";
 	cache = o->accel_cache ? xstrdup(o->accel_cache)
 			       : xstrfmt("%s/kvm-probe", o->work_dir);
 	ret = qemu_choose_accel(o->accel ? o->accel : "auto", &q,
@@ -351,6 +352,7 @@ static int boot_one(const struct runner_opts *o, struct runner_result *r)
 	if (ret < 0)
 		goto out;
 	r->boot_seconds = qr.seconds;
+	r->userspace_seconds = qr.mark_seconds;
 	r->boots = 1;
 
 	ret = console_parse_file(r->log_path, tests, ntests, qr.timed_out,
@@ -555,6 +557,7 @@ int runner_boot(const struct runner_opts *o, struct runner_result *r)
 			      &failed);
 			r->boots++;
 			r->boot_seconds += r2.boot_seconds;
+			r->userspace_seconds += r2.userspace_seconds;
 			r->seconds += r2.seconds;
 			if (r2.verdict == VERDICT_HANG)
 				r->verdict = VERDICT_HANG;
@@ -584,4 +587,184 @@ int runner_boot(const struct runner_opts *o, struct runner_result *r)
 		free(cons[i]);
 	free(cons);
 	return ret;
+}
+
+/* ---- retries ---- */
+
+static int in_vec(const struct strvec *v, const char *s)
+{
+	for (size_t i = 0; i < v->nr; i++)
+		if (!strcmp(v->v[i], s))
+			return 1;
+	return 0;
+}
+
+static void push_once(struct strvec *v, const char *s)
+{
+	if (!in_vec(v, s))
+		strvec_push(v, s);
+}
+
+/* A suite name that may travel on the kernel command line as it is. */
+static int plain_suite(const char *s)
+{
+	return *s && s[strspn(s, "abcdefghijklmnopqrstuvwxyz"
+				"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")] ==
+			     '\0';
+}
+
+/*
+ * kunit.filter_glob for the suites: one suite by name, several by the glob
+ * of their common prefix; NULL (every suite, as built) when there is none
+ * or a name is not plain.
+ */
+static char *suites_glob(const struct strvec *suites)
+{
+	size_t common;
+
+	if (!suites->nr)
+		return NULL;
+	common = strlen(suites->v[0]);
+	for (size_t i = 0; i < suites->nr; i++) {
+		if (!plain_suite(suites->v[i]))
+			return NULL;
+		size_t k = 0;
+		while (k < common && suites->v[i][k] == suites->v[0][k])
+			k++;
+		common = k;
+	}
+	if (suites->nr == 1)
+		return xstrfmt("kunit.filter_glob=%s", suites->v[0]);
+	if (!common)
+		return NULL;
+	return xstrfmt("kunit.filter_glob=%.*s*", (int)common, suites->v[0]);
+}
+
+int runner_retry_plan(const struct runner_opts *o, const char *const *failing,
+		      size_t n, struct runner_retry *p)
+{
+	struct test_def *tests = NULL;
+	size_t ntests = 0;
+	char *kunit;
+	int ret;
+
+	memset(p, 0, sizeof(*p));
+	strvec_init(&p->only);
+	strvec_init(&p->suites);
+	strvec_init(&p->ktap);
+	strvec_init(&p->retried);
+	strvec_init(&p->skipped);
+	if ((ret = testset_load(o->tests_file, &tests, &ntests)) < 0)
+		return ret;
+	testset_for_guest(tests, &ntests, o->guest_config);
+	kselftest_expand(&tests, &ntests, o->kselftests);
+	for (size_t i = 0; i < n; i++) {
+		const char *name = failing[i];
+		const struct test_def *t = testset_find(tests, ntests, name);
+		if (!strncmp(name, "kunit.", 6) && !t) {
+			char *suite = xstrndup(name + 6, strcspn(name + 6, "."));
+			if (*suite) {
+				push_once(&p->suites, suite);
+				push_once(&p->retried, name);
+			} else {
+				push_once(&p->skipped, name);
+			}
+			free(suite);
+			continue;
+		}
+		if (t && t->kind == TEST_GUEST) {
+			push_once(&p->only, name);
+			push_once(&p->retried, name);
+			continue;
+		}
+		if (t && t->kind == TEST_KTAP) {
+			push_once(&p->ktap, name);
+			push_once(&p->retried, name);
+			continue;
+		}
+		/* a kselftest's own TAP line: its test runs again */
+		for (size_t k = 0; !t && k < ntests; k++) {
+			size_t len = strlen(tests[k].name);
+			if (tests[k].kind == TEST_GUEST && tests[k].kselftest &&
+			    !strncmp(name, tests[k].name, len) &&
+			    name[len] == '.')
+				t = &tests[k];
+		}
+		if (t && t->kind == TEST_GUEST) {
+			push_once(&p->only, t->name);
+			push_once(&p->retried, name);
+		} else {
+			push_once(&p->skipped, name);
+		}
+	}
+	testset_free(tests, ntests);
+	/*
+	 * Built-in KUnit runs before /init: off unless a KUnit name is
+	 * retried (as in a resumed boot, /init opens it again for the
+	 * KUnit modules a test loads).
+	 */
+	if (p->suites.nr || p->ktap.nr)
+		kunit = p->suites.nr ? suites_glob(&p->suites) : NULL;
+	else
+		kunit = xstrdup("kunit.filter_glob=stableq-resume stableq.resume");
+	if (o->append && *o->append && kunit)
+		p->append = xstrfmt("%s %s", o->append, kunit);
+	else if (o->append && *o->append)
+		p->append = xstrdup(o->append);
+	else
+		p->append = kunit ? xstrdup(kunit) : NULL;
+	free(kunit);
+	return 0;
+}
+
+int runner_retry_covers(const struct runner_retry *p, const char *name)
+{
+	if (in_vec(&p->retried, name) || in_vec(&p->ktap, name))
+		return 1;
+	for (size_t i = 0; i < p->only.nr; i++) {
+		size_t len = strlen(p->only.v[i]);
+		if (!strncmp(name, p->only.v[i], len) &&
+		    (name[len] == '\0' || name[len] == '.'))
+			return 1;
+	}
+	if (strncmp(name, "kunit.", 6))
+		return 0;
+	for (size_t i = 0; i < p->suites.nr; i++) {
+		size_t len = strlen(p->suites.v[i]);
+		if (!strncmp(name + 6, p->suites.v[i], len) &&
+		    (name[6 + len] == '\0' || name[6 + len] == '.'))
+			return 1;
+	}
+	return 0;
+}
+
+char *runner_retry_text(const struct runner_retry *p)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	for (size_t i = 0; i < p->only.nr; i++)
+		strbuf_addf(&sb, "%s%s", sb.len ? ", " : "", p->only.v[i]);
+	for (size_t i = 0; i < p->ktap.nr; i++)
+		strbuf_addf(&sb, "%s%s", sb.len ? ", " : "", p->ktap.v[i]);
+	for (size_t i = 0; i < p->suites.nr; i++)
+		strbuf_addf(&sb, "%skunit.%s", sb.len ? ", " : "",
+			    p->suites.v[i]);
+	if (p->append && strstr(p->append, "kunit.filter_glob=") &&
+	    !strstr(p->append, "stableq.resume"))
+		strbuf_addf(&sb, " (%s)", strstr(p->append,
+						 "kunit.filter_glob="));
+	return strbuf_detach(&sb, NULL);
+}
+
+void runner_retry_release(struct runner_retry *p)
+{
+	if (!p)
+		return;
+	strvec_clear(&p->only);
+	strvec_clear(&p->suites);
+	strvec_clear(&p->ktap);
+	strvec_clear(&p->retried);
+	strvec_clear(&p->skipped);
+	free(p->append);
+	memset(p, 0, sizeof(*p));
 }

@@ -4,6 +4,7 @@
 
 #include "console.h"
 #include "kselftest.h"
+#include "strvec.h"
 #include "testset.h"
 
 /*
@@ -73,6 +74,9 @@ struct runner_result {
 	struct console_report report; /* per-test results (report.results) */
 	double seconds;               /* the whole step */
 	double boot_seconds;          /* QEMU alone */
+	double userspace_seconds;     /* of which the kernel's boot, to
+				       * "@@stableq userspace" (the rest is
+				       * the tests); 0 if never reached */
 	double probe_seconds;         /* the KVM probe, 0 when cached */
 	int boots;                    /* QEMU boots: 1, more when a test
 				       * stopped the guest (runner_boot) */
@@ -100,12 +104,45 @@ int runner_boot(const struct runner_opts *o, struct runner_result *r);
 void runner_result_release(struct runner_result *r);
 
 /*
- * Compiles src into a static out with `gcc -static -O2 -Wall` unless out is
- * newer than src. 0, or negative with the compiler's output in err_msg().
+ * A retry: the tests that failed run again alone, all of them in one short
+ * boot. runner_retry_plan() reads what that boot runs from the names of
+ * the failing results (o gives the test set, the guest and the kselftests
+ * built, as runner_boot() reads them):
+ *
+ *   a guest test ("user-copy")              itself
+ *   a kselftest's result ("kselftest.T.P",  its test kselftest.T.P, by
+ *     "kselftest.T.P.SUB")                  target and name
+ *   a KUnit case or suite ("kunit.S.C",     its suite, through
+ *     "kunit.S")                            kunit.filter_glob=S (several
+ *                                           suites: the glob of their
+ *                                           common prefix, "drm_*")
+ *   a ktap test ("kunit")                   with the failing suites, or
+ *                                           all of built-in KUnit
+ *
+ * Without a KUnit name, built-in KUnit is off in that boot (as in a resumed
+ * boot). Not retried (p->skipped): the boot test, console tests and
+ * "kernel-log" judge a whole boot, which a boot of a few tests is not; a
+ * kselftest target that did not build is the host's build, not a run.
+ * Returns 0 (p filled; runner_retry_release() it) or the test set's error.
  */
-int runner_build_static(const char *src, const char *out);
-/* The same with another compiler (an arch's cross gcc; pkg: its package). */
-int runner_build_static_cc(const char *cc, const char *pkg, const char *src,
-			   const char *out);
+struct runner_retry {
+	struct strvec only;    /* the guest tests it boots */
+	struct strvec suites;  /* the KUnit suites it runs */
+	struct strvec ktap;    /* the ktap tests it retries */
+	struct strvec retried; /* the failing names it retries */
+	struct strvec skipped; /* the failing names it cannot retry alone */
+	char *append;          /* kernel parameters (o->append first) */
+};
+int runner_retry_plan(const struct runner_opts *o, const char *const *failing,
+		      size_t n, struct runner_retry *p);
+/*
+ * 1 if a result of the retry boot is one of what it retried (a retried
+ * name, a result of a retried guest test or KUnit suite): only those are
+ * its results; the rest of that boot says nothing about the candidate.
+ */
+int runner_retry_covers(const struct runner_retry *p, const char *name);
+/* "user-copy, kunit.list_sort (kunit.filter_glob=list_sort)"; caller frees. */
+char *runner_retry_text(const struct runner_retry *p);
+void runner_retry_release(struct runner_retry *p);
 
 #endif

@@ -1,5 +1,5 @@
 -- 025-matrix.sql: the cell a candidate ran in (arch, compiler: the branch's
--- `arches` and `compilers`, kernel-queue/runs/cell.h). A queue or confirm
+-- `arches` and `compilers`, kernel-queue/candidates/cell.h). A queue or confirm
 -- candidate runs its first cell itself (x86_64/gcc by default: its rows
 -- are as before) and each other cell as a child candidate of the same
 -- patches (cell_of: the parent), with its own build, boot, test results

@@ -349,6 +349,46 @@ function range(b) {
 	return `good ≤ ${b.good === null || b.good < 0 ? '?' : b.good}, bad ≥ ${b.bad === null ? '?' : b.bad}`;
 }
 
+/* "4.2 s", "38 s", "4 min 3 s", "1 h 2 min" (candidate_duration_text()). */
+function duration(s) {
+	if (s === null || s === undefined || s < 0)
+		return '?';
+	if (s < 10)
+		return s.toFixed(1) + ' s';
+	const t = Math.round(s);
+	if (t < 60)
+		return t + ' s';
+	if (t < 3600)
+		return Math.floor(t / 60) + ' min' + (t % 60 ? ' ' + (t % 60) + ' s' : '');
+	return Math.floor(t / 3600) + ' h ' + Math.floor((t % 3600) / 60) + ' min';
+}
+
+/*
+ * A candidate's phases: each done one with its time, the running one with
+ * its time so far and the branch's usual, those to come with the usual,
+ * and what is left: "apply 0.1 s · build 4 min 3 s · boot 12 s of ~20 s ·
+ * tests ~1 min · about 1 min 8 s left".
+ */
+function phaseLine(phases, left) {
+	if (!(phases || []).length)
+		return null;
+	const parts = phases.map(p => {
+		const est = p.estimate !== null && p.estimate !== undefined ? '~' + duration(p.estimate) : '';
+		if (p.running)
+			return h('span', { class: 'phase running', 'data-phase': p.phase },
+				h('b', {}, p.phase), ' ' + duration(p.elapsed) + (est ? ' of ' + est : ''));
+		if (p.seconds !== null && p.seconds !== undefined)
+			return h('span', { class: 'phase done', 'data-phase': p.phase },
+				p.phase + ' ' + duration(p.seconds) + (p.detail ? ' (' + p.detail + ')' : ''));
+		return h('span', { class: 'phase todo muted', 'data-phase': p.phase }, p.phase + (est ? ' ' + est : ''));
+	});
+	const out = [];
+	parts.forEach((x, i) => out.push(i ? ' · ' : '', x));
+	if (left !== null && left !== undefined)
+		out.push(h('span', { class: 'phase-left' }, ' · about ' + duration(left) + ' left'));
+	return h('div', { class: 'line phases' }, ...out);
+}
+
 /* The work in progress: the daemon's step, the candidate and the bisection. */
 function progress(health) {
 	const c = health.candidate, b = health.bisection;
@@ -361,6 +401,7 @@ function progress(health) {
 		b ? h('span', {}, ' · ', h('a', { href: '#/bisection/' + b.id }, 'bisection #' + b.id),
 			' ' + range(b) + `, ${b.builds_used} builds`) : null,
 		health.pending_candidates ? h('span', {}, ' · ' + health.pending_candidates + ' pending') : null,
+		c ? phaseLine(c.phases, c.estimate_left) : null,
 		(health.progress || []).length ? h('div', { class: 'bars' }, health.progress.map(progressBar)) : null);
 }
 
@@ -602,6 +643,7 @@ function candidateBlock(c) {
 			c.verdict ? badge(c.verdict) : badge('running'),
 			c.detail && c.verdict !== 'fail' ? h('span', { class: 'why' }, ' ' + c.detail) : null),
 		c.progress && !c.verdict ? progressBar({ kind: 'build', ...c.progress }) : null,
+		phaseLine(c.phases, c.verdict ? null : c.estimate_left),
 		c.summary ? h('div', { class: 'line verdict-summary' }, c.summary) : null,
 		b && b.error_excerpt ? pre(b.error_excerpt) : null,
 		(c.tests || []).length ? testResults(c.tests,
@@ -862,6 +904,14 @@ function parseHash() {
 	return { view: views[parts[0]] ? parts[0] : 'notfound', args };
 }
 
+/* A tester's report as the list writes it: "Build results: total: 158 pass: 156 fail: 2". */
+function reportLine(r) {
+	const part = (title, k) => r[k + '_total'] === null || r[k + '_total'] === undefined ? null :
+		title + ': total: ' + r[k + '_total'] + ' pass: ' + r[k + '_pass'] + ' fail: ' + r[k + '_fail'];
+	const parts = [part('Build results', 'build'), part('Qemu test results', 'qemu')].filter(Boolean);
+	return parts.length ? parts.join('; ') : (r.summary || '');
+}
+
 /* The -rc review cycle: the newest rc of the branch (its window, patches,
  * testers) and, with a token, the next one sent to the list. */
 views.rc = async () => {
@@ -897,9 +947,16 @@ views.rc = async () => {
 		h('div', { class: 'line' }, badge(rc.state), ' ', rc.window_open ? 'window open until ' : 'window closed at ',
 			new Date(rc.deadline * 1000).toISOString()),
 		section('Patches', table(['#', 'Patch', 'State'], rc.patches.map(p => row([
-			['#', String(p.pos).padStart(2, '0')], ['Patch', patchLink(p.id, p.subject)], ['State', stateBadge(p.state)]])))),
+			['#', String(p.pos).padStart(2, '0')], ['Patch', patchLink(p.id, p.subject)],
+			['State', p.stale ? [stateBadge(p.state), ' edited since: stale'] : stateBadge(p.state)]])))),
+		rc.tag ? h('div', { class: 'line' }, 'Tag ', h('code', {}, rc.tag), rc.waiting ? ' \u00b7 ' + rc.waiting + ' queued patches wait for the next rc' : '') : '',
 		section('Tested-by', rc.tested.length ? table(['Tester', 'Name'], rc.tested.map(t => row([
 			['Tester', t.tester], ['Name', t.name || '']]))) : h('p', { class: 'empty' }, 'Nobody yet.')),
+		/* every tester's report and NAK on the cover; which hold the release */
+		section('Reports', (rc.reports || []).length ? table(['Tester', 'Kind', 'Report', 'Release'], rc.reports.map(r => row([
+			['Tester', (r.name ? r.name + ' ' : '') + '<' + r.tester + '>'], ['Kind', r.kind + (r.tested ? ' (Tested-by)' : '')],
+			['Report', reportLine(r)], ['Release', r.holds ? badge('holds the release') : '']]))) : h('p', { class: 'empty' }, 'No reports yet.')),
+		rc.override ? h('div', { class: 'line' }, 'Overridden by ', rc.override.actor, ': ', rc.override.reason) : '',
 		form];
 };
 
@@ -958,7 +1015,8 @@ async function poll() {
 		const busy = hl.step && hl.step !== 'idle';
 		st.className = 'status ' + (busy ? 'busy' : 'idle');
 		st.textContent = busy ? '● ' + hl.step : '○ idle';
-		const key = hl.last_event_id + '/' + hl.step + '/' + (hl.candidate ? hl.candidate.step : '') + '/' +
+		const running = hl.candidate ? (hl.candidate.phases || []).filter(p => p.running).map(p => p.phase).join() : '';
+		const key = hl.last_event_id + '/' + hl.step + '/' + (hl.candidate ? hl.candidate.step + running : '') + '/' +
 			(hl.progress || []).map(p => p.kind + p.subject_id + ':' + p.done).join(',');
 		if (key !== lastKey && lastKey && !userBusy())
 			render(false);

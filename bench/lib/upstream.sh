@@ -1,6 +1,7 @@
 # bench/lib/upstream.sh: a generated upstream clone for the benchmarks (sourced).
 # bench_upstream_commits FROM TO: git fast-import commands for commits FROM..TO
-# of refs/heads/master, C files only; a version tag v6.K every 1,000 commits,
+# of refs/heads/master, C files only; a version tag v6.K every 1,000 commits
+# (from v6.2: the commits are newer than a 6.1 branch's base),
 # every 10th commit I with a Fixes: naming the upstream commit of bench patch
 # I (bench/lib/patches.sh), every 50th a revert instead.
 bench_upstream_commits() {
@@ -15,7 +16,7 @@ bench_upstream_commits() {
 		if (i == from && from > 1) printf "from refs/heads/master^0\n"
 		printf "M 644 inline f%d.c\ndata %d\n%s\n", i % 100, length(i ""), i
 		if (i % 1000 == 0)
-			printf "reset refs/tags/v6.%d\nfrom :%d\n", i / 1000, i
+			printf "reset refs/tags/v6.%d\nfrom :%d\n", i / 1000 + 1, i
 	}
 	}'
 }

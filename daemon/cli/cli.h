@@ -5,6 +5,7 @@
 #include "app.h"
 
 #include <getopt.h>
+#include <jansson.h>
 
 /*
  * A command's options as main.c parsed them with getopt_long(), from the
@@ -34,11 +35,28 @@ struct command {
 
 /* The commands' option tables, ending in a NULL name. */
 extern const struct option queue_opts[], candidate_opts[], bisect_opts[],
-	reason_opts[], revert_opts[], rc_opts[], release_opts[], mail_opts[],
+	reason_opts[], flag_opts[], revert_opts[], rc_opts[], release_opts[], mail_opts[],
 	token_opts[], kcidb_opts[], lava_opts[];
 
-/* The table, terminated by a NULL name (main.c). */
-extern const struct command commands[];
+/*
+ * What the commands share (cli.c). cli_parse_id: a positive decimal id, 0
+ * or -1. cli_patch_arg: a command's one operand as a patch id, else 0.
+ * cli_progress: a progress callback (ctx: the struct app) printing each
+ * line (to stderr under --json). cli_on_terminal: long steps paint one
+ * updating line when stderr is a terminal. cli_print_json: j indented with
+ * sorted keys (1 when j is NULL). cli_fail: "stableq CMD: <err_msg()>",
+ * returns 1, a command's exit status on an error.
+ */
+int cli_parse_id(const char *s, long long *id);
+long long cli_patch_arg(int argc, char **argv);
+/* flag's and override's operands: the id (0 after the usage) and --reason. */
+long long cli_patch_reason(const struct cli_opts *o, int argc, char **argv,
+			   const char **reason);
+void cli_progress(const char *line, void *ctx);
+void cli_on_terminal(void);
+int cli_print_json(json_t *j);
+int cli_fail(const char *cmd);
+
 
 int cmd_import(struct app *app, const struct cli_opts *o, int argc, char **argv);
 int cmd_check(struct app *app, const struct cli_opts *o, int argc, char **argv);

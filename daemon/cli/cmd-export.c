@@ -3,7 +3,7 @@
 #include "err.h"
 #include "kcidb.h"
 #include "lava.h"
-#include "queue.h"
+#include "candidate.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -67,7 +67,7 @@ int cmd_lava_job(struct app *app, const struct cli_opts *o, int argc, char **arg
 	}
 	/* the candidate's branch: its build directory and test set (a row
 	 * without a branch, or no row, is lava_job()'s to judge) */
-	if (queue_follow_candidate(&app->bc, lo.candidate) < 0 &&
+	if (candidate_follow(&app->bc, lo.candidate) < 0 &&
 	    err_last() != ERR_NOTFOUND) {
 		fprintf(stderr, "stableq lava-job: %s\n", err_msg());
 		return 1;

@@ -35,6 +35,9 @@ int cmd_intake(struct app *app, const struct cli_opts *opts, int argc, char **ar
 			(json_int_t)r.tested, "ignored",
 			(json_int_t)r.ignored, "invalid", (json_int_t)r.invalid,
 			"ok", (json_int_t)1);
+		json_object_set_new(o, "incomplete", json_integer((json_int_t)r.incomplete));
+		json_object_set_new(o, "completed", json_integer((json_int_t)r.completed));
+		json_object_set_new(o, "flagged", json_integer((json_int_t)r.flagged));
 		json_dumpf(o, stdout, JSON_SORT_KEYS);
 		putchar('\n');
 		json_decref(o);
@@ -42,9 +45,11 @@ int cmd_intake(struct app *app, const struct cli_opts *opts, int argc, char **ar
 	}
 	printf("intake: %zu messages read (%zu seen before): %zu patches in %zu"
 	       " series, %zu superseded; %zu replies: %zu held, %zu trailers,"
-	       " %zu tested, %zu reverts stopped; %zu ignored, %zu invalid\n",
+	       " %zu tested, %zu reverts stopped; %zu ignored, %zu invalid;"
+	       " %zu series incomplete, %zu completed; %zu released patches"
+	       " flagged\n",
 	       r.read, r.duplicates, r.patches, r.series, r.superseded,
 	       r.replies, r.held, r.trailers, r.tested, r.stopped, r.ignored,
-	       r.invalid);
+	       r.invalid, r.incomplete, r.completed, r.flagged);
 	return 0;
 }

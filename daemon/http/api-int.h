@@ -116,6 +116,9 @@ void api_post_mail_release(struct api_request *, struct api_response *,
 			   json_t *);
 void api_get_rc(struct api_request *, struct api_response *, json_t *);
 void api_post_rc(struct api_request *, struct api_response *, json_t *);
+void api_post_rc_override(struct api_request *, struct api_response *,
+			  json_t *);
+void api_get_rc_patch(struct api_request *, struct api_response *, json_t *);
 void api_get_events(struct api_request *, struct api_response *, json_t *);
 void api_get_health(struct api_request *, struct api_response *, json_t *);
 void api_get_metrics(struct api_request *, struct api_response *, json_t *);

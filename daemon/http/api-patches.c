@@ -10,6 +10,7 @@
 #include "outbox.h"
 #include "candidate.h"
 #include "serve.h"
+#include "token.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -189,7 +190,10 @@ void api_post_flag(struct api_request *req, struct api_response *res,
 		   json_t *body)
 {
 	const char *reason = json_string_value(json_object_get(body, "reason"));
-	int ret = flag_patch(&req->app.bc, req->id, reason, NULL);
+	/* a write token may flag; only an admin's flag may revert by itself */
+	int ret = flag_patch_as(&req->app.bc, req->id, reason, NULL,
+				req->scope >= TOKEN_ADMIN ? FLAG_TRUSTED
+							  : FLAG_UNTRUSTED);
 
 	if (ret < 0) {
 		api_fail(res, ret);

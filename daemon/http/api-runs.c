@@ -86,7 +86,7 @@ void api_post_candidates(struct api_request *req, struct api_response *res,
 	json_t *upto = json_object_get(body, "upto");
 	long long id, branch, upto_id = upto ? json_integer_value(upto) : 0;
 	enum patch_state state;
-	int ret;
+	int ret, created = 0;
 
 	if (api_branch_arg(req, res, &branch) < 0)
 		return;
@@ -105,14 +105,34 @@ void api_post_candidates(struct api_request *req, struct api_response *res,
 		api_fail(res, (int)branch);
 		return;
 	}
-	id = candidate_create_on(req->app.bc.db, branch, NULL, 0, upto_id,
-				 "queue", 0, req->app.bc.actor);
+	/* an unchanged queue's candidate is the one already asked for;
+	 * pending work is capped per token */
+	id = candidate_request(req->app.bc.db, branch, upto_id,
+			       req->app.bc.actor,
+			       req->app.bc.cfg.candidates_pending_max, &created);
+	if (id == ERR_TOOBIG) {
+		api_error(res, 429, "too-many-requests", "%s", err_msg());
+		return;
+	}
 	if (id < 0) {
 		api_fail(res, (int)id);
 		return;
 	}
-	api_json(res, 202, json_pack("{s:I, s:s}", "id", (json_int_t)id,
-				     "step", "pending"));
+	if (!created) {
+		json_t *c = candidate_json(req->app.bc.db, id);
+		json_t *step = json_object_get(c, "step");
+		api_json(res, 200,
+			 json_pack("{s:I, s:s, s:b}", "id", (json_int_t)id,
+				   "step",
+				   json_is_string(step)
+					   ? json_string_value(step)
+					   : "pending",
+				   "created", 0));
+		json_decref(c);
+		return;
+	}
+	api_json(res, 202, json_pack("{s:I, s:s, s:b}", "id", (json_int_t)id,
+				     "step", "pending", "created", 1));
 	serve_wake(); /* the daemon runs it */
 }
 

@@ -276,6 +276,35 @@ void api_get_metrics(struct api_request *req, struct api_response *res,
 		"stableq_build_seconds_sum %.3f\n"
 		"stableq_build_seconds_count %lld\n",
 		seconds, nbuilds);
+	/* each phase of a candidate (candidate.h), by the candidates' purpose */
+	json_t *phases = candidate_phase_totals(db), *p;
+	size_t i;
+	if (!phases)
+		goto fail;
+	strbuf_addstr(&sb, "# HELP stableq_candidate_phase_seconds Time spent"
+			   " in each phase of the candidates (apply, build,"
+			   " boot, tests, retry, baseline, bisection).\n"
+			   "# TYPE stableq_candidate_phase_seconds summary\n");
+	json_array_foreach(phases, i, p)
+	{
+		const char *ph = json_string_value(json_object_get(p, "phase"));
+		const char *pu = json_string_value(json_object_get(p, "purpose"));
+		/* a phase name is one of the table's (sql/022): no quoting */
+		if (!candidate_phase_valid(ph) || !pu ||
+		    pu[strspn(pu, "abcdefghijklmnopqrstuvwxyz")])
+			continue;
+		strbuf_addf(&sb,
+			    "stableq_candidate_phase_seconds_sum{phase=\"%s\","
+			    "purpose=\"%s\"} %.3f\n"
+			    "stableq_candidate_phase_seconds_count{phase="
+			    "\"%s\",purpose=\"%s\"} %lld\n",
+			    ph, pu,
+			    json_number_value(json_object_get(p, "seconds")),
+			    ph, pu,
+			    (long long)json_integer_value(
+				    json_object_get(p, "count")));
+	}
+	json_decref(phases);
 	api_text(res, 200, "text/plain; version=0.0.4; charset=utf-8", sb.buf,
 		 sb.len);
 	strbuf_release(&sb);

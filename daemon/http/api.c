@@ -85,6 +85,9 @@ static const struct api_route routes[] = {
 	  no_fields, "", A },
 	{ "GET", "/rc", api_get_rc, 0, BODY_NONE, NULL, "branch", C },
 	{ "POST", "/rc", api_post_rc, 1, BODY_JSON, no_fields, "branch", A },
+	{ "POST", "/rc/override", api_post_rc_override, 1, BODY_JSON,
+	  reason_fields, "branch", A },
+	{ "GET", "/rc/{id}/patch", api_get_rc_patch, 0, BODY_NONE, NULL, "" },
 	{ "GET", "/events", api_get_events, 0, BODY_NONE, NULL, "since,limit", C },
 	{ "GET", "/health", api_get_health, 0, BODY_NONE, NULL, "" },
 	{ "GET", "/metrics", api_get_metrics, 0, BODY_NONE, NULL, "" },
@@ -169,11 +172,13 @@ static const struct status_name status_names[] = {
 	{ 413, "too-big" },
 	{ 415, "unsupported-media-type" },
 	{ 422, "invalid-patch" },
+	{ 429, "too-many-requests" },
 	{ 500, "internal" },
 	{ 503, "unavailable" },
 };
 
-const char *api_status_code(int status)
+/* The error code string used for an HTTP status ("not-found", ...). */
+static const char *api_status_code(int status)
 {
 	for (size_t i = 0; i < sizeof(status_names) / sizeof(status_names[0]);
 	     i++)
@@ -230,7 +235,7 @@ void api_fail(struct api_response *res, int code)
 /* ---- metrics of answers ---- */
 
 static const int counted[] = { 200, 201, 202, 400, 401, 403, 404, 405,
-			       409, 413, 415, 422, 500, 503 };
+			       409, 413, 415, 422, 429, 500, 503 };
 #define NCOUNTED (sizeof(counted) / sizeof(counted[0]))
 static atomic_ullong status_counts[NCOUNTED + 1]; /* last: any other */
 
@@ -479,6 +484,7 @@ static int check_auth(struct api_request *req, struct api_response *res)
 	}
 	req->actor = xstrfmt("token:%s", name);
 	req->app.bc.actor = req->actor;
+	req->scope = scope;
 	free(name);
 	return 0;
 }

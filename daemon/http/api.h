@@ -33,6 +33,7 @@ struct api_request {
 	const struct api_route *route;
 	long long id;              /* the {id} of the path, if any */
 	char *actor;               /* owned: "token:NAME" */
+	int scope;                 /* the token's (token.h), 0 without one */
 	int is_write;              /* changes the store: runs on the writer thread */
 };
 
@@ -79,8 +80,6 @@ void api_error(struct api_response *res, int status, const char *code,
 /* Answers text (copied) with content type ctype (a static string). */
 void api_text(struct api_response *res, int status, const char *ctype,
 	      const char *text, size_t len);
-/* The error code string used for an HTTP status ("not-found", ...). */
-const char *api_status_code(int status);
 
 /* Counts one answered request, for /metrics (thread-safe). */
 void api_note_status(int status);

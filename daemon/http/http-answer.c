@@ -101,7 +101,7 @@ struct MHD_Response *http_make_responses(struct req_ctx *c, int level,
 	return r;
 }
 
-enum MHD_Result http_queue(struct req_ctx *c, struct MHD_Response *r,
+static enum MHD_Result http_queue(struct req_ctx *c, struct MHD_Response *r,
 			     int status)
 {
 	enum MHD_Result ret = MHD_queue_response(c->conn, (unsigned)status, r);

@@ -229,6 +229,13 @@ int http_check_headers(struct req_ctx *c, int *has_body)
 			  "%d Authorization headers: send one", f.auths);
 		return -1;
 	}
+	/* RFC 9112 3.2: an HTTP/1.1 request without Host is refused */
+	if (!f.hosts && !c->http10) {
+		api_error(&c->res, 400, "bad-request",
+			  "an HTTP/1.1 request needs a Host header"
+			  " (RFC 9112 3.2)");
+		return -1;
+	}
 	if (f.hosts > 1) {
 		api_error(&c->res, 400, "bad-request",
 			  "%d Host headers: send one", f.hosts);

@@ -79,6 +79,7 @@ struct req_ctx {
 	int nul_in_uri;    /* the raw URI holds %00 */
 	size_t uri_len;    /* the raw URI's length */
 	size_t version_len; /* "HTTP/1.1" */
+	int http10;        /* an HTTP/1.0 request: Host is not required */
 	int parsing;       /* counted by http_headers_parsing() */
 	int gzip;          /* the client accepts gzip */
 	int revalidate;    /* a cached read: ETag, Cache-Control: no-cache */
@@ -131,8 +132,6 @@ struct MHD_Response *http_gzip_response(const char *buf, size_t len, int level);
  */
 struct MHD_Response *http_make_responses(struct req_ctx *c, int level,
 					 struct MHD_Response **rz);
-enum MHD_Result http_queue(struct req_ctx *c, struct MHD_Response *r,
-			   int status);
 /* Sends c->res (logging writes and server errors). */
 enum MHD_Result http_send_answer(struct req_ctx *c);
 /* Sends a kept answer, or 304 when If-None-Match names its ETag. */

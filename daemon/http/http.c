@@ -198,6 +198,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 		int has_body = 0;
 		c->begun = 1;
 		c->version_len = version ? strlen(version) : 0;
+		c->http10 = version && !strcmp(version, MHD_HTTP_VERSION_1_0);
 		http_headers_parsed(c);
 		c->req.method = method;
 		c->req.path = url;

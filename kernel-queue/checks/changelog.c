@@ -16,6 +16,8 @@
 #define SUBJECT_MAX 1024
 /* changelog.Debian.gz of linux 6.1 is 2.5 MB unpacked; leave room. */
 #define CHANGELOG_MAX (256u << 20)
+/* The form of the indexed subjects; 2: reverts in one form (revert_form()). */
+#define CHANGELOG_FORM "2"
 
 static int starts(const char *s, size_t n, const char *w)
 {
@@ -49,8 +51,56 @@ void changelog_subject_key(struct strbuf *out, const char *subject)
 	}
 }
 
-/* Debian's additions to an upstream subject: "[arm*] " before it, CVE ids
- * and bug closures after it, a ':' heading a group of items. */
+/* The notes Debian writes in parentheses after a subject. */
+static const char *const notes[] = { "CVE-", "Closes:", "regression in ",
+				     "XSA-" };
+
+static int is_note(const char *s, size_t n)
+{
+	for (size_t i = 0; i < sizeof(notes) / sizeof(notes[0]); i++)
+		if (starts(s, n, notes[i]))
+			return 1;
+	return 0;
+}
+
+/*
+ * A revert in one form whatever is written around it: Debian's and the
+ * stable-queue's
+ *   scsi: Revert "scsi: x" (CVE-...)
+ *   Revert "x" (regression in 6.1.167)
+ *   Revert "x" on v6.6 and older
+ * are all 'Revert "x"'. The reverted subject runs to the last quote: it
+ * may quote itself (a revert of a revert, 'Revert "KVM: Mark "struct
+ * page" dirty"'). A quoted word ('PCI: Revert "rescan" file renames') is
+ * no subject and stays as written.
+ */
+static void revert_form(struct strbuf *sb)
+{
+	char *at = strstr(sb->buf, "Revert \""), *inner, *close;
+	size_t lead;
+
+	if (!at)
+		return;
+	lead = (size_t)(at - sb->buf);
+	/* only a subsystem may stand before it: "scsi: ", "drm/amd: " */
+	if (lead && (lead > 64 || lead < 3 || at[-1] != ' ' || at[-2] != ':' ||
+		     memchr(sb->buf, '"', lead)))
+		return;
+	inner = at + 8;
+	close = strrchr(inner, '"');
+	if (!close || close - inner < 8 ||
+	    !memchr(inner, ' ', (size_t)(close - inner)))
+		return;
+	strbuf_setlen(sb, (size_t)(close + 1 - sb->buf));
+	if (lead) {
+		memmove(sb->buf, at, sb->len - lead);
+		strbuf_setlen(sb, sb->len - lead);
+	}
+}
+
+/* Debian's additions to an upstream subject: "[arm*] " before it, notes
+ * (CVE ids, bug closures, "regression in X") after it, a ':' heading a
+ * group of items; and a revert in its one form (revert_form()). */
 static void clean_subject(struct strbuf *sb)
 {
 	char *b = sb->buf;
@@ -76,12 +126,12 @@ static void clean_subject(struct strbuf *sb)
 				break;
 			}
 		if (!open || open == b || open[-1] != ' ' ||
-		    !(starts(open + 1, (size_t)(b + n - open - 1), "CVE-") ||
-		      starts(open + 1, (size_t)(b + n - open - 1), "Closes:")))
+		    !is_note(open + 1, (size_t)(b + n - open - 1)))
 			break;
 		n = (size_t)(open - b);
 	}
 	strbuf_setlen(sb, n);
+	revert_form(sb);
 }
 
 struct parse {
@@ -280,7 +330,9 @@ int changelog_index(sqlite3 *db, const char *path, long *entries,
 	if (stat(path, &sb) < 0)
 		return err_set(errno == ENOENT ? ERR_NOTFOUND : ERR_IO, "%s: %s",
 			       path, strerror(errno));
-	snprintf(stamp, sizeof(stamp), "%lld:%lld.%09ld", (long long)sb.st_size,
+	/* the form of the entries is in the stamp: a new form indexes again */
+	snprintf(stamp, sizeof(stamp), CHANGELOG_FORM ":%lld:%lld.%09ld",
+		 (long long)sb.st_size,
 		 (long long)sb.st_mtim.tv_sec, sb.st_mtim.tv_nsec);
 	if (db_query_text(db, &old,
 			  "SELECT stamp FROM changelog_sources WHERE path = ?",
@@ -423,12 +475,13 @@ int changelog_lookup(sqlite3 *db, const char *path, const char *series,
 		     struct changelog_hit *hit)
 {
 	struct strbuf key = STRBUF_INIT, rkey = STRBUF_INIT,
-		      alt = STRBUF_INIT;
-	long at = -1, last = -1, rev = -1, rlast;
+		      alt = STRBUF_INIT, rr = STRBUF_INIT;
+	long at = -1, last = -1, rev = -1, rlast, back = -1;
 	int ret;
 
 	hit->first = hit->last = hit->reverted = -1;
 	changelog_subject_key(&key, subject ? subject : "");
+	revert_form(&key);
 	if (!key.len) {
 		ret = 0;
 		goto out;
@@ -450,6 +503,15 @@ int changelog_lookup(sqlite3 *db, const char *path, const char *series,
 				  &rev, &rlast)) < 0)
 			goto out;
 	}
+	if (rev >= 0) {
+		/* the revert reverted ('Revert "Revert "x""'): it came back */
+		strbuf_addf(&rr, "Revert \"%s\"", rkey.buf);
+		if ((ret = listed(db, path, series, rev, max_sublevel, rr.buf,
+				  &back, &rlast)) < 0)
+			goto out;
+		if (back >= 0 && rlast > last)
+			hit->last = last = rlast;
+	}
 	/* listed again after its revert: it came back */
 	if (rev >= 0 && last <= rev) {
 		hit->reverted = rev;
@@ -461,6 +523,7 @@ out:
 	strbuf_release(&key);
 	strbuf_release(&rkey);
 	strbuf_release(&alt);
+	strbuf_release(&rr);
 	return ret;
 }
 

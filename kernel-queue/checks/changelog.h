@@ -31,7 +31,10 @@
 /*
  * One listed backport: series "6.1", sublevel 191, the subject with its
  * wrapped lines joined, white space collapsed, without the "[arch] "
- * prefix Debian adds or the trailing "(CVE-...)" / "(Closes: #...)" notes.
+ * prefix Debian adds or the trailing "(CVE-...)", "(Closes: #...)",
+ * "(regression in X)" notes. A revert is listed in one form, 'Revert "x"',
+ * whatever is written around it ('scsi: Revert "scsi: x" (CVE-...)',
+ * 'Revert "x" on v6.6 and older'); x may quote ('Revert "Revert "y""').
  * Strings are borrowed for the call. A nonzero return stops the parse and
  * is returned.
  */
@@ -71,7 +74,9 @@ int changelog_index(sqlite3 *db, const char *path, long *entries,
  * sublevel <= max_sublevel (the tree's own version): 1 found (*sublevel the
  * first release that lists it), 0 not listed, negative on a store error.
  * A release that lists `Revert "<subject>"` after it takes it out again
- * (0, *reverted the reverting release when reverted is not NULL).
+ * (0, *reverted the reverting release when reverted is not NULL), unless
+ * a later one lists it again or the revert of that revert. The subject is
+ * looked up in the same form as the entries (a revert's one form).
  */
 int changelog_find(sqlite3 *db, const char *path, const char *series,
 		   long max_sublevel, const char *subject, long *sublevel,

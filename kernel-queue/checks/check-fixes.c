@@ -257,11 +257,11 @@ static int files_all_missing(struct check_ctx *c, long long id,
 	return all;
 }
 
-/* Lines the diff removes ("-" lines, not "--- " headers). */
-static int removes_lines(const char *diff)
+int check_removes_lines(const char *diff)
 {
 	for (const char *s = diff; s && *s;) {
-		if (s[0] == '-' && strncmp(s, "--- ", 4))
+		/* not a "--- a/x" header, not a "-- " mail signature */
+		if (s[0] == '-' && strncmp(s, "--- ", 4) && strncmp(s, "-- \n", 4))
 			return 1;
 		s = strchr(s, '\n');
 		s = s ? s + 1 : NULL;
@@ -471,7 +471,8 @@ enum check_result check_fixes(struct check_ctx *c, const struct check_row *p,
 		res = say(detail, CR_ABSENT, lead.buf, &other);
 		goto out;
 	}
-	if ((nfix || ndep) && applies == CR_CLEAN && removes_lines(p->diff)) {
+	if ((nfix || ndep) && applies == CR_CLEAN &&
+	    check_removes_lines(p->diff)) {
 		strbuf_addf(&lead,
 			    "the lines it changes are in %s (%s): the"
 			    " diff applies to it",
@@ -506,6 +507,18 @@ out:
 	return res;
 }
 
+/* The N of a stable-queue file "releases/6.1.N/x.patch", or -1. */
+static long sq_sublevel(const char *where)
+{
+	const char *v = where + 9, *dot = NULL;
+	size_t vn = strcspn(v, "/");
+
+	for (const char *s = v; s < v + vn; s++)
+		if (*s == '.')
+			dot = s;
+	return dot ? strtol(dot + 1, NULL, 10) : -1;
+}
+
 int check_released_where(struct check_ctx *c, const struct check_row *p,
 			 struct strbuf *where, struct strbuf *reverted)
 {
@@ -514,6 +527,20 @@ int check_released_where(struct check_ctx *c, const struct check_row *p,
 	struct changelog_hit hit;
 	enum ev cl = changelog_ev(c, p->subject, &hit);
 	int ret = 0;
+
+	free(c->rel_sq);
+	c->rel_sq = NULL;
+	c->rel_first = -1;
+	/* its own file in the stable-queue checkout: where its release's
+	 * later patches start */
+	if (p->upstream && *c->bc->cfg.stable_queue_repo &&
+	    stable_queue_find(c->bc->cfg.stable_queue_repo, c->series,
+			      p->upstream, &sq) > 0 &&
+	    strncmp(sq, "releases/", 9)) {
+		free(sq);
+		sq = NULL;
+	}
+	err_clear();
 
 	if (cl == EV_ABSENT && reverted)
 		strbuf_addf(reverted,
@@ -533,18 +560,18 @@ int check_released_where(struct check_ctx *c, const struct check_row *p,
 			strbuf_addf(where,
 				    "%s.%ld (Debian's changelog lists \"%s\")",
 				    c->series, hit.first, p->subject);
+		c->rel_first = hit.first;
 		ret = 1;
-	} else if (p->upstream && *c->bc->cfg.stable_queue_repo &&
-		   stable_queue_find(c->bc->cfg.stable_queue_repo, c->series,
-				     p->upstream, &sq) > 0) {
-		const char *rel = strstr(sq, "releases/");
-		const char *v = rel ? rel + 9 : sq;
-		size_t vn = strcspn(v, "/");
+	} else if (sq) {
 		strbuf_addf(where, "%.*s (the stable-queue checkout has %s)",
-			    (int)vn, v, sq);
-		free(sq);
+			    (int)strcspn(sq + 9, "/"), sq + 9, sq);
+		c->rel_first = sq_sublevel(sq);
 		ret = 1;
 	}
+	/* the release it is in names its file, not a later one's */
+	if (sq && c->rel_first >= 0 && sq_sublevel(sq) == c->rel_first)
+		c->rel_sq = xstrdup(sq);
+	free(sq);
 	if (!reverted || reverted->len)
 		return ret;
 	/* a revert commit: in the tree's history, or the upstream clone's */

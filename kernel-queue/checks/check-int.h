@@ -13,6 +13,11 @@ struct check_ctx {
 	struct repo *repo;
 	struct repo *upstream; /* optional */
 	int up_indexed;        /* its index in the store is current (upstream.h) */
+	int upstream_mem;      /* what is written through it stays in memory */
+	/* its version tags, listed on first use (check.c) */
+	int up_tags_done;
+	struct repo_tag *up_tags;
+	size_t up_ntags;
 	char tip[REPO_HEX_SIZE];
 	/* the running tree (the branch + the patches queued so far): the
 	 * branch's tree with the queued patches' files on top */
@@ -39,6 +44,11 @@ struct check_ctx {
 	int up_base_done;
 	char up_base[64];
 	char up_base_hex[REPO_HEX_SIZE];
+	/* the patch being checked as check_released_where() found it: the
+	 * first release naming it (-1: none) and its file in the stable-queue
+	 * checkout (NULL: not known) */
+	long rel_first;
+	char *rel_sq;
 };
 
 /*
@@ -47,14 +57,11 @@ struct check_ctx {
  */
 int check_in_history(struct check_ctx *c, const char *sha);
 
-/*
- * The running tree as a tree (hex), written from the branch's tree and the
- * queued patches' files; and the same with the patch being checked on top
- * (ERR_NOTFOUND when it does not apply). For the rare checks that need a
- * whole tree.
- */
 int check_running_tree(struct check_ctx *c, char hex[REPO_HEX_SIZE]);
 int check_with_tree(struct check_ctx *c, char hex[REPO_HEX_SIZE]);
+
+/* Does the diff remove a line ("-" lines, not "--- " headers)? */
+int check_removes_lines(const char *diff);
 
 /* The patch being checked. Strings owned. */
 struct check_row {
@@ -87,7 +94,8 @@ enum check_result check_fixes(struct check_ctx *c, const struct check_row *p,
  * changelog lists `Revert "<subject>"` after it, or a revert commit is in
  * the tree's history or the upstream clone's): reverted then says both
  * releases ("released in 6.1.104 and reverted in 6.1.113 ...") and 0 is
- * returned.
+ * returned. c->rel_first and c->rel_sq get the release and the
+ * stable-queue file (reverse_after_later() starts there).
  */
 int check_released_where(struct check_ctx *c, const struct check_row *p,
 			 struct strbuf *where, struct strbuf *reverted);

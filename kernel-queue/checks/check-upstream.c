@@ -1,4 +1,5 @@
 /* check-upstream.c: the followups verdict, upstream reverts and soak, asked of the upstream index. */
+#include "changelog.h"
 #include "check-int.h"
 #include "err.h"
 #include "upstream.h"
@@ -13,21 +14,63 @@ struct seen {
 	int n;
 };
 
-/* A follow-up that is neither queued nor released here. */
+/*
+ * Are the lines of upstream commit sha in the running tree? Its diff (the
+ * upstream clone's) applies there in reverse, or every line it adds stands
+ * in it (repo_lines_placed()).
+ */
+static int content_in(struct check_ctx *c, const char *sha)
+{
+	char *mail = NULL, base[REPO_HEX_SIZE], out[REPO_HEX_SIZE];
+	struct repo_apply_result res = { 0 };
+	int in = 0;
+
+	if (!c->upstream || repo_format_patch(c->upstream, sha, NULL, &mail) < 0)
+		return 0;
+	if (check_running_tree(c, base) == 0 &&
+	    repo_apply_reverse(c->repo, base, mail, out, &res) == 0 &&
+	    res.status == REPO_APPLY_CLEAN)
+		in = 1;
+	repo_apply_result_release(&res);
+	if (!in)
+		in = repo_lines_placed(c->repo, c->running, &c->queued, mail, 0,
+				       NULL) > 0;
+	free(mail);
+	return in;
+}
+
+/*
+ * A follow-up that is neither queued nor in the tree. In the tree, asked in
+ * this order: the branch's history (the commit, a backport of it), the
+ * upstream index (first released up to the branch's version, or a
+ * backport of it released in the branch's series), Debian's changelog
+ * (its subject listed up to the tree's version), the tree's content (its
+ * lines are there). A tree without history (a tarball's) has only the
+ * last three.
+ */
 static int followup(void *ctx, const char *sha, const char *subject,
 		    const char *release)
 {
 	struct seen *s = ctx;
 	struct check_ctx *c = s->c;
-	char found[REPO_HEX_SIZE];
+	char found[REPO_HEX_SIZE], *tag = NULL;
+	struct changelog_hit hit;
+	int in = queue_find_upstream(c->bc->db, c->bc->branch_id, sha, NULL) >
+			 0 ||
+		 check_in_history(c, sha) ||
+		 repo_find_backport(c->repo, c->tip, sha, found) > 0 ||
+		 (release && upstream_release_in(release, c->version)) ||
+		 upstream_backport_in(c->bc->db, c->bc->cfg.upstream_repo, sha,
+				      c->version, &tag) > 0 ||
+		 (c->changelog && subject &&
+		  changelog_lookup(c->bc->db, c->changelog, c->series,
+				   c->sublevel, subject, &hit) > 0) ||
+		 content_in(c, sha);
 
-	if (queue_find_upstream(c->bc->db, c->bc->branch_id, sha, NULL) > 0 ||
-	    check_in_history(c, sha) ||
-	    repo_find_backport(c->repo, c->tip, sha, found) > 0) {
-		err_clear();
-		return 0;
-	}
+	free(tag);
 	err_clear();
+	if (in)
+		return 0;
 	strbuf_addf(s->out, "%s%.12s (\"%s\", %s)", s->n++ ? ", " : "", sha,
 		    subject, release ? release : "not in a tagged release yet");
 	return 0;

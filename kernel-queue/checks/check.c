@@ -9,13 +9,16 @@
 #include "outbox.h"
 #include "patch.h"
 #include "prefix.h"
+#include "origin.h"
 #include "queue.h"
 #include "repo.h"
+#include "stable-queue.h"
 #include "strbuf.h"
 #include "upstream.h"
 
 #include <stdlib.h>
 #include <string.h>
+
 
 /*
  * Patches checked per transaction: a commit per patch cost more than the
@@ -43,7 +46,8 @@ static const char *const result_names[CR_COUNT] = {
 	[CR_FOUND] = "found",
 };
 
-const char *check_kind_name(enum check_kind k)
+/* The names stored and shown ("fixes", "already-applied"); "?" if out of range. */
+static const char *check_kind_name(enum check_kind k)
 {
 	return (unsigned)k < CHECK_KIND_COUNT ? kind_names[k] : "?";
 }
@@ -69,7 +73,8 @@ static char *branch_said(const struct branch_ctx *bc, const char *text)
 	return xstrfmt("%s: %s", bc->cfg.branch_key, text);
 }
 
-int check_verdict_add(sqlite3 *db, long long patch_id, enum check_kind k,
+/* queue_verdict_add() of one check's result: the strings are made here. */
+static int check_verdict_add(sqlite3 *db, long long patch_id, enum check_kind k,
 		      enum check_result r, const char *detail)
 {
 	return queue_verdict_add(db, patch_id, check_kind_name(k),
@@ -132,7 +137,19 @@ static enum check_result flags_check(struct check_ctx *c,
 {
 	long long added = 0, uapi = 0;
 	const char *s;
+	struct strbuf links = STRBUF_INIT;
 
+	/* a link is not a file: built, it points where the patch says */
+	if (repo_diff_links(p->diff, &links) > 0) {
+		strbuf_addf(detail,
+			    "link: %s; stableq queues files, not links: a"
+			    " maintainer applies it by hand, or overrides",
+			    links.buf);
+		strbuf_release(&links);
+		return CR_HELD;
+	}
+	strbuf_release(&links);
+	err_clear();
 	queue_file_counts(c->bc->db, p->id, &added, &uapi);
 	if (added)
 		strbuf_addf(detail, "adds-file (%lld)", added);
@@ -162,19 +179,209 @@ static enum check_result flags_check(struct check_ctx *c,
 
 /* ---- applies ---- */
 
+/* The files p names (new and old paths), for stable_queue_touching(). */
+static size_t patch_paths(struct check_ctx *c, const struct check_row *p,
+			  char ***out)
+{
+	json_t *files = queue_patch_files_json(c->bc->db, p->id), *f;
+	size_t i, n = 0;
+
+	*out = NULL;
+	json_array_foreach(files, i, f)
+	{
+		const char *k[2] = { queue_field(f, "path"),
+				     queue_field(f, "old_path") };
+		for (int j = 0; j < 2 && n < 256; j++) {
+			if (!k[j])
+				continue;
+			*out = xrealloc(*out, (n + 1) * sizeof(**out));
+			(*out)[n++] = xstrdup(k[j]);
+		}
+	}
+	json_decref(files);
+	return n;
+}
+
 /*
- * A released patch that later releases changed no longer applies in
- * reverse by itself: take the later queued patches that touch its files
- * back out of the tree (newest first, each only if it comes out cleanly),
- * then try it. 1 when it comes out (taken lists the patches), else 0.
+ * The later releases' patches (the stable-queue checkout's) that touch p's
+ * files taken out of base, newest first, each only if it comes out
+ * cleanly: how many; edits names them ("6.1.12 (releases/6.1.12/x.patch)").
+ */
+static int take_out_releases(struct check_ctx *c, const struct check_row *p,
+			     char base[REPO_HEX_SIZE], struct strbuf *edits)
+{
+	const char *sq_dir = c->bc->cfg.stable_queue_repo;
+	struct stable_queue_patch *v = NULL;
+	struct strbuf text = STRBUF_INIT;
+	char **paths = NULL, out[REPO_HEX_SIZE];
+	size_t np = patch_paths(c, p, &paths), nv = 0;
+	int n = 0;
+
+	if (np && stable_queue_touching(sq_dir, c->series, c->rel_first,
+					c->sublevel, c->rel_sq, p->subject,
+					(const char *const *)paths, np, 64, &v,
+					&nv) > 0)
+		for (size_t i = 0; i < nv; i++) {
+			struct repo_apply_result res = { 0 };
+			char *path = xstrfmt("%s/%s", sq_dir, v[i].where);
+			strbuf_reset(&text);
+			if (strbuf_read_file(&text, path, 64u << 20) == 0 &&
+			    repo_apply_reverse(c->repo, base, text.buf, out,
+					       &res) == 0 &&
+			    res.status == REPO_APPLY_CLEAN) {
+				memcpy(base, out, REPO_HEX_SIZE);
+				if (n < 4)
+					strbuf_addf(edits, "%s%s.%ld (%s)",
+						    n ? ", " : "", c->series,
+						    v[i].sublevel, v[i].where);
+				n++;
+			}
+			repo_apply_result_release(&res);
+			free(path);
+		}
+	if (n > 4)
+		strbuf_addf(edits, " and %d more", n - 4);
+	err_clear();
+	stable_queue_patches_free(v, nv);
+	for (size_t i = 0; i < np; i++)
+		free(paths[i]);
+	free(paths);
+	strbuf_release(&text);
+	return n;
+}
+
+/* Does p come out in reverse of the upstream clone's tree at commit? */
+static int out_at(struct check_ctx *c, const struct check_row *p,
+		  const char *commit)
+{
+	struct repo_apply_result res = { 0 };
+	char out[REPO_HEX_SIZE];
+	int ok = repo_apply_reverse(c->upstream, commit, p->diff, out, &res) ==
+			 0 &&
+		 res.status == REPO_APPLY_CLEAN;
+
+	repo_apply_result_release(&res);
+	err_clear();
+	return ok;
+}
+
+/* Are p's files in the tree what the upstream clone has at commit? */
+static int same_files(struct check_ctx *c, const struct check_row *p,
+		      const char *commit)
+{
+	struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
+	char tree[REPO_HEX_SIZE], **paths = NULL;
+	size_t np = patch_paths(c, p, &paths);
+	int same = np && repo_tree_of(c->upstream, commit, tree) == 0;
+
+	for (size_t i = 0; i < np; i++) {
+		strbuf_reset(&a);
+		strbuf_reset(&b);
+		if (same && (repo_file_overlay(c->repo, c->tip, NULL, paths[i],
+					       &a) !=
+				     repo_file_overlay(c->upstream, tree, NULL,
+						       paths[i], &b) ||
+			     a.len != b.len || memcmp(a.buf, b.buf, a.len)))
+			same = 0;
+		free(paths[i]);
+	}
+	free(paths);
+	strbuf_release(&a);
+	strbuf_release(&b);
+	err_clear();
+	return same;
+}
+
+/*
+ * The same question asked of a linux-stable clone (upstream_repo with the
+ * branch's stable tags): the patch comes out in reverse of its tag of the
+ * release that names it, and the tree's files are the clone's at the
+ * tree's version; the first later tag where it no longer comes out is the
+ * release that changed its lines (bisected over the tags). 1 with that
+ * release in edits, else 0 (a series whose later patch of the same
+ * release edited it is not told apart: the stable-queue checkout is).
+ */
+static int edited_upstream(struct check_ctx *c, const struct check_row *p,
+			   struct strbuf *edits)
+{
+	struct repo_tag *tags = NULL;
+	size_t n = 0, m = 0, lo, hi;
+	char want[64];
+	long *sub = NULL;
+	int found = 0;
+
+	if (!c->upstream || c->rel_first < 0)
+		goto out;
+	if (!c->up_tags_done) {
+		c->up_tags_done = 1;
+		if (repo_version_tags(c->upstream, &c->up_tags, &c->up_ntags) <
+		    0)
+			c->up_ntags = 0;
+	}
+	n = c->up_ntags;
+	tags = xcalloc(n + 1, sizeof(*tags));
+	if (n)
+		memcpy(tags, c->up_tags, n * sizeof(*tags));
+	/* the branch's stable tags from the release that names it to the
+	 * tree's version, in order */
+	sub = xcalloc(n + 1, sizeof(*sub));
+	snprintf(want, sizeof(want), "v%s.", c->series);
+	for (size_t i = 0; i < n; i++) {
+		const char *v = tags[i].name;
+		char *e;
+		long l;
+		if (strncmp(v, want, strlen(want)))
+			continue;
+		l = strtol(v + strlen(want), &e, 10);
+		if (*e || l < c->rel_first || l > c->sublevel)
+			continue;
+		tags[m] = tags[i];
+		sub[m++] = l;
+	}
+	if (m < 2 || sub[0] != c->rel_first || sub[m - 1] != c->sublevel ||
+	    !c->upstream_mem)
+		goto out;
+	if (!same_files(c, p, tags[m - 1].commit) ||
+	    !out_at(c, p, tags[0].commit) || out_at(c, p, tags[m - 1].commit))
+		goto out;
+	for (lo = 0, hi = m - 1; hi - lo > 1;) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (out_at(c, p, tags[mid].commit))
+			lo = mid;
+		else
+			hi = mid;
+	}
+	strbuf_addf(edits,
+		    "%s.%ld (the upstream clone: it comes out in reverse of"
+		    " %s, not of %s)",
+		    c->series, sub[hi], tags[lo].name, tags[hi].name);
+	found = 1;
+out:
+	err_clear();
+	free(tags);
+	free(sub);
+	return found;
+}
+
+/*
+ * A released patch that later changes edited no longer applies in reverse
+ * by itself: take those back out of the running tree, newest first, each
+ * only if it comes out cleanly: the later queued patches touching its
+ * files, then, when a release names it and a stable-queue checkout is
+ * configured, the later releases' patches touching them (a series whose
+ * later patches edited the first, a later fix of the same lines). 1 when
+ * it then comes out (taken lists the queued patches, edits the releases),
+ * else 0. Without either, a linux-stable clone's tags may tell the release
+ * (edited_upstream(): *by_clone set).
  */
 static int reverse_after_later(struct check_ctx *c, const struct check_row *p,
-			       struct strbuf *taken)
+			       int released, struct strbuf *taken,
+			       struct strbuf *edits, int *by_clone)
 {
 	json_t *later, *l;
 	char base[REPO_HEX_SIZE], out[REPO_HEX_SIZE];
 	struct strbuf ids = STRBUF_INIT;
-	int n = 0, found = 0;
+	int n = 0, found = 0, nrel = 0;
 	size_t i;
 
 	if (check_running_tree(c, base) < 0)
@@ -194,23 +401,38 @@ static int reverse_after_later(struct check_ctx *c, const struct check_row *p,
 		repo_apply_result_release(&res);
 	}
 	json_decref(later);
-	if (n) {
+	for (int pass = 0; pass < 2 && !found; pass++) {
 		struct repo_apply_result res = { 0 };
+		if (pass && (!released || !*c->bc->cfg.stable_queue_repo ||
+			     c->rel_first < 0 ||
+			     !(nrel = take_out_releases(c, p, base, edits))))
+			break;
+		if (!pass && !n)
+			continue;
 		found = repo_apply_reverse(c->repo, base, p->diff, out, &res) ==
 				0 &&
 			res.status == REPO_APPLY_CLEAN;
 		repo_apply_result_release(&res);
 	}
-	if (found)
+	/* no checkout, or it did not tell: a linux-stable clone's tags */
+	if (!found && released) {
+		strbuf_reset(edits);
+		found = *by_clone = edited_upstream(c, p, edits);
+	}
+	if (found && n)
 		strbuf_addf(taken, "patch%s %s", n > 1 ? "es" : "", ids.buf);
+	if (!found)
+		strbuf_reset(edits);
 	strbuf_release(&ids);
+	err_clear();
 	return found;
 }
 
 /*
  * Content decides: the diff applies in reverse, or comes out once the later
  * queued patches are taken out, or every line it adds stands in the tree
- * (repo_lines_placed()). That a release lists its subject (released,
+ * (repo_lines_placed()); never when it applies forward and removes a line
+ * (the lines it removes stand at its place). That a release lists its subject (released,
  * where) only names the release; without the lines it is unknown, never
  * already-applied.
  */
@@ -221,9 +443,10 @@ static enum check_result applies_check(struct check_ctx *c,
 {
 	struct repo_apply_result res = { 0 };
 	struct strbuf taken = STRBUF_INIT, placed = STRBUF_INIT,
-		      rel = STRBUF_INIT;
+		      rel = STRBUF_INIT, edits = STRBUF_INIT;
 	const char *branch = c->bc->cfg.branch;
 	enum check_result out;
+	int by_clone = 0;
 	int r = repo_apply_overlay(c->repo, c->running, &c->queued, p->diff,
 				   &c->delta, &res);
 
@@ -233,7 +456,10 @@ static enum check_result applies_check(struct check_ctx *c,
 		strbuf_addf(detail, "cannot apply: %s", err_msg());
 		out = CR_CONFLICT;
 	} else if (res.status == REPO_APPLY_CLEAN) {
-		if (repo_lines_placed(c->repo, c->running, &c->queued, p->diff,
+		/* it applies where the lines it removes stand: applying it
+		 * changes the tree, whatever else the tree has */
+		if (!check_removes_lines(p->diff) &&
+		    repo_lines_placed(c->repo, c->running, &c->queued, p->diff,
 				      0, NULL) > 0) {
 			strbuf_addf(detail,
 				    "already in %s%s; every line it adds is in"
@@ -253,18 +479,33 @@ static enum check_result applies_check(struct check_ctx *c,
 				    " reverse",
 			    branch, rel.buf);
 		out = CR_ALREADY;
-	} else if (reverse_after_later(c, p, &taken)) {
+	} else if (reverse_after_later(c, p, released, &taken, &edits,
+				       &by_clone)) {
 		strbuf_addf(detail, "already in %s%s", branch, rel.buf);
+		if (edits.len)
+			strbuf_addf(detail, ", its lines changed later in %s",
+				    edits.buf);
 		if (released)
 			strbuf_addf(detail,
 				    "; later releases changed the same lines"
 				    " (%s)",
 				    res.detail ? res.detail : "");
-		strbuf_addf(detail,
-			    "%s the diff applies in reverse once the later"
-			    " queued %s touching the same files %s taken out",
-			    released ? ";" : ":", taken.buf,
-			    strchr(taken.buf, ',') ? "are" : "is");
+		if (!by_clone)
+			strbuf_addf(detail,
+				    "%s the diff applies in reverse once ",
+				    released ? ";" : ":");
+		if (taken.len)
+			strbuf_addf(detail,
+				    "the later queued %s touching the same"
+				    " files %s taken out%s",
+				    taken.buf,
+				    strchr(taken.buf, ',') ? "are" : "is",
+				    edits.len ? " and " : "");
+		if (edits.len && !by_clone)
+			strbuf_addstr(detail,
+				      "those releases' patches (the"
+				      " stable-queue checkout's) are taken"
+				      " out");
 		out = CR_ALREADY;
 	} else if (repo_lines_placed(c->repo, c->running, &c->queued, p->diff,
 				     released, &placed) > 0) {
@@ -281,6 +522,22 @@ static enum check_result applies_check(struct check_ctx *c,
 			    " backport",
 			    where->buf, res.detail ? res.detail : "conflict",
 			    placed.len ? placed.buf : "its lines differ");
+		/* what would tell a later release's edit from a backport */
+		if (!*c->bc->cfg.stable_queue_repo)
+			strbuf_addstr(detail,
+				      ", or a later release edited them: no"
+				      " stable-queue checkout says which"
+				      " (set stable_queue_repo to a clone of"
+				      " the stable-queue repository,"
+				      " releases/X.Y.N/*.patch, or"
+				      " upstream_repo to a linux-stable"
+				      " clone)");
+		else
+			strbuf_addstr(detail,
+				      "; taking the later releases' patches"
+				      " of its files (the stable-queue"
+				      " checkout's) out of the tree does not"
+				      " bring it back");
 		out = CR_UNKNOWN;
 	} else {
 		strbuf_addstr(detail, res.detail ? res.detail : "conflict");
@@ -291,6 +548,7 @@ static enum check_result applies_check(struct check_ctx *c,
 	strbuf_release(&taken);
 	strbuf_release(&placed);
 	strbuf_release(&rel);
+	strbuf_release(&edits);
 	return out;
 }
 
@@ -372,6 +630,10 @@ static int check_one(struct check_ctx *c, struct check_row *p,
 	} else if (v[CHECK_FIXUP] == CR_HELD) {
 		to = PS_HELD;
 		strbuf_addbuf(&reason, &d[CHECK_FIXUP]);
+	} else if (v[CHECK_FLAGS] == CR_HELD &&
+		   v[CHECK_FIXUP] != CR_OVERRIDDEN) {
+		to = PS_HELD; /* a symlink or gitlink */
+		strbuf_addbuf(&reason, &d[CHECK_FLAGS]);
 	} else if (v[CHECK_APPLIES] == CR_ALREADY) {
 		/* in the tree already: nobody's problem */
 		to = PS_RELEASED;
@@ -397,9 +659,21 @@ static int check_one(struct check_ctx *c, struct check_row *p,
 		/* younger upstream than the maintainer wants: it waits */
 		to = PS_CHECKED;
 		strbuf_addbuf(&reason, &soak);
+	} else if ((ret = origin_waits(c->bc, p->id, &reason)) != 0) {
+		/* list mail: a maintainer queues it before it is built */
+		if (ret < 0)
+			goto out;
+		to = PS_CHECKED;
 	} else {
 		to = PS_QUEUED;
 		*advance = 1;
+	}
+	/* a hold the checks did not make (a reply's NAK, drop request or
+	 * regzbot report) stays, its reason too: a maintainer lifts it */
+	if (p->state == PS_HELD &&
+	    queue_held_by(c->bc->db, p->id) != QUEUE_HOLD_CHECK) {
+		to = PS_HELD;
+		*advance = 0;
 	}
 
 	/*
@@ -437,11 +711,11 @@ static int check_one(struct check_ctx *c, struct check_row *p,
 		char *why = reason.len && !tested
 				    ? branch_said(c->bc, reason.buf)
 				    : NULL;
-		ev = queue_set_state(c->bc->db, p->id, to,
-				     why	  ? why
-				     : reason.len ? reason.buf
-						  : NULL,
-				     c->bc->actor);
+		const char *r = why ? why : reason.len ? reason.buf : NULL;
+		ev = to == PS_HELD ? queue_hold(c->bc->db, p->id,
+						QUEUE_HOLD_CHECK, r, c->bc->actor)
+				   : queue_set_state(c->bc->db, p->id, to, r,
+						     c->bc->actor);
 		free(why);
 		if (ev < 0) {
 			ret = (int)ev;
@@ -556,11 +830,21 @@ static int open_ctx(struct check_ctx *c, struct branch_ctx *bc)
 				  err_msg());
 		else
 			c->up_indexed = 1;
+		/* trying a patch on it (released-then-edited) writes blobs:
+		 * in memory, never into the maintainer's clone */
+		c->upstream_mem = repo_objects_in_memory(c->upstream) == 0;
+		err_clear();
 	}
 	open_changelog(c);
 	return 0;
 }
 
+/*
+ * The running tree as a tree (hex), written from the branch's tree and the
+ * queued patches' files; and the same with the patch being checked on top
+ * (ERR_NOTFOUND when it does not apply). For the rare checks that need a
+ * whole tree.
+ */
 int check_running_tree(struct check_ctx *c, char hex[REPO_HEX_SIZE])
 {
 	return repo_overlay_tree(c->repo, c->running, &c->queued, NULL, hex);
@@ -586,6 +870,8 @@ static void close_ctx(struct check_ctx *c)
 	free(c->history);
 	free(c->version);
 	free(c->series);
+	free(c->rel_sq);
+	free(c->up_tags);
 }
 
 /*

@@ -16,10 +16,15 @@
  *   fixup   ok | held (a fix-up of a broken patch; released and reverted)
  *           | overridden
  *   flags   none | feature-like (adds-file,new-kconfig,uapi: informational)
+ *           | held (it makes a symlink or a gitlink: not a file)
  *   followups none | found (with an upstream index only: upstream fixes of
- *           it outside the queue and the tree; informational, mailed)
+ *           it outside the queue and the tree; informational, mailed). In
+ *           the tree: its history, the index (released up to the tree's
+ *           version, or a backport in its series), Debian's changelog, the
+ *           tree's content, in that order (check-upstream.c)
  * and the move that follows:
- *   held                      -> held (the author is mailed: revert first)
+ *   held                      -> held (the author is mailed: revert first;
+ *                                for a link: a maintainer applies it)
  *   already-applied           -> released: the change is in the tree already
  *                                (nobody's problem, no mail)
  *   absent                    -> rejected (no mail: nothing to act on)
@@ -43,8 +48,11 @@
  *   applies: the patch's own lines decide, a subject only points: the
  *   branch plus the patches queued before it; in reverse (already-applied);
  *   in reverse once the later queued patches touching the same files are
- *   taken out; every line it adds standing in the tree where later changes
- *   left it (repo_lines_placed(): already-applied, even when it applies).
+ *   taken out, and (a release names it, stable_queue_repo set) the later
+ *   releases' patches of its files; every line it adds standing in the
+ *   tree where later changes left it (repo_lines_placed(): already-applied,
+ *   even when it applies, unless it removes a line: then the lines it
+ *   removes stand at its place and applying it changes the tree).
  *   A release that lists it (Debian's changelog, the stable-queue checkout)
  *   is named; without its lines in the tree that is unknown.
  */
@@ -68,14 +76,9 @@ enum check_result {
 	CR_COUNT
 };
 
-/* The names stored and shown ("fixes", "already-applied"); "?" if out of range. */
-const char *check_kind_name(enum check_kind k);
 const char *check_result_name(enum check_result r);
 /* The enum of a stored name, or -1. */
 int check_result_parse(const char *name);
-/* queue_verdict_add() of one check's result: the strings are made here. */
-int check_verdict_add(sqlite3 *db, long long patch_id, enum check_kind k,
-		      enum check_result r, const char *detail);
 
 struct check_summary {
 	size_t checked, queued, held, rejected, waiting, released;

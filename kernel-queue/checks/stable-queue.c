@@ -27,12 +27,24 @@ struct sq_stamp {
 	struct timespec mtime;
 };
 
+/* One patch of a release: where, its release, its subject, the files. */
+struct sq_patch {
+	char *where;
+	long sublevel;
+	char *subject;
+	char *files; /* "path\0path\0...\0" */
+	size_t files_len;
+};
+
 struct sq_cache {
 	char *dir, *series;
 	struct sq_stamp *stamps;
 	size_t nstamps;
 	struct sq_entry *e;
 	size_t n, alloc;
+	struct sq_patch *p; /* in release order: oldest release first, each
+			     * in its series file's order */
+	size_t np, palloc;
 	const char *cur; /* while scanning: the file being read */
 };
 
@@ -45,6 +57,12 @@ static void sq_clear(struct sq_cache *c)
 		free(c->stamps[i].name);
 	for (size_t i = 0; i < c->n; i++)
 		free(c->e[i].where);
+	for (size_t i = 0; i < c->np; i++) {
+		free(c->p[i].where);
+		free(c->p[i].subject);
+		free(c->p[i].files);
+	}
+	free(c->p);
 	free(c->stamps);
 	free(c->e);
 	free(c->dir);
@@ -120,6 +138,85 @@ static int sq_release_dirs(const char *rel, const char *series, char ***out,
 	return 0;
 }
 
+/*
+ * The order of a release's patches: its series file's, the patches it does
+ * not name after them by name. files (nf of them, sorted) is reordered.
+ */
+static void sq_series_order(const char *dir, char **files, size_t nf)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char *path = xstrfmt("%s/series", dir);
+	size_t at = 0;
+
+	if (strbuf_read_file(&sb, path, 1 << 20) == 0)
+		for (char *l = sb.buf; l && *l && at < nf;) {
+			char *nl = strchr(l, '\n');
+			if (nl)
+				*nl = '\0';
+			l += strspn(l, " \t");
+			l[strcspn(l, " \t#")] = '\0';
+			for (size_t k = at; *l && k < nf; k++)
+				if (!strcmp(files[k], l)) {
+					char *t = files[k];
+					memmove(files + at + 1, files + at,
+						(k - at) * sizeof(*files));
+					files[at++] = t;
+					break;
+				}
+			l = nl ? nl + 1 : NULL;
+		}
+	strbuf_release(&sb);
+	free(path);
+}
+
+/*
+ * A release patch's subject (its Subject: without "[PATCH ...]") and the
+ * files its diff names ("--- a/x", "+++ b/x", both sides), kept.
+ */
+static void sq_patch_add(struct sq_cache *c, const char *where, long sublevel,
+			 const char *text, size_t len)
+{
+	struct sq_patch *p;
+	struct strbuf files = STRBUF_INIT;
+	const char *end = text + len;
+
+	if (c->np == c->palloc) {
+		c->palloc = c->palloc ? c->palloc * 2 : 256;
+		c->p = xrealloc(c->p, c->palloc * sizeof(*c->p));
+	}
+	p = &c->p[c->np++];
+	memset(p, 0, sizeof(*p));
+	p->where = xstrdup(where);
+	p->sublevel = sublevel;
+	for (const char *l = text; l < end;) {
+		const char *nl = memchr(l, '\n', (size_t)(end - l));
+		size_t n = nl ? (size_t)(nl - l) : (size_t)(end - l);
+		if (!p->subject && n > 9 && !strncmp(l, "Subject: ", 9)) {
+			const char *sj = l + 9;
+			size_t k = n - 9;
+			if (k && *sj == '[') {
+				const char *close = memchr(sj, ']', k);
+				if (close) {
+					k -= (size_t)(close + 1 - sj);
+					sj = close + 1;
+				}
+			}
+			while (k && *sj == ' ')
+				sj++, k--;
+			p->subject = xstrndup(sj, k);
+		} else if (n > 6 && (!strncmp(l, "--- a/", 6) ||
+				     !strncmp(l, "+++ b/", 6))) {
+			size_t k = strcspn(l + 6, "\t\n");
+			k = k < n - 6 ? k : n - 6;
+			strbuf_add(&files, l + 6, k);
+			strbuf_addch(&files, '\0');
+		}
+		l = nl ? nl + 1 : end;
+	}
+	p->files_len = files.len;
+	p->files = strbuf_detach(&files, NULL);
+}
+
 static int sq_fresh(const struct sq_cache *c, const char *rel, char **dirs,
 		    size_t n)
 {
@@ -179,6 +276,7 @@ static int sq_scan(struct sq_cache *c, const char *sq_dir, const char *series,
 		closedir(d);
 		if (nf)
 			qsort(files, nf, sizeof(*files), str_cmp);
+		sq_series_order(p, files, nf);
 		for (size_t k = 0; k < nf; k++) {
 			char *fp = xstrfmt("%s/%s", p, files[k]);
 			char *where =
@@ -196,6 +294,10 @@ static int sq_scan(struct sq_cache *c, const char *sq_dir, const char *series,
 					     : buf.len,
 					sq_add, c);
 				c->cur = NULL;
+				sq_patch_add(c, where,
+					     strtol(dirs[i] + strlen(series) + 1,
+						    NULL, 10),
+					     buf.buf, buf.len);
 			}
 			free(fp);
 			free(where);
@@ -210,30 +312,45 @@ static int sq_scan(struct sq_cache *c, const char *sq_dir, const char *series,
 	return ret;
 }
 
+/* The cache made current for (sq_dir, series); called with sq_lock held. */
+static int sq_current(const char *sq_dir, const char *series)
+{
+	char *rel = NULL, **dirs = NULL;
+	size_t ndirs = 0;
+	int ret;
+
+	if (!sq_dir || !*sq_dir || !series || !*series || strchr(series, '/'))
+		return err_set(ERR_INVALID, "stable queue: directory and "
+					    "series (\"6.1\") are required");
+	rel = xstrfmt("%s/releases", sq_dir);
+	if ((ret = sq_release_dirs(rel, series, &dirs, &ndirs)) < 0)
+		goto out;
+	if (!sq.dir || strcmp(sq.dir, sq_dir) || strcmp(sq.series, series) ||
+	    !sq_fresh(&sq, rel, dirs, ndirs))
+		ret = sq_scan(&sq, sq_dir, series, rel, dirs, ndirs);
+out:
+	for (size_t i = 0; i < ndirs; i++)
+		free(dirs[i]);
+	free(dirs);
+	free(rel);
+	return ret;
+}
+
 int stable_queue_find(const char *sq_dir, const char *series,
 		      const char *upstream_sha, char **where)
 {
 	char want[REPO_HEX_SIZE];
-	char *rel = NULL, **dirs = NULL;
-	size_t ndirs = 0, n, lo = 0, hi;
+	size_t n, lo = 0, hi;
 	int ret;
 
 	if (where)
 		*where = NULL;
 	if ((ret = repo_sha_arg(want, upstream_sha)) < 0)
 		return ret;
-	if (!sq_dir || !*sq_dir || !series || !*series || strchr(series, '/'))
-		return err_set(ERR_INVALID, "stable queue: directory and "
-					    "series (\"6.1\") are required");
 	n = strlen(want);
-	rel = xstrfmt("%s/releases", sq_dir);
 	pthread_mutex_lock(&sq_lock);
-	if ((ret = sq_release_dirs(rel, series, &dirs, &ndirs)) < 0)
+	if ((ret = sq_current(sq_dir, series)) < 0)
 		goto out;
-	if (!sq.dir || strcmp(sq.dir, sq_dir) || strcmp(sq.series, series) ||
-	    !sq_fresh(&sq, rel, dirs, ndirs))
-		if ((ret = sq_scan(&sq, sq_dir, series, rel, dirs, ndirs)) < 0)
-			goto out;
 	hi = sq.n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -256,9 +373,66 @@ int stable_queue_find(const char *sq_dir, const char *series,
 	}
 out:
 	pthread_mutex_unlock(&sq_lock);
-	for (size_t i = 0; i < ndirs; i++)
-		free(dirs[i]);
-	free(dirs);
-	free(rel);
 	return ret;
+}
+
+static int sq_touches(const struct sq_patch *p, const char *const *paths,
+		      size_t n)
+{
+	for (const char *f = p->files; f && f < p->files + p->files_len;
+	     f += strlen(f) + 1)
+		for (size_t i = 0; i < n; i++)
+			if (!strcmp(f, paths[i]))
+				return 1;
+	return 0;
+}
+
+int stable_queue_touching(const char *sq_dir, const char *series, long first,
+			  long last, const char *after,
+			  const char *subject, const char *const *paths,
+			  size_t npaths, size_t max,
+			  struct stable_queue_patch **out, size_t *nout)
+{
+	size_t from = 0, to = 0;
+	int ret;
+
+	*out = NULL;
+	*nout = 0;
+	pthread_mutex_lock(&sq_lock);
+	if ((ret = sq_current(sq_dir, series)) < 0)
+		goto out;
+	/* the patches after it in its release, or after that release */
+	for (from = 0; from < sq.np && sq.p[from].sublevel <= first; from++)
+		;
+	for (size_t i = 0; i < sq.np && sq.p[i].sublevel <= first; i++)
+		if (sq.p[i].sublevel == first &&
+		    ((after && !strcmp(sq.p[i].where, after)) ||
+		     (!after && subject && sq.p[i].subject &&
+		      !strcasecmp(sq.p[i].subject, subject)))) {
+			from = i + 1;
+			break;
+		}
+	for (to = from; to < sq.np && sq.p[to].sublevel <= last; to++)
+		;
+	/* newest first: the order they come out in */
+	for (size_t i = to; i-- > from && *nout < max;) {
+		struct stable_queue_patch *v;
+		if (!sq_touches(&sq.p[i], paths, npaths))
+			continue;
+		*out = xrealloc(*out, (*nout + 1) * sizeof(**out));
+		v = &(*out)[(*nout)++];
+		v->where = xstrdup(sq.p[i].where);
+		v->sublevel = sq.p[i].sublevel;
+	}
+	ret = (int)*nout;
+out:
+	pthread_mutex_unlock(&sq_lock);
+	return ret;
+}
+
+void stable_queue_patches_free(struct stable_queue_patch *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i].where);
+	free(v);
 }

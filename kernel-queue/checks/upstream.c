@@ -243,3 +243,69 @@ int upstream_release_of(sqlite3 *db, const char *path, const char *sha,
 			sha);
 	return ret;
 }
+
+/* "v6.1.5": 6, 1, 5; "v6.4" and "v6.4-rc2": 6, 4, -1. 0 when not a version. */
+static int tag_version(const char *tag, long v[3])
+{
+	char *e;
+
+	v[0] = v[1] = 0;
+	v[2] = -1;
+	if (!tag || *tag != 'v')
+		return 0;
+	v[0] = strtol(tag + 1, &e, 10);
+	if (*e != '.')
+		return 0;
+	v[1] = strtol(e + 1, &e, 10);
+	if (*e == '.')
+		v[2] = strtol(e + 1, &e, 10);
+	return 1;
+}
+
+int upstream_release_in(const char *tag, const char *version)
+{
+	long t[3], b[3];
+	char *vt = version ? xstrfmt("v%s", version) : NULL;
+	int ok = tag_version(tag, t) && tag_version(vt, b);
+
+	free(vt);
+	if (!ok)
+		return 0;
+	if (t[0] != b[0] || t[1] != b[1])
+		return t[0] < b[0] || (t[0] == b[0] && t[1] < b[1]);
+	/* the series' own mainline release (or its -rc), or a stable one up
+	 * to the tree's */
+	return t[2] < 0 || (b[2] >= 0 && t[2] <= b[2]);
+}
+
+int upstream_backport_in(sqlite3 *db, const char *path, const char *sha,
+			 const char *version, char **tag)
+{
+	sqlite3_stmt *st;
+	int rc, ret = 0;
+
+	*tag = NULL;
+	if (!sha || strlen(sha) < 8)
+		return 0;
+	st = db_stmt(db,
+		     "SELECT release FROM upstream_commits WHERE repo = ?1 AND"
+		     " release IS NOT NULL AND " SHA_MATCH("backport_of", "?2"),
+		     "tt", path, sha);
+	if (!st)
+		return ERR_IO;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *rel = db_col_text(st, 0);
+		long v[3];
+		/* a backport of the branch's series, up to its version */
+		if (tag_version(rel, v) && v[2] >= 0 &&
+		    upstream_release_in(rel, version)) {
+			*tag = xstrdup(rel);
+			ret = 1;
+			break;
+		}
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		ret = err_set(ERR_IO, "upstream index: %s", sqlite3_errmsg(db));
+	db_stmt_done(st);
+	return ret;
+}

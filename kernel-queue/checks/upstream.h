@@ -48,4 +48,21 @@ int upstream_reverts_of(sqlite3 *db, const char *path, const char *sha,
 int upstream_release_of(sqlite3 *db, const char *path, const char *sha,
 			char **tag, long long *released_at);
 
+/*
+ * Is a commit first released in tag ("v6.0", "v6.1-rc3", "v6.1.5") in a
+ * tree of version ("6.1.10")? 1 when tag is an earlier series, the
+ * series' own mainline release, or one of its stable releases up to
+ * version; else 0 (also when either is no version).
+ */
+int upstream_release_in(const char *tag, const char *version);
+
+/*
+ * A stable backport of sha (an indexed commit whose "commit X upstream."
+ * names it) released in version's series up to version (a linux-stable
+ * clone's v6.1.5): 1 with its tag (caller frees), 0 none, negative on a
+ * store error.
+ */
+int upstream_backport_in(sqlite3 *db, const char *path, const char *sha,
+			 const char *version, char **tag);
+
 #endif

@@ -120,7 +120,7 @@ static void emit(struct strbuf *out, json_t *j, int col, int inline_first)
 	}
 }
 
-void lava_yaml(struct strbuf *out, json_t *j)
+static void lava_yaml(struct strbuf *out, json_t *j)
 {
 	emit(out, j, 0, 0);
 }

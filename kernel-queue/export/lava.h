@@ -59,6 +59,5 @@ int lava_job(sqlite3 *db, const struct config *cfg, const struct lava_opts *o,
  * escapes, which YAML reads the same). Appended to out.
  */
 struct strbuf;
-void lava_yaml(struct strbuf *out, json_t *j);
 
 #endif

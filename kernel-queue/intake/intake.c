@@ -7,8 +7,10 @@
 #include "event.h"
 #include "err.h"
 #include "log.h"
+#include "origin.h"
 #include "queue.h"
 #include "series.h"
+#include "source.h"
 #include "strbuf.h"
 
 #include <errno.h>
@@ -16,6 +18,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+
+static int intake_import_buffer_to(sqlite3 *db, long long branch, unsigned flags,
+			    const char *buf, size_t len, const char *name,
+			    size_t max_bytes, const char *actor,
+			    struct intake_result *res);
+
+static int intake_import_paths(sqlite3 *db, long long branch, unsigned flags,
+			const char *const *paths, size_t n, size_t max_bytes,
+			const char *actor, struct intake_result *res);
 
 struct parsed {
 	struct patch **v;
@@ -274,9 +286,45 @@ static int prefix_version(const char *prefix, char *ver, size_t size)
 	return 0;
 }
 
-int intake_prefix_version(const char *prefix, char *ver, size_t size)
+/* A version token: "6.1", "6.1.y", "5.15.x" (n digits, not "2/3", not "v2"). */
+static int version_token(const char *t, size_t n, char *ver, size_t size)
 {
-	return prefix_version(prefix, ver, size);
+	size_t d1 = strspn(t, "0123456789"), d2, len;
+
+	if (!d1 || d1 >= n || t[d1] != '.' ||
+	    !(d2 = strspn(t + d1 + 1, "0123456789")))
+		return 0;
+	len = d1 + 1 + d2;
+	if (len > n || (len != n && !(len + 2 == n && t[len] == '.' &&
+				     (t[len + 1] == 'y' || t[len + 1] == 'x'))))
+		return 0;
+	if (len >= size)
+		return 0;
+	memcpy(ver, t, len);
+	ver[len] = '\0';
+	return 1;
+}
+
+int intake_prefix_versions(const char *prefix,
+			   char (*ver)[INTAKE_VERSION_SIZE], int max)
+{
+	const char *p = prefix;
+	int n = 0;
+
+	while (p && *p && n < max) {
+		size_t w = strcspn(p, " \t/,");
+		char one[INTAKE_VERSION_SIZE];
+		if (w && version_token(p, w, one, sizeof(one))) {
+			int seen = 0;
+			for (int i = 0; i < n && !seen; i++)
+				seen = !strcmp(ver[i], one);
+			if (!seen)
+				memcpy(ver[n++], one, sizeof(one));
+		}
+		p += w;
+		p += strspn(p, " \t/,");
+	}
+	return n;
 }
 
 /*
@@ -344,13 +392,10 @@ static int store(sqlite3 *db, long long branch, unsigned flags,
 				     &to)) < 0)
 			goto fail;
 		if (ps->paths[i] != last_path) {
-			ret = db_exec(db,
-				      "INSERT INTO sources (kind, path, actor)"
-				      " VALUES (?, ?, ?)",
-				      "ttt", ps->kinds[i], ps->paths[i], actor);
+			ret = source_add(db, ps->kinds[i], ps->paths[i],
+					 actor, &source_id);
 			if (ret < 0)
 				goto fail;
-			source_id = db_last_id(db);
 			last_path = ps->paths[i];
 		}
 		ret = queue_add(db, to, ps->v[i], source_id, actor, &id);
@@ -381,6 +426,27 @@ fail:
 	return ret;
 }
 
+int intake_store_locked(sqlite3 *db, long long branch, long long *source_id,
+			const char *name, const struct patch *p,
+			unsigned queue_flags, const char *actor, long long *id)
+{
+	int ret;
+
+	if (!*source_id &&
+	    (ret = source_add(db, "api", name, actor, source_id)) < 0)
+		return ret;
+	ret = queue_add_flags(db, branch, p, *source_id, actor, queue_flags,
+			      id);
+	/* list mail: marked so in this transaction, never stored unmarked
+	 * (origin.h: it is built only once a maintainer queues it) */
+	if (ret > 0 &&
+	    (ret = origin_set_list(db, *id,
+				   p->sender_email ? p->sender_email
+						   : p->author_email)) == 0)
+		ret = 1;
+	return ret;
+}
+
 int intake_import_paths(sqlite3 *db, long long branch, unsigned flags,
 			const char *const *paths, size_t n, size_t max_bytes,
 			const char *actor, struct intake_result *res)
@@ -397,7 +463,7 @@ int intake_import_paths(sqlite3 *db, long long branch, unsigned flags,
 	return ret;
 }
 
-int intake_import_buffer_to(sqlite3 *db, long long branch, unsigned flags,
+static int intake_import_buffer_to(sqlite3 *db, long long branch, unsigned flags,
 			    const char *buf, size_t len, const char *name,
 			    size_t max_bytes, const char *actor,
 			    struct intake_result *res)
@@ -438,13 +504,4 @@ int intake_seed_queue(struct branch_ctx *bc)
 		 " queue (reverts, dropped patches) is kept there",
 		 c->queue_dir, c->queue_seed);
 	return 1;
-}
-
-int intake_series_path(sqlite3 *db, long long source_id, char **path)
-{
-	*path = NULL;
-	return db_query_text(db, path,
-			     "SELECT path FROM sources WHERE id = ? AND kind ="
-			     " 'series'",
-			     "i", source_id);
 }

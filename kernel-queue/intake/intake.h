@@ -34,31 +34,26 @@ void intake_result_release(struct intake_result *r);
 enum { INTAKE_ROUTE = 1, INTAKE_STRICT = 2 };
 
 /*
- * Parses every path first (a directory with a quilt `series`, an mbox, a
- * patch file); any error names the file and line and changes nothing. Then
- * stores all patches in one transaction, in order, skipping duplicates,
- * into branch's queue (branches.id) or the one flags route them to. A
- * queue directory's revert patches written by stableq are not patches to
- * import: they are counted in own and left alone. The low-level import,
- * for the mail intake, which picks each series' branches itself; every
- * door imports through intake_submit().
+ * Every stable version a subject prefix names, in order, each once, at
+ * most max: "PATCH 6.1/6.6", "PATCH 6.1.y,6.6.y" and "PATCH 5.15 6.1 2/3"
+ * name two (a posting for several trees). Returns how many.
  */
-int intake_import_paths(sqlite3 *db, long long branch, unsigned flags,
-			const char *const *paths, size_t n, size_t max_bytes,
-			const char *actor, struct intake_result *res);
+#define INTAKE_VERSION_SIZE 16
+int intake_prefix_versions(const char *prefix,
+			   char (*ver)[INTAKE_VERSION_SIZE], int max);
 /*
- * The same for a buffer (an mbox or a patch, e.g. an API request body)
- * into branch's queue (branches.id).
+ * The mail intake's store, inside the caller's transaction (mailin.c
+ * assembles the series itself and stores them patch by patch): p into
+ * branch's queue (queue_add_flags() with queue_flags) under a sources row
+ * made on the first call for a series (*source_id 0: made and set; path
+ * name), marked as list mail (origin_set_list()). 1 added, 0 the same
+ * patch was there (*id: it), negative on error.
+ * The caller links dependencies (queue_link_dependencies()) before its
+ * commit.
  */
-int intake_import_buffer_to(sqlite3 *db, long long branch, unsigned flags,
-			    const char *buf, size_t len, const char *name,
-			    size_t max_bytes, const char *actor,
-			    struct intake_result *res);
-/*
- * The stable version a subject prefix names ("PATCH 6.12 2/3", "PATCH
- * 6.1.y": "6.12", "6.1") into ver; 1 when it names one, else 0.
- */
-int intake_prefix_version(const char *prefix, char *ver, size_t size);
+int intake_store_locked(sqlite3 *db, long long branch, long long *source_id,
+			const char *name, const struct patch *p,
+			unsigned queue_flags, const char *actor, long long *id);
 
 /*
  * Import, then check: the checks of res's patches (new or known), branch
@@ -136,9 +131,5 @@ int intake_seed_queue(struct branch_ctx *bc);
 /* A job of the daemon's: queue_dir is configured (imported once a start). */
 struct branch_ctx;
 int intake_queue_due(struct branch_ctx *bc, long long *id);
-
-/* The queue directory source_id was a series file of (ERR_NOTFOUND: it was not
- * one); caller frees. */
-int intake_series_path(sqlite3 *db, long long source_id, char **path);
 
 #endif

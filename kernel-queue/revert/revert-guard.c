@@ -7,12 +7,16 @@
 #include "mailhdr.h"
 #include "compose.h"
 #include "outbox.h"
+#include "patch.h"
 #include "queue.h"
 #include "strbuf.h"
 
 #include <stdlib.h>
 #include <strings.h>
 #include <time.h>
+
+static int revert_proposal_stop(struct branch_ctx *bc, const char *message_id,
+			 const char *by);
 
 /* The trailer an author adds to refuse automatic reverts of a patch. */
 #define NO_AUTOREVERT "Stable-no-autorevert:"
@@ -34,20 +38,35 @@ static int has_opt_out(sqlite3 *db, long long patch_id)
 	return found;
 }
 
-int revert_guard(struct branch_ctx *bc, long long patch_id, char **why)
+/* Why the guard refused: the limit passes with the day, the rest do not. */
+enum refusal { ALLOWED = 0, REFUSED, LIMITED };
+
+/*
+ * revert_guard() with the kind of refusal. The plan is the one the revert
+ * would carry out: every patch in it is checked for the opt-out, and the
+ * limit counts the patches it takes out.
+ */
+static enum refusal guard(struct branch_ctx *bc, long long patch_id,
+			  char **why)
 {
 	long long today = 0, unconfirmed = 0;
+	struct plan p;
 	json_t *flags;
-	char *ids;
-	int ret;
+	int ret, trust;
 
 	*why = NULL;
-	if (has_opt_out(bc->db, patch_id)) {
-		*why = xstrdup("its author refused automatic reverts ("
-			       NO_AUTOREVERT " trailer)");
-		return 0;
+	trust = flag_trust_of(bc->db, patch_id);
+	flags = flag_list_json(bc->db, patch_id);
+	if (trust == FLAG_UNTRUSTED) {
+		json_t *f = json_array_get(flags, json_array_size(flags) - 1);
+		const char *by = json_string_value(json_object_get(f, "actor"));
+		*why = xstrfmt("flagged by %s, whose flag is not trusted to"
+			       " revert by itself: an admin runs it",
+			       by ? by : "?");
+		json_decref(flags);
+		return REFUSED;
 	}
-	if ((flags = flag_list_json(bc->db, patch_id))) {
+	if (flags) {
 		json_t *f;
 		size_t i;
 		json_array_foreach(flags, i, f)
@@ -63,26 +82,46 @@ int revert_guard(struct branch_ctx *bc, long long patch_id, char **why)
 	if (unconfirmed) {
 		*why = xstrdup("the bisection that named it was not confirmed"
 			       " both ways");
-		return 0;
+		return REFUSED;
 	}
-	ids = queue_branch_patches(bc->db, bc->branch_id);
-	ret = ids ? db_query_int(bc->db, &today,
-				 "SELECT count(*) FROM reverts WHERE patch_id"
-				 " IN (SELECT value FROM json_each(?)) AND"
-				 " actor = 'daemon' AND state != 'planned' AND"
-				 " created_at >="
-				 " strftime('%Y-%m-%dT00:00:00Z','now')",
-				 "t", ids)
-		  : ERR_IO;
-	free(ids);
-	if (ret == 0 && today >= bc->cfg.revert_daily_limit) {
-		*why = xstrfmt("%lld automatic reverts today on %s already"
-			       " (revert_daily_limit = %d)",
-			       today, bc->cfg.branch_key,
+	if (plan_build(bc, patch_id, &p) < 0) {
+		*why = xstrfmt("its plan cannot be made: %s", err_msg());
+		return REFUSED;
+	}
+	for (size_t i = 0; i < p.n && !*why; i++) {
+		if (!has_opt_out(bc->db, p.v[i].id))
+			continue;
+		if (p.v[i].id == patch_id)
+			*why = xstrdup("its author refused automatic reverts"
+				       " (" NO_AUTOREVERT " trailer)");
+		else
+			*why = xstrfmt("patch %lld, which goes with it (%s),"
+				       " carries the " NO_AUTOREVERT " trailer:"
+				       " its author refused automatic reverts",
+				       p.v[i].id, p.v[i].why);
+	}
+	if (*why) {
+		plan_free(&p);
+		return REFUSED;
+	}
+	ret = revert_auto_patches_today(bc, &today);
+	if (ret == 0 && today + (long long)p.n > bc->cfg.revert_daily_limit)
+		*why = xstrfmt("%lld patch%s taken out by automatic reverts"
+			       " today on %s already, and this one takes out"
+			       " %zu (revert_daily_limit = %d patches a day)",
+			       today, today == 1 ? "" : "es",
+			       bc->cfg.branch_key, p.n,
 			       bc->cfg.revert_daily_limit);
-		return 0;
-	}
-	return 1;
+	else if (ret < 0)
+		*why = xstrfmt("the daily limit cannot be counted: %s",
+			       err_msg());
+	plan_free(&p);
+	return !*why ? ALLOWED : ret == 0 ? LIMITED : REFUSED;
+}
+
+static int revert_guard(struct branch_ctx *bc, long long patch_id, char **why)
+{
+	return guard(bc, patch_id, why) == ALLOWED;
 }
 
 /* Refused: the plan waits for a maintainer, saying why. */
@@ -201,30 +240,64 @@ out:
 	return ret;
 }
 
+/*
+ * A waiting proposal the guard now refuses: a refusal that lasts (an
+ * opt-out, an untrusted flag) ends it; the daily limit only moves it to
+ * the next UTC day, when the limit counts afresh. Either way the daemon
+ * finds nothing due until then: one plan, no loop.
+ */
+static int proposal_refused(struct branch_ctx *bc, long long proposal,
+			    enum refusal r, const char *why)
+{
+	time_t now = time(NULL);
+	long long next_day = (long long)(now - now % 86400 + 86400);
+
+	if (r == LIMITED) {
+		log_info("proposal %lld: the daily limit holds: it waits until"
+			 " the next UTC day",
+			 proposal);
+		return db_exec(bc->db,
+			       "UPDATE revert_proposals SET due_at = ? WHERE"
+			       " id = ? AND state = 'waiting'",
+			       "ii", next_day, proposal);
+	}
+	char *by = xstrfmt("the guard: %s", why);
+	int ret = db_exec(bc->db,
+			  "UPDATE revert_proposals SET state = 'stopped',"
+			  " stopped_by = ? WHERE id = ? AND state = 'waiting'",
+			  "ti", by, proposal);
+	free(by);
+	return ret;
+}
+
 int revert_auto(struct branch_ctx *bc, long long patch_id, long long *revert_id,
 		long long *confirm_id)
 {
 	char *why = NULL;
 	long long waiting = 0;
+	enum refusal r;
 	int ret;
 
 	*revert_id = *confirm_id = 0;
 	if ((ret = queue_follow_patch(bc, patch_id)) < 0)
 		return ret;
-	if (!revert_guard(bc, patch_id, &why)) {
+	if (db_query_int(bc->db, &waiting,
+			 "SELECT id FROM revert_proposals WHERE patch_id = ? AND"
+			 " state = 'waiting'",
+			 "i", patch_id) < 0)
+		err_clear();
+	if ((r = guard(bc, patch_id, &why)) != ALLOWED) {
 		ret = ask_maintainer(bc, patch_id, why);
+		if (ret >= 0 && waiting)
+			ret = proposal_refused(bc, waiting, r, why);
 		free(why);
 		return ret < 0 ? ret : 0;
 	}
-	db_query_int(bc->db, &waiting,
-		     "SELECT id FROM revert_proposals WHERE patch_id = ? AND"
-		     " state = 'waiting'",
-		     "i", patch_id);
-	ret = revert_run(bc, patch_id,
-			 waiting ? "found broken; proposed to the author, no"
-				   " objection within revert_grace"
-				 : "found broken; revert first",
-			 1, revert_id, confirm_id);
+	ret = revert_run_as(bc, patch_id,
+			    waiting ? "found broken; proposed to the author, no"
+				      " objection within revert_grace"
+				    : "found broken; revert first",
+			    1, 1, revert_id, confirm_id);
 	if (ret >= 0 && waiting)
 		ret = db_exec(bc->db,
 			      "UPDATE revert_proposals SET state = 'done' WHERE"
@@ -233,7 +306,7 @@ int revert_auto(struct branch_ctx *bc, long long patch_id, long long *revert_id,
 	return ret < 0 ? ret : 1;
 }
 
-int revert_proposal_stop(struct branch_ctx *bc, const char *message_id,
+static int revert_proposal_stop(struct branch_ctx *bc, const char *message_id,
 			 const char *by)
 {
 	long long id = 0, patch = 0;
@@ -259,6 +332,31 @@ int revert_proposal_stop(struct branch_ctx *bc, const char *message_id,
 	return ret < 0 ? ret : 1;
 }
 
+int revert_proposal_answer(struct branch_ctx *bc, const struct patch *reply,
+			   const char *by)
+{
+	long long patch = 0;
+
+	if (!reply->auto_reply)
+		return revert_proposal_stop(bc, reply->in_reply_to, by);
+	if (!reply->in_reply_to ||
+	    db_query_int(bc->db, &patch,
+			 "SELECT patch_id FROM revert_proposals WHERE message_id"
+			 " = ? AND state = 'waiting'",
+			 "t", reply->in_reply_to) < 0) {
+		err_clear();
+		return 0;
+	}
+	log_info("patch %lld: an automatic reply to the proposed revert (%s)"
+		 " does not stop it",
+		 patch, reply->message_id ? reply->message_id : "?");
+	long long ev = event_add(bc->db, bc->actor, "patch", patch,
+				 "auto-reply",
+				 "an automatic reply (out of office) to the"
+				 " proposed revert: it still waits");
+	return ev < 0 ? (int)ev : 0;
+}
+
 /* The first of the patches ids (a JSON array text) that sql (bound: ids, then
  * now) finds due. */
 static int first_due(sqlite3 *db, char *ids, const char *sql, long long *id)
@@ -274,14 +372,13 @@ static int first_due(sqlite3 *db, char *ids, const char *sql, long long *id)
 int revert_propose_due(struct branch_ctx *bc, long long *id)
 {
 	return !strcmp(bc->cfg.auto_revert, "propose") &&
-	       first_due(bc->db,
-			 queue_state_ids(bc->db, bc->branch_id, PS_BROKEN),
-			 "SELECT value FROM json_each(?1) WHERE ?2 IS NOT NULL"
-			 " AND NOT EXISTS (SELECT 1 FROM reverts r WHERE"
-			 " r.patch_id = value) AND NOT EXISTS (SELECT 1 FROM"
-			 " revert_proposals x WHERE x.patch_id = value) ORDER"
-			 " BY value LIMIT 1",
-			 id);
+	       revert_first_trusted(
+		       bc,
+		       "SELECT value FROM json_each(?) WHERE NOT EXISTS"
+		       " (SELECT 1 FROM reverts r WHERE r.patch_id = value)"
+		       " AND NOT EXISTS (SELECT 1 FROM revert_proposals x"
+		       " WHERE x.patch_id = value) ORDER BY value",
+		       id);
 }
 
 int revert_grace_due(struct branch_ctx *bc, long long *id)

@@ -2,6 +2,7 @@
 #include "revert-int.h"
 #include "db.h"
 #include "err.h"
+#include "event.h"
 #include "queue.h"
 #include "strbuf.h"
 
@@ -155,20 +156,57 @@ json_t *revert_plan(struct branch_ctx *bc, long long patch_id)
 	return o;
 }
 
+int plan_store_locked(struct branch_ctx *bc, long long patch_id,
+		      const char *reason, long long *revert_id)
+{
+	struct plan p;
+	char *was = NULL;
+	long long id = 0;
+	int ret;
+
+	*revert_id = 0;
+	ret = db_query_int(bc->db, &id,
+			   "SELECT id FROM reverts WHERE patch_id = ? AND state"
+			   " = 'planned' ORDER BY id LIMIT 1",
+			   "i", patch_id);
+	if (ret == 0) {
+		/* one plan per patch: asking again (the daemon's guard, each
+		 * time it looks) adds nothing */
+		*revert_id = id;
+		if ((ret = db_query_text(bc->db, &was,
+					 "SELECT reason FROM reverts WHERE id"
+					 " = ?",
+					 "i", id)) < 0 ||
+		    (was && !strcmp(was, reason)))
+			goto out;
+		ret = db_exec(bc->db,
+			      "UPDATE reverts SET reason = ? WHERE id = ?",
+			      "ti", reason, id);
+		if (ret >= 0)
+			ret = (int)event_add(bc->db, bc->actor, "revert", id,
+					     "replanned", "%s", reason);
+		goto out;
+	}
+	if (ret != ERR_NOTFOUND)
+		return ret;
+	err_clear();
+	if ((ret = plan_build(bc, patch_id, &p)) < 0)
+		return ret;
+	ret = insert_revert(bc, patch_id, reason, &p, "planned", NULL, NULL, 0,
+			    revert_id);
+	plan_free(&p);
+out:
+	free(was);
+	return ret < 0 ? ret : 0;
+}
+
 int revert_store_plan(struct branch_ctx *bc, long long patch_id,
 		      const char *reason)
 {
-	struct plan p;
 	long long id;
 	int ret = queue_follow_patch(bc, patch_id);
 
-	if (ret < 0 || (ret = plan_build(bc, patch_id, &p)) < 0)
+	if (ret < 0 || (ret = db_begin(bc->db)) < 0)
 		return ret;
-	if ((ret = db_begin(bc->db)) < 0)
-		goto out;
-	ret = db_end(bc->db, insert_revert(bc, patch_id, reason, &p, "planned",
-					   NULL, NULL, &id));
-out:
-	plan_free(&p);
-	return ret < 0 ? ret : 0;
+	return db_end(bc->db, plan_store_locked(bc, patch_id, reason, &id));
 }

@@ -7,7 +7,7 @@
 #include "event.h"
 #include "err.h"
 #include "branch.h"
-#include "intake.h"
+#include "source.h"
 #include "compose.h"
 #include "outbox.h"
 #include "queue.h"
@@ -95,7 +95,7 @@ static void leave_out_of_series(struct branch_ctx *bc, long long revert_id,
 		long long pid = sqlite3_column_int64(st, 0), source = 0;
 		char *file = NULL, *dir = NULL, *src = NULL;
 		if (queue_patch_file(bc->db, pid, &file, &source) == 0 &&
-		    file && intake_series_path(bc->db, source, &dir) == 0)
+		    file && source_series_path(bc->db, source, &dir) == 0)
 			src = realpath(dir, NULL);
 		err_clear();
 		if (src && !strcmp(src, qdir)) {
@@ -166,7 +166,11 @@ static int finish(struct branch_ctx *bc, long long revert_id)
 	enum patch_state rs;
 	if ((ret = queue_get_state(bc->db, root, &rs)) < 0)
 		goto fail;
-	if (rs != PS_BROKEN && (ev = flag_locked(bc, root, reason, NULL)) < 0) {
+	/* a maintainer's (or a trusted automatic) revert of a patch not
+	 * flagged yet: the flag is theirs */
+	if (rs != PS_BROKEN &&
+	    (ev = flag_patch_locked(bc, root, reason, NULL, FLAG_TRUSTED)) <
+		    0) {
 		ret = (int)ev;
 		goto fail;
 	}
@@ -245,14 +249,16 @@ out:
 
 int insert_revert(struct branch_ctx *bc, long long root, const char *reason,
 		  const struct plan *p, const char *state, const char *base,
-		  const char *chain_tip, long long *revert_id)
+		  const char *chain_tip, int automatic, long long *revert_id)
 {
 	int ret = db_exec(bc->db,
 			  "INSERT INTO reverts (patch_id, state, reason, actor,"
-			  " base_commit, chain_tip) VALUES (?, ?, ?, ?, ?, ?)",
+			  " base_commit, chain_tip, automatic) VALUES (?, ?, ?,"
+			  " ?, ?, ?, ?)",
 			  "itttt"
-			  "t",
-			  root, state, reason, bc->actor, base, chain_tip);
+			  "ti",
+			  root, state, reason, bc->actor, base, chain_tip,
+			  (long long)(automatic != 0));
 	if (ret < 0)
 		return ret;
 	*revert_id = db_last_id(bc->db);
@@ -273,8 +279,8 @@ int insert_revert(struct branch_ctx *bc, long long root, const char *reason,
 			      p->n, reason);
 }
 
-int revert_execute(struct branch_ctx *bc, long long patch_id,
-		   const char *reason, long long *revert_id)
+static int execute(struct branch_ctx *bc, long long patch_id,
+		   const char *reason, int automatic, long long *revert_id)
 {
 	struct plan p;
 	struct repo *r = NULL;
@@ -338,7 +344,8 @@ int revert_execute(struct branch_ctx *bc, long long patch_id,
 	if (ret >= 0)
 		ret = insert_revert(
 			bc, patch_id, reason, &p, nrev ? "applying" : "done",
-			nrev ? tip : NULL, nrev ? chain : NULL, revert_id);
+			nrev ? tip : NULL, nrev ? chain : NULL, automatic,
+			revert_id);
 	for (size_t i = 0; ret >= 0 && i < p.n; i++)
 		if (commits[i])
 			ret = db_exec(
@@ -529,11 +536,19 @@ char *revert_patch_text(sqlite3 *db, long long revert_id)
 int revert_run(struct branch_ctx *bc, long long patch_id, const char *reason,
 	       int confirm, long long *revert_id, long long *confirm_id)
 {
+	return revert_run_as(bc, patch_id, reason, confirm, 0, revert_id,
+			     confirm_id);
+}
+
+int revert_run_as(struct branch_ctx *bc, long long patch_id,
+		  const char *reason, int confirm, int automatic,
+		  long long *revert_id, long long *confirm_id)
+{
 	long long cid;
 	int ret;
 
 	*confirm_id = 0;
-	if ((ret = revert_execute(bc, patch_id, reason, revert_id)) < 0)
+	if ((ret = execute(bc, patch_id, reason, automatic, revert_id)) < 0)
 		return ret;
 	if (!confirm)
 		return 0;
@@ -576,7 +591,7 @@ int revert_confirm(struct branch_ctx *bc, long long revert_id,
 	if (ret < 0)
 		return ret;
 	*confirm_id = cid;
-	if ((ret = queue_follow_candidate(bc, cid)) < 0)
+	if ((ret = candidate_follow(bc, cid)) < 0)
 		return ret;
 	v = candidate_verdict_of(bc->db, cid);
 	if (v == CV_NONE) {
@@ -641,15 +656,55 @@ int revert_confirm_due(struct branch_ctx *bc, long long *revert_id)
 	return found;
 }
 
+int revert_first_trusted(struct branch_ctx *bc, const char *sql,
+			 long long *id)
+{
+	char *ids = queue_state_ids(bc->db, bc->branch_id, PS_BROKEN);
+	sqlite3_stmt *st = ids ? db_prepare(bc->db, sql, "t", ids) : NULL;
+	int found = 0, t;
+
+	while (!found && st && db_step(st) > 0) {
+		long long p = sqlite3_column_int64(st, 0);
+		if ((t = flag_trust_of(bc->db, p)) == FLAG_TRUSTED) {
+			*id = p;
+			found = 1;
+		} else if (t < 0) {
+			break;
+		}
+	}
+	sqlite3_finalize(st);
+	free(ids);
+	return found;
+}
+
 int revert_due(struct branch_ctx *bc, long long *id)
 {
 	return !strcmp(bc->cfg.auto_revert, "yes") &&
-	       first_of(bc->db,
-			queue_state_ids(bc->db, bc->branch_id, PS_BROKEN),
-			"SELECT value FROM json_each(?) WHERE NOT EXISTS"
-			" (SELECT 1 FROM reverts r WHERE r.patch_id = value AND"
-			" r.state != 'failed') ORDER BY value LIMIT 1",
-			id);
+	       revert_first_trusted(
+		       bc,
+		       "SELECT value FROM json_each(?) WHERE NOT EXISTS"
+		       " (SELECT 1 FROM reverts r WHERE r.patch_id = value"
+		       " AND r.state != 'failed') ORDER BY value",
+		       id);
+}
+
+int revert_auto_patches_today(struct branch_ctx *bc, long long *n)
+{
+	char *ids = queue_branch_patches(bc->db, bc->branch_id);
+	int ret = ids ? db_query_int(bc->db, n,
+				     "SELECT count(*) FROM revert_items i JOIN"
+				     " reverts r ON r.id = i.revert_id WHERE"
+				     " r.automatic = 1 AND r.state IN"
+				     " ('applying','done','confirmed') AND"
+				     " r.created_at >="
+				     " strftime('%Y-%m-%dT00:00:00Z','now') AND"
+				     " r.patch_id IN (SELECT value FROM"
+				     " json_each(?))",
+				     "t", ids)
+		      : ERR_IO;
+
+	free(ids);
+	return ret;
 }
 
 int revert_plan_due(struct branch_ctx *bc, long long *id)

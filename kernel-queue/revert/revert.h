@@ -3,23 +3,27 @@
 #define STABLEQ_REVERT_H
 
 #include "ctx.h"
+#include "flag.h"
 
 #include <jansson.h>
 
-/* Evidence stored with a flag (all optional, borrowed). */
-struct evidence {
-	const char *test;        /* failing test name */
-	const char *log_excerpt;
-	long long build_id;
-	long long bisection_id;
-};
-
 /*
- * Flags a patch broken (queued, released, held, checked...) with the
- * reason and evidence, writes the event and mails the author, in one
- * transaction. ERR_NOTFOUND for an unknown id, ERR_CONFLICT if it is
- * already broken, dropped or reverted.
+ * What a flag leads to (the flag itself is store/flag.h's flag_locked()):
+ * flag_patch_locked() flags inside the caller's transaction (event id or
+ * negative); FLAG_UNTRUSTED also stores the plan, in that transaction, as
+ * a revert 'planned' whose reason names who flagged and that a maintainer
+ * (admin) must run it. A trusted flag whose evidence is a bisection that
+ * named this patch and was confirmed both ways is reported to
+ * regressions_list (when set) with "#regzbot introduced: <upstream sha>",
+ * in the same transaction (bisect_report_culprit()). flag_patch_as(): the
+ * same in a transaction of its own; flag_patch(): flag_patch_as() trusted.
  */
+long long flag_patch_locked(struct branch_ctx *bc, long long patch_id,
+			    const char *reason, const struct evidence *ev,
+			    enum flag_trust trust);
+int flag_patch_as(struct branch_ctx *bc, long long patch_id,
+		  const char *reason, const struct evidence *ev,
+		  enum flag_trust trust);
 int flag_patch(struct branch_ctx *bc, long long patch_id, const char *reason,
 	       const struct evidence *ev);
 
@@ -33,25 +37,14 @@ int flag_patch(struct branch_ctx *bc, long long patch_id, const char *reason,
 json_t *revert_plan(struct branch_ctx *bc, long long patch_id);
 
 /*
- * Carries out the plan (flagging the patch broken first if it is not):
- * drops in one transaction; reverts as libgit2 revert commits on the
- * branch (message in the stable style), each also written as a mail-format
- * patch into the queue directory; patches go to dropped/reverted, authors
- * are mailed. A revert that conflicts changes nothing (ERR_CONFLICT). A
- * crash at any point leaves either nothing done or a state that
- * revert_resume() completes. Sets *revert_id.
- */
-int revert_execute(struct branch_ctx *bc, long long patch_id,
-		   const char *reason, long long *revert_id);
-/*
  * Stores the plan as a revert in state 'planned' (auto_revert = plan): it
- * waits there for a maintainer, who runs it with revert_execute().
+ * waits there for a maintainer, who runs it with revert_run().
  */
 int revert_store_plan(struct branch_ctx *bc, long long patch_id,
 		      const char *reason);
 /*
  * The one way to take a broken patch out, for the CLI, the daemon and the
- * API alike: revert_execute(), then (confirm) the request for its
+ * API alike: the plan carried out, then (confirm) the request for its
  * confirmation recorded: a pending 'confirm' candidate of the branch and
  * what is left of the queue, linked to the revert (*confirm_id). Every
  * door confirms it the same way, with revert_confirm(): the CLI at once,
@@ -115,12 +108,19 @@ int override_patch(struct branch_ctx *bc, long long patch_id,
  * stores the plan for the maintainer; 1 when it stopped one, 0 when
  * message_id is no waiting proposal's.
  */
-int revert_guard(struct branch_ctx *bc, long long patch_id, char **why);
 int revert_auto(struct branch_ctx *bc, long long patch_id, long long *revert_id,
 		long long *confirm_id);
 int revert_propose(struct branch_ctx *bc, long long patch_id);
-int revert_proposal_stop(struct branch_ctx *bc, const char *message_id,
-			 const char *by);
+/*
+ * The intake's door to revert_proposal_stop(): reply is a mail answering
+ * reply->in_reply_to. An automatic reply (reply->auto_reply: an
+ * out-of-office answer, RFC 3834) is no objection: the proposal keeps
+ * waiting (0, an event on the patch says it came). Else
+ * revert_proposal_stop(reply->in_reply_to, by).
+ */
+struct patch;
+int revert_proposal_answer(struct branch_ctx *bc, const struct patch *reply,
+			   const char *by);
 int revert_propose_due(struct branch_ctx *bc, long long *id);
 int revert_grace_due(struct branch_ctx *bc, long long *id);
 
@@ -134,11 +134,5 @@ int revert_exists(sqlite3 *db, long long id);
  * culprit_patch_id}.
  */
 json_t *revert_items_of_json(sqlite3 *db, long long patch_id);
-
-/*
- * The flags raised on patch_id, oldest first: {id, reason, evidence,
- * build_id, bisection_id, actor, created_at}.
- */
-json_t *flag_list_json(sqlite3 *db, long long patch_id);
 
 #endif

@@ -34,7 +34,8 @@ done_testing() {
 	echo "1..$T_N"
 	[ "$T_FAILED" -eq 0 ]
 }
-# The repository's top and the binary under test.
-TOP=$(cd "$(dirname "$0")/.." && pwd)
+# The repository's top (two folders above this file, wherever the test
+# stands) and the binary under test.
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 STABLEQ="${STABLEQ:-$TOP/stableq}"
 export STABLEQ_NO_DEFAULT_CONFIG=1

@@ -2,7 +2,7 @@
 // (chromium-driver, the W3C WebDriver HTTP protocol), with nothing but what
 // Debian's nodejs has built in (global fetch, Node >= 18). No npm module.
 //
-//	import { Browser } from './lib/webdriver.mjs';
+//	import { Browser } from './webdriver.mjs';
 //	const b = await Browser.open({ width: 1280, height: 900 });
 //	try { await b.goto(url); await b.waitFor('table tr'); ... } finally { await b.close(); }
 //
