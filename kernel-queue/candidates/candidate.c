@@ -161,7 +161,8 @@ long long candidate_request(sqlite3 *db, long long branch, long long upto,
 	ret = db_query_int(db, &id,
 			   "SELECT id FROM candidates WHERE branch_id = ? AND"
 			   " purpose = 'queue' AND patch_ids = ? AND verdict IS"
-			   " NULL AND step != 'done' ORDER BY id LIMIT 1",
+			   " NULL AND step != 'done' AND cell_of IS NULL"
+			   " ORDER BY id LIMIT 1",
 			   "it", branch, ids);
 	if (ret >= 0 && id > 0)
 		goto out; /* the queue's pending candidate: the same work */
@@ -204,11 +205,12 @@ long long candidate_next_pending(sqlite3 *db, long long branch)
 	long long id = 0;
 
 	/* a tip's baseline runs when nothing else is to do
-	 * (candidate_baseline_due) */
+	 * (candidate_baseline_due); a cell of the matrix runs inside its
+	 * candidate's run, never alone (cell.h) */
 	if (db_query_int(db, &id,
 			 "SELECT id FROM candidates WHERE step = 'pending' AND"
-			 " purpose != 'baseline' AND (?1 = 0 OR branch_id = ?1)"
-			 " ORDER BY id LIMIT 1",
+			 " purpose != 'baseline' AND cell_of IS NULL AND (?1 ="
+			 " 0 OR branch_id = ?1) ORDER BY id LIMIT 1",
 			 "i", branch) < 0)
 		return 0;
 	return id;
