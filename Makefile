@@ -160,6 +160,23 @@ deps:
 		useradd --system --user-group --no-create-home \
 			--home-dir /nonexistent --shell /usr/sbin/nologin stableq-build; \
 	fi
+	@$(MAKE) --no-print-directory arm64-busybox
+
+# The arm64 guest's userland: Debian's busybox-static:arm64 through
+# multiarch, unpacked (not installed: it conflicts with the amd64 package
+# the x86_64 guest runs) where qemu-runner/guestarch.c looks for it.
+ARM64_ROOT := /usr/local/lib/stableq/arm64
+.PHONY: arm64-busybox
+arm64-busybox:
+	@if [ ! -x $(ARM64_ROOT)/bin/busybox ]; then \
+		set -e; export DEBIAN_FRONTEND=noninteractive; \
+		dpkg --print-foreign-architectures | grep -qx arm64 || \
+			{ dpkg --add-architecture arm64 && apt-get update -q; }; \
+		tmp=$$(mktemp -d); chmod 755 $$tmp; \
+		(cd $$tmp && apt-get download busybox-static:arm64); \
+		mkdir -p $(ARM64_ROOT) && dpkg-deb -x $$tmp/busybox-static_*_arm64.deb $(ARM64_ROOT); \
+		rm -rf $$tmp; echo "make deps: busybox-static:arm64 in $(ARM64_ROOT)"; \
+	fi
 
 # The whole binary again with ASan+UBSan, from the unit tests' objects,
 # beside ./stableq (which stays as built): tests/6-api/63-api-sanitized.t runs

@@ -78,8 +78,13 @@ static int first_line(struct strbuf *sb, const char *const *argv)
 
 int buildcache_compiler_id(char **out)
 {
-	static const char *const version[] = {"gcc", "--version", NULL};
-	static const char *const machine[] = {"gcc", "-dumpmachine", NULL};
+	return buildcache_compiler_id_of("gcc", out);
+}
+
+int buildcache_compiler_id_of(const char *cc, char **out)
+{
+	const char *const version[] = {cc, "--version", NULL};
+	const char *const machine[] = {cc, "-dumpmachine", NULL};
 	struct strbuf sb = STRBUF_INIT;
 	int ret;
 

@@ -31,6 +31,8 @@ int buildcache_key(const char *tree_sha, const char *config_hash,
  * contributes to a build. Caller frees *out. 0 or negative (err_msg()).
  */
 int buildcache_compiler_id(char **out);
+/* The same of another compiler (aarch64-linux-gnu-gcc, clang). */
+int buildcache_compiler_id_of(const char *cc, char **out);
 
 /*
  * 1 and *entry (DIR/KEY, caller frees) when the entry exists and holds

@@ -1,5 +1,6 @@
 /* kbuild.c: candidate kernel builds: fragments -> checked .config -> make. */
 #include "kbuild.h"
+#include "buildcache.h"
 #include "kconfig.h"
 #include "guestconf.h"
 #include "err.h"
@@ -74,6 +75,45 @@ static const struct hint {
 	{"icecc: No such file", "icecc"},
 };
 
+/* The architectures a build targets: x86_64 is the host's (no ARCH=). */
+static const struct karch {
+	const char *name, *make_arch, *cross, *cross_pkg, *image, *target;
+} karches[] = {
+	{ "x86_64", NULL, "", "build-essential", "arch/x86/boot/bzImage",
+	  "bzImage" },
+	{ "arm64", "arm64", "aarch64-linux-gnu-", "gcc-aarch64-linux-gnu",
+	  "arch/arm64/boot/Image", "Image" },
+};
+
+/* What LLVM=1 runs, and their Debian packages. */
+static const char *const llvm_tools[] = { "clang", "ld.lld", "llvm-ar",
+					  "llvm-nm", "llvm-objcopy" };
+#define LLVM_PKGS "clang lld llvm"
+
+static const struct karch *karch_find(const char *name)
+{
+	if (!name || !*name)
+		return &karches[0];
+	for (size_t i = 0; i < sizeof(karches) / sizeof(karches[0]); i++)
+		if (!strcmp(karches[i].name, name))
+			return &karches[i];
+	err_set(ERR_INVALID, "kernel build: arch '%s' is not one of: x86_64 "
+			     "arm64", name);
+	return NULL;
+}
+
+const char *kbuild_image(const char *arch)
+{
+	const struct karch *a = karch_find(arch);
+
+	return a ? a->image : NULL;
+}
+
+static int is_clang(const char *compiler)
+{
+	return compiler && !strcmp(compiler, "clang");
+}
+
 void kbuild_result_release(struct kbuild_result *r)
 {
 	if (!r)
@@ -133,6 +173,140 @@ char *kbuild_nm_var(const char *cross)
 
 	free(nm);
 	return var;
+}
+
+/* "14.0.6" >= "11.0.0", number by number. */
+static int version_at_least(const char *have, const char *need)
+{
+	while (*have || *need) {
+		long a = strtol(have, (char **)&have, 10);
+		long b = strtol(need, (char **)&need, 10);
+		if (a != b)
+			return a > b;
+		have += *have == '.';
+		need += *need == '.';
+		if ((*have && !(*have >= '0' && *have <= '9')) ||
+		    (*need && !(*need >= '0' && *need <= '9')))
+			break;
+	}
+	return 1;
+}
+
+/* The first line a command prints (its stdout), or NULL. */
+static char *output_line(const char *const *argv, const char *const *env,
+			 const char *cwd)
+{
+	struct spawn s = SPAWN_INIT;
+	char *line = NULL;
+
+	s.argv = argv;
+	s.env = env;
+	s.cwd = cwd;
+	s.capture = 1;
+	s.timeout_ms = 30000;
+	if (spawn_run(&s) == 0 && s.status == 0)
+		line = xstrndup(s.out.buf, strcspn(s.out.buf, "\n"));
+	spawn_release(&s);
+	err_clear();
+	return line;
+}
+
+/*
+ * The cell's tools, its make variables (*xargs) and CC (*cc, owned):
+ * ERR_NOTFOUND naming the Debian packages when a tool is missing or clang
+ * is older than the tree's minimum: the cell cannot run (not a failure of
+ * the candidate's).
+ */
+static int cell_setup(const struct kbuild_opts *o, const char *src,
+		      struct strvec *xargs, char **cc)
+{
+	const struct karch *a = karch_find(o->arch);
+	const char *prefix = o->no_ccache ? "" : "ccache ";
+	char *gcc;
+
+	*cc = NULL;
+	if (!a)
+		return ERR_INVALID;
+	if (o->compiler && *o->compiler && strcmp(o->compiler, "gcc") &&
+	    !is_clang(o->compiler))
+		return err_set(ERR_INVALID, "kernel build: compiler '%s' is "
+					    "not one of: gcc clang",
+			       o->compiler);
+	if (a->make_arch)
+		strvec_pushf(xargs, "ARCH=%s", a->make_arch);
+	if (!is_clang(o->compiler)) {
+		gcc = xstrfmt("%sgcc", a->cross);
+		if (!in_path(gcc)) {
+			int ret = err_set(ERR_NOTFOUND,
+					  "kernel build (%s/gcc): %s not found:"
+					  " install the Debian package %s "
+					  "(`make deps`)",
+					  a->name, gcc, a->cross_pkg);
+			free(gcc);
+			return ret;
+		}
+		if (*a->cross)
+			strvec_pushf(xargs, "CROSS_COMPILE=%s", a->cross);
+		*cc = xstrfmt("CC=%s%s", prefix, gcc);
+		free(gcc);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(llvm_tools) / sizeof(*llvm_tools); i++)
+		if (!in_path(llvm_tools[i]))
+			return err_set(ERR_NOTFOUND,
+				       "kernel build (%s/clang): %s not found:"
+				       " install the Debian packages " LLVM_PKGS
+				       " (`make deps`)",
+				       a->name, llvm_tools[i]);
+	{
+		const char *ver[] = { "clang", "-dumpversion", NULL };
+		const char *min[] = { "sh", "scripts/min-tool-version.sh",
+				      "llvm", NULL };
+		char *srcarch = xstrfmt("SRCARCH=%s",
+					a->make_arch ? a->make_arch : "x86");
+		const char *env[] = { srcarch, NULL };
+		char *have = output_line(ver, NULL, NULL);
+		char *need = output_line(min, env, src);
+		int ret = 0;
+		if (have && need && !version_at_least(have, need))
+			ret = err_set(ERR_NOTFOUND,
+				      "kernel build (%s/clang): clang %s is "
+				      "older than %s, this tree's minimum "
+				      "(scripts/min-tool-version.sh llvm): "
+				      "install a newer clang (Debian 12 has "
+				      "14)",
+				      a->name, have, need);
+		free(srcarch);
+		free(have);
+		free(need);
+		if (ret < 0)
+			return ret;
+	}
+	strvec_push(xargs, "LLVM=1");
+	*cc = xstrfmt("CC=%sclang", prefix);
+	return 0;
+}
+
+int kbuild_compiler_id(const char *arch, const char *compiler, char **out)
+{
+	const struct karch *a = karch_find(arch);
+	char *id = NULL, *cc;
+	int ret;
+
+	*out = NULL;
+	if (!a)
+		return ERR_INVALID;
+	if (a == &karches[0] && !is_clang(compiler))
+		return buildcache_compiler_id(out);
+	cc = is_clang(compiler) ? xstrdup("clang") : xstrfmt("%sgcc", a->cross);
+	ret = buildcache_compiler_id_of(cc, &id);
+	free(cc);
+	if (ret < 0)
+		return ret;
+	*out = xstrfmt("%sarch %s%s\n", id, a->name,
+		       is_clang(compiler) ? " LLVM=1" : "");
+	free(id);
+	return 0;
 }
 
 static int check_tools(int need_ccache)
@@ -263,6 +437,7 @@ struct ctx {
 	char *icecc_dir;              /* where the icecc client finds iceccd */
 	double deadline;
 	char *cc;
+	const char *const *xargs; /* the cell's: ARCH=, CROSS_COMPILE=, LLVM=1 */
 	int count_objects;     /* this step reports progress */
 	long objects, total;   /* compiled so far; of the last full build */
 	unsigned long scan_off; /* the log read up to here */
@@ -475,6 +650,7 @@ static int configure(struct ctx *c, const char *build, const char *odir)
 		char *what = xstrfmt("make %s", base);
 		char *words = xstrdup(base), *save = NULL;
 		strvec_pushl(&argv, "make", odir, cc, NULL);
+		strvec_pushv(&argv, c->xargs);
 		for (char *w = strtok_r(words, " ", &save); w;
 		     w = strtok_r(NULL, " ", &save))
 			strvec_push(&argv, w);
@@ -511,8 +687,13 @@ static int configure(struct ctx *c, const char *build, const char *odir)
 	if ((ret = step_in(c, "merge_config.sh", argv.v, build)) < 0)
 		goto out;
 	{
-		const char *b[] = {"make", odir, cc, "olddefconfig", NULL};
-		if ((ret = step(c, "make olddefconfig", b)) < 0)
+		struct strvec b = STRVEC_INIT;
+		strvec_pushl(&b, "make", odir, cc, NULL);
+		strvec_pushv(&b, c->xargs);
+		strvec_push(&b, "olddefconfig");
+		ret = step(c, "make olddefconfig", b.v);
+		strvec_clear(&b);
+		if (ret < 0)
 			goto out;
 	}
 	if ((ret = kconfig_verify(c->o->config_dir, dot, c->o->src_dir)) <
@@ -595,9 +776,10 @@ int kbuild_run(const struct kbuild_opts *o, struct kbuild_result *r)
 {
 	char *src = NULL, *build = NULL, *cfgdir = NULL, *ccdir = NULL;
 	char *base = NULL, *odir = NULL, *jobs = NULL, *tmp = NULL;
-	char *lockpath = NULL;
+	char *lockpath = NULL, *cellcc = NULL;
 	int lockfd = -1;
-	struct strvec env = STRVEC_INIT;
+	struct strvec env = STRVEC_INIT, xargs = STRVEC_INIT;
+	const struct karch *ka = karch_find(o->arch);
 	struct ctx c = {.o = o, .r = r};
 	struct kbuild_opts abs;
 	double t0 = now_monotonic();
@@ -618,7 +800,8 @@ int kbuild_run(const struct kbuild_opts *o, struct kbuild_result *r)
 			      o->src_dir);
 		goto out;
 	}
-	if ((ret = check_tools(!o->no_ccache)) < 0)
+	if ((ret = check_tools(!o->no_ccache)) < 0 ||
+	    (ret = cell_setup(o, o->src_dir, &xargs, &cellcc)) < 0)
 		goto out;
 	if (icecc_enabled(o->icecc) && !in_path("icecc")) {
 		ret = err_set(ERR_NOTFOUND,
@@ -681,6 +864,12 @@ int kbuild_run(const struct kbuild_opts *o, struct kbuild_result *r)
 	c.cc = xstrdup(o->no_ccache ? (icecc_enabled(o->icecc) ? "CC=icecc gcc"
 							      : "CC=gcc")
 				    : "CC=ccache gcc");
+	if (ka != &karches[0] || is_clang(o->compiler)) {
+		free(c.cc); /* another cell's compiler, never on the farm */
+		c.cc = cellcc;
+		cellcc = NULL;
+	}
+	c.xargs = (const char *const *)xargs.v;
 	odir = xstrfmt("O=%s", build);
 
 	ret = configure(&c, build, odir);
@@ -699,14 +888,16 @@ int kbuild_run(const struct kbuild_opts *o, struct kbuild_result *r)
 	jobs = xstrfmt("-j%ld", nj > 0 ? nj : 1);
 	{
 		struct strvec av = STRVEC_INIT;
-		char *nm = kbuild_nm_var(NULL);
+		char *nm = is_clang(o->compiler) ? NULL
+						 : kbuild_nm_var(ka->cross);
 		strvec_pushl(&av, "make", odir, jobs, c.cc, NULL);
+		strvec_pushv(&av, c.xargs);
 		if (nm)
 			strvec_push(&av, nm);
 		free(nm);
 		for (size_t i = 0; o->make_vars && o->make_vars[i]; i++)
 			strvec_push(&av, o->make_vars[i]);
-		strvec_pushl(&av, "bzImage", "modules", NULL);
+		strvec_pushl(&av, ka->target, "modules", NULL);
 		const char *const *a = (const char *const *)av.v;
 		struct stat lst;
 		c.count_objects = 1;
@@ -728,11 +919,11 @@ int kbuild_run(const struct kbuild_opts *o, struct kbuild_result *r)
 		if (ret < 0)
 			goto failed;
 	}
-	r->bzimage = xstrfmt("%s/arch/x86/boot/bzImage", build);
+	r->bzimage = xstrfmt("%s/%s", build, ka->image);
 	if (access(r->bzimage, R_OK) < 0) {
 		free(r->bzimage);
 		r->bzimage = NULL;
-		err_set(ERR_IO, "make succeeded but left no bzImage");
+		err_set(ERR_IO, "make succeeded but left no %s", ka->target);
 		goto failed;
 	}
 	r->ok = 1;
@@ -763,6 +954,8 @@ out:
 	free(jobs);
 	free(tmp);
 	strvec_clear(&env);
+	strvec_clear(&xargs);
+	free(cellcc);
 	free(c.cc);
 	free(c.icecc_dir);
 	if (lockfd >= 0)

@@ -20,6 +20,7 @@ struct key {
 	size_t off;
 	const char *def;
 	const char *choices; /* K_ENUM: "a|b|c" */
+	int words;           /* K_ENUM: one or more of them, space-separated */
 };
 
 #define S(f) offsetof(struct config, f)
@@ -42,6 +43,8 @@ static const struct key keys[] = {
 	  NULL },
 	{ "tests_file", K_STR, S(tests_file), "config/tests.conf", NULL },
 	{ "guest_config", K_ENUM, S(guest_config), "quick", "quick|broad" },
+	{ "arches", K_ENUM, S(arches), "x86_64", "x86_64|arm64", 1 },
+	{ "compilers", K_ENUM, S(compilers), "gcc", "gcc|clang", 1 },
 	{ "broad_config_dir", K_STR, S(broad_config_dir), "config/kernel/6.1/broad",
 	  NULL },
 	{ "kunit_deny", K_STR, S(kunit_deny), "config/kunit-deny.conf", NULL },
@@ -120,6 +123,8 @@ static const struct bkey {
 	{ "kernel_config_dir", B(kernel_config_dir), S(kernel_config_dir), 0 },
 	{ "tests_file", B(tests_file), S(tests_file), 0 },
 	{ "guest_config", B(guest_config), S(guest_config), 0 },
+	{ "arches", B(arches), S(arches), 0 },
+	{ "compilers", B(compilers), S(compilers), 0 },
 	{ "broad_config_dir", B(broad_config_dir), S(broad_config_dir), 0 },
 	{ "debian_changelog", B(debian_changelog), S(debian_changelog), 0 },
 	{ "coverage_build_dir", B(coverage_build_dir), S(coverage_build_dir),
@@ -143,12 +148,47 @@ static char **cslot(struct config *c, const struct bkey *k)
 	return (char **)((char *)c + k->coff);
 }
 
+static int enum_check(const struct key *k, const char *val, const char *where);
+
+/* A words key: each word one of the choices, once, at least one word. */
+static int words_check(const struct key *k, const char *val, const char *where)
+{
+	struct key one = *k;
+	const char *w = val + strspn(val, " "), *dup;
+	int n = 0;
+
+	one.words = 0;
+	while (*w) {
+		size_t len = strcspn(w, " ");
+		char *word = xstrndup(w, len);
+		int ret = enum_check(&one, word, where);
+		for (dup = val; ret == 0 && dup < w; dup++)
+			if ((dup == val || dup[-1] == ' ') &&
+			    !strncmp(dup, word, len) &&
+			    (dup[len] == ' ' || !dup[len]))
+				ret = err_set(ERR_INVALID, "%s: %s names %s twice",
+					      where, k->name, word);
+		free(word);
+		if (ret < 0)
+			return ret;
+		n++;
+		w += len;
+		w += strspn(w, " ");
+	}
+	if (!n)
+		return err_set(ERR_INVALID, "%s: %s must name one or more of %s",
+			       where, k->name, k->choices);
+	return 0;
+}
+
 /* 0 when val is one of k's choices, else ERR_INVALID naming them. */
 static int enum_check(const struct key *k, const char *val, const char *where)
 {
 	size_t n = strlen(val);
 	const char *p = k->choices;
 
+	if (k->words)
+		return words_check(k, val, where);
 	while (*p) {
 		const char *bar = strchr(p, '|');
 		size_t len = bar ? (size_t)(bar - p) : strlen(p);

@@ -20,6 +20,8 @@ struct branch_conf {
 	char *kernel_config_dir;
 	char *tests_file;
 	char *guest_config;
+	char *arches;           /* the matrix: "x86_64 arm64" */
+	char *compilers;        /* "gcc clang" */
 	char *broad_config_dir;
 	char *debian_changelog;
 	char *coverage_build_dir;
@@ -54,6 +56,8 @@ struct config {
 	char *kernel_config_dir;
 	char *tests_file;
 	char *guest_config;     /* quick | broad: kbuild/guestconf.h */
+	char *arches;           /* the cells' architectures: x86_64 arm64 */
+	char *compilers;        /* and compilers: gcc clang (runs/cell.h) */
 	char *broad_config_dir; /* the broad guest's fragments */
 	char *kunit_deny;       /* KUnit suites the broad guest leaves out */
 	char *upstream_repo;    /* optional */

@@ -1,5 +1,6 @@
 /* qemu.c: boots a kernel with a deadline; TCG or KVM by a cached probe. */
 #include "qemu.h"
+#include "guestarch.h"
 #include "err.h"
 #include "file.h"
 #include "spawn.h"
@@ -17,7 +18,7 @@
 
 #define QEMU_BIN "qemu-system-x86_64"
 #define QEMU_PKG "qemu-system-x86"
-#define BASE_APPEND "console=ttyS0 panic=-1 oops=panic loglevel=7"
+#define BASE_APPEND "panic=-1 oops=panic loglevel=7"
 #define USERSPACE_MARK "@@stableq userspace"
 
 void qemu_result_release(struct qemu_result *r)
@@ -93,6 +94,7 @@ int qemu_boot(const struct qemu_opts *o, struct qemu_result *r)
 	struct spawn s = SPAWN_INIT;
 	struct strvec argv = STRVEC_INIT;
 	int ret, timeout = o->timeout_s > 0 ? o->timeout_s : 300;
+	const struct guestarch *ga = o->arch ? o->arch : guestarch_find(NULL);
 	int kvm;
 
 	memset(r, 0, sizeof(*r));
@@ -118,19 +120,20 @@ int qemu_boot(const struct qemu_opts *o, struct qemu_result *r)
 			       o->console_log, strerror(errno));
 	close(cfd);
 
-	strvec_pushl(&argv, o->qemu ? o->qemu : QEMU_BIN, "-nodefaults",
+	strvec_pushl(&argv, o->qemu ? o->qemu : ga->qemu, "-nodefaults",
 		     "-nographic", "-no-reboot", "-smp", "1", "-m", NULL);
 	strvec_pushf(&argv, "%d", o->memory_mb > 0 ? o->memory_mb : 256);
 	/*
 	 * TCG's "max" model has SMAP and SMEP, so user access outside
 	 * user_access_begin() faults as it does on real hardware.
 	 */
-	strvec_pushl(&argv, "-accel", o->accel, "-cpu", kvm ? "host" : "max",
+	if (ga->machine)
+		strvec_pushl(&argv, "-M", ga->machine, NULL);
+	strvec_pushl(&argv, "-accel", o->accel, "-cpu", kvm ? "host" : ga->tcg_cpu,
 		     "-kernel", o->kernel, "-initrd", o->initrd, "-append", NULL);
-	if (o->append && *o->append)
-		strvec_pushf(&argv, "%s %s", BASE_APPEND, o->append);
-	else
-		strvec_push(&argv, BASE_APPEND);
+	strvec_pushf(&argv, "console=%s " BASE_APPEND "%s%s", ga->console,
+		     o->append && *o->append ? " " : "",
+		     o->append && *o->append ? o->append : "");
 	strvec_push(&argv, "-serial");
 	strvec_pushf(&argv, "file:%s", o->console_log);
 	strvec_pushl(&argv, "-monitor", "none", NULL);
@@ -145,7 +148,7 @@ int qemu_boot(const struct qemu_opts *o, struct qemu_result *r)
 		err_set(ret,
 			"%s not found: install the Debian package %s "
 			"(`make deps`)",
-			argv.v[0], QEMU_PKG);
+			argv.v[0], ga->qemu_pkg);
 		goto out;
 	}
 	if (ret < 0)
@@ -288,6 +291,12 @@ int qemu_choose_accel(const char *setting, const struct qemu_opts *o,
 		return err_set(ERR_INVALID,
 			       "qemu_accel must be auto, tcg or kvm, not '%s'",
 			       setting);
+	if (o->arch && o->arch->tcg_only) {
+		*accel = "tcg";
+		if (why)
+			*why = xstrfmt("%s guests run under TCG", o->arch->name);
+		return 0;
+	}
 	key = probe_key(o->qemu);
 	if (read_cache(cache_path, key, accel, why)) {
 		free(key);

@@ -2,6 +2,7 @@
 #include "runner.h"
 #include "err.h"
 #include "file.h"
+#include "guestarch.h"
 #include "initramfs.h"
 #include "qemu.h"
 #include "spawn.h"
@@ -34,10 +35,12 @@ void runner_result_release(struct runner_result *r)
 }
 
 /*
- * Compiles src into a static out with `gcc -static -O2 -Wall` unless out is
- * newer than src. 0, or negative with the compiler's output in err_msg().
+ * Compiles src into a static out with cc (`CC -static -O2 -Wall`: gcc, or an
+ * arch's cross gcc; pkg: its package) unless out is newer than src. 0, or
+ * negative with the compiler's output in err_msg().
  */
-static int runner_build_static(const char *src, const char *out)
+static int runner_build_static_cc(const char *cc, const char *pkg,
+				  const char *src, const char *out)
 {
 	struct stat ss, os;
 	struct spawn s = SPAWN_INIT;
@@ -51,21 +54,22 @@ static int runner_build_static(const char *src, const char *out)
 				     os.st_mtim.tv_nsec >= ss.st_mtim.tv_nsec)))
 		return 0;
 	tmp = xstrfmt("%s.tmp.%ld", out, (long)getpid());
-	const char *argv[] = {"gcc", "-static", "-O2", "-Wall",
-			      "-o",  tmp,	src,   NULL};
+	const char *argv[] = {cc,   "-static", "-O2", "-Wall",
+			      "-o", tmp,       src,   NULL};
 	s.argv = argv;
 	s.capture = 1;
 	s.capture_max = 16 * 1024;
 	s.timeout_ms = 120 * 1000;
 	ret = spawn_run(&s);
 	if (ret == ERR_NOTFOUND) {
-		err_set(ret, "gcc not found: install the Debian package "
-			     "build-essential (`make deps`)");
+		err_set(ret, "%s not found: install the Debian package%s %s "
+			     "(`make deps`)", cc, strchr(pkg, ' ') ? "s" : "",
+			pkg);
 	} else if (ret == 0 && s.status != 0) {
 		strbuf_rtrim(&s.out);
 		ret = err_set(ERR_INVALID,
-			      "gcc -static %s failed (status %d)%s%s", src,
-			      s.status, s.out.len ? ":\n" : "", s.out.buf);
+			      "%s -static %s failed (status %d)%s%s", cc,
+			      src, s.status, s.out.len ? ":\n" : "", s.out.buf);
 	} else if (ret == 0 && rename(tmp, out) < 0) {
 		ret = err_set(ERR_IO, "%s: %s", out, strerror(errno));
 	}
@@ -167,19 +171,21 @@ static int build_initramfs(const struct runner_opts *o,
 			   const char *out, const struct kselftest_file *kf_v,
 			   size_t nkf)
 {
-	const char *busybox = o->busybox ? o->busybox : "/bin/busybox";
+	const struct guestarch *ga = o->arch ? o->arch : guestarch_find(NULL);
+	const char *busybox = o->busybox ? o->busybox : ga->busybox;
 	struct entries e = {0};
 	struct strbuf list = STRBUF_INIT;
 	char *init = xstrfmt("%s/init", guest_dir);
 	char *badptr_src = xstrfmt("%s/badptr.c", guest_dir);
-	char *badptr = xstrfmt("%s/badptr", o->work_dir);
+	/* x86_64's keeps its name: one per arch in one work dir */
+	char *badptr = o->arch && strcmp(ga->name, "x86_64")
+			       ? xstrfmt("%s/badptr-%s", o->work_dir, ga->name)
+			       : xstrfmt("%s/badptr", o->work_dir);
 	int ret;
 
 	if (access(busybox, R_OK) < 0) {
-		ret = err_set(ERR_NOTFOUND,
-			      "%s: %s: install the Debian package %s "
-			      "(`make deps`)",
-			      busybox, strerror(errno), BUSYBOX_PKG);
+		ret = err_set(ERR_NOTFOUND, "%s: %s: %s", busybox,
+			      strerror(errno), ga->busybox_how);
 		goto out;
 	}
 	if (elf_is_dynamic(busybox)) {
@@ -194,7 +200,8 @@ static int build_initramfs(const struct runner_opts *o,
 			      strerror(errno));
 		goto out;
 	}
-	if ((ret = runner_build_static(badptr_src, badptr)) < 0)
+	if ((ret = runner_build_static_cc(ga->cc, ga->cc_pkg, badptr_src,
+					  badptr)) < 0)
 		goto out;
 
 	static const char *const dirs[] = {"dev",	  "proc",	 "sys",
@@ -303,7 +310,9 @@ static int boot_one(const struct runner_opts *o, struct runner_result *r)
 	if ((ret = mkdir_p(o->work_dir)) < 0)
 		goto out;
 	kernel = o->kernel ? xstrdup(o->kernel)
-			   : xstrfmt("%s/arch/x86/boot/bzImage", o->build_dir);
+			   : xstrfmt("%s/%s", o->build_dir,
+				     (o->arch ? o->arch
+					      : guestarch_find(NULL))->image);
 	if (access(kernel, R_OK) < 0) {
 		ret = err_set(ERR_NOTFOUND, "kernel %s: %s", kernel,
 			      strerror(errno));
@@ -320,6 +329,7 @@ static int boot_one(const struct runner_opts *o, struct runner_result *r)
 	if (ret < 0)
 		goto out;
 
+	q.arch = o->arch;
 	q.kernel = kernel;
 	q.initrd = r->initramfs;
 	q.append = o->append;

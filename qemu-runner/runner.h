@@ -31,14 +31,18 @@
  * current directory. One runner at a time per work_dir: the initramfs and
  * the default console log live there.
  */
+struct guestarch;
 struct runner_opts {
+	const struct guestarch *arch; /* guestarch.h; NULL: x86_64. Its
+				       * busybox, its compiler for badptr
+				       * (WORK_DIR/badptr-ARCH), its QEMU */
 	const char *build_dir;   /* the kernel build (O=): modules */
-	const char *kernel;      /* NULL: BUILD_DIR/arch/x86/boot/bzImage */
+	const char *kernel;      /* NULL: BUILD_DIR/ the arch's image */
 	const char *tests_file;  /* config/tests.conf */
 	const char *guest_config; /* its sections for this guest only
 				   * (testset_for_guest); NULL: all */
 	const char *guest_dir;   /* NULL: qemu-runner/guest (init, badptr.c) */
-	const char *busybox;     /* NULL: /bin/busybox */
+	const char *busybox;     /* NULL: the arch's (/bin/busybox) */
 	const char *work_dir;    /* initramfs.cpio, badptr, kvm-probe; made
 				  * if missing */
 	const char *log_path;    /* the console; NULL: WORK_DIR/console.log */

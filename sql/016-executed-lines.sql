@@ -3,7 +3,7 @@
 -- queue's C files build and runs the test set; per patch and file, the
 -- lines the patch adds or changes, those gcov counts as code
 -- (executable), and of those the ones the test set executed. Written by
--- kernel-queue/runs/gcov.c.
+-- kernel-queue/candidates/gcov.c.
 CREATE TABLE patch_lines (
 	candidate_id INTEGER NOT NULL REFERENCES candidates(id) ON DELETE CASCADE,
 	patch_id INTEGER NOT NULL REFERENCES patches(id) ON DELETE CASCADE,

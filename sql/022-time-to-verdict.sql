@@ -23,7 +23,7 @@ CREATE INDEX candidates_pending ON candidates(step, created_by);
 -- there already), bisection (of this failing candidate). branch_id and
 -- purpose are the candidate's, copied so the estimate of a phase (the
 -- branch's recent ones) reads this table alone. Written by
--- kernel-queue/runs/candidate-phases.c.
+-- kernel-queue/candidates/candidate-phases.c.
 CREATE TABLE candidate_phases (
 	id INTEGER PRIMARY KEY,
 	candidate_id INTEGER NOT NULL REFERENCES candidates(id) ON DELETE CASCADE,

@@ -1,7 +1,7 @@
 -- 023-intake-build.sql: where a patch came from, where that decides whether
 -- it is built before a maintainer queues it (intake_build, docs/sandbox.md):
 -- a patch imported from the list's mail, and the From: address it came
--- from. Written in the import's own transaction (kernel-queue/queue/origin.c).
+-- from. Written in the import's own transaction (kernel-queue/store/origin.c).
 CREATE TABLE patch_origins (
 	patch_id INTEGER PRIMARY KEY REFERENCES patches(id) ON DELETE CASCADE,
 	origin TEXT NOT NULL CHECK (origin IN ('list')),

@@ -723,10 +723,21 @@ views.candidates = async () => {
 			['Started', ago(c.started_at)]]))) : h('p', { class: 'empty' }, 'No candidate yet.')];
 };
 
+/* The matrix: one row per (arch, compiler) cell, the failing cell first (the API's order). */
+function cellsBlock(cells) {
+	return table(['Cell', 'Verdict', 'Tests', 'Candidate'], cells.map(x => row([
+		['Cell', x.arch + '/' + x.compiler],
+		['Verdict', x.not_run ? [badge('not run'), h('span', { class: 'why' }, ' ' + x.not_run)] :
+			[badge(x.verdict || 'running'), x.detail && x.verdict !== 'pass' ? h('span', { class: 'why' }, ' ' + x.detail.split('\n')[0]) : null]],
+		['Tests', String(x.tests || 0)],
+		['Candidate', h('a', { href: '#/candidate/' + x.candidate }, '#' + x.candidate)]])), 'matrix');
+}
+
 views.candidate = async (args) => {
 	const c = await get('/candidates/' + args.id);
 	return [h('h1', {}, 'Candidate #' + c.id, c.branch ? [' ', h('span', { class: 'branch-tag' }, c.branch)] : null),
 		c.headline ? h('p', { class: 'summary' }, c.headline) : null,
+		(c.cells || []).length ? section('Matrix', cellsBlock(c.cells)) : null,
 		section('Result', candidateBlock(c)),
 		c.coverage ? section('Build coverage', coverageBlock(c.coverage)) : null,
 		section('Patches', h('p', {}, (c.patch_ids || []).map(id => [patchLink(id), ' ']))),

@@ -1,5 +1,6 @@
 /* bisect.c: binary search of a failing candidate's queue prefixes for the culprit. */
 #include "bisect.h"
+#include "cell.h"
 #include "testcase.h"
 #include "candidate.h"
 #include "db.h"
@@ -34,6 +35,8 @@ struct bis {
 	long long *done;       /* a resumed bisection's stored step candidates */
 	size_t ndone, next;    /* ... and the next of them to replay */
 	int replaying;
+	long long cell_src;    /* the candidate whose cell the steps run in
+				* (cell.h: the failing cell of the matrix) */
 };
 
 /* ceil(log2(n)): the search steps over n possible answers. */
@@ -255,8 +258,10 @@ static int evaluate(struct bis *b, size_t prefix, int runs, const char *kind,
 		b->bc->actor);
 	if (cid < 0)
 		return (int)cid;
-	/* a bisect 'confirm' candidate is not the queue's confirmation */
-	if ((ret = candidate_set_purpose(b->bc->db, cid, "bisect")) < 0)
+	/* a bisect 'confirm' candidate is not the queue's confirmation; it
+	 * runs in the failing cell alone */
+	if ((ret = candidate_set_purpose(b->bc->db, cid, "bisect")) < 0 ||
+	    (ret = cell_copy(b->bc->db, b->cell_src, cid)) < 0)
 		return ret;
 	/* a search step boots only the steering tests; the confirmation runs
 	 * the whole set */
@@ -476,6 +481,10 @@ int bisect_run(struct branch_ctx *bc, long long candidate_id, int budget,
 		return err_set(ERR_CONFLICT,
 			       "candidate %lld is %s: there is nothing to bisect",
 			       candidate_id, candidate_verdict_name(verdict));
+	/* a failure of one cell of the matrix is bisected in that cell, by
+	 * its failure: its verdict, its regressions (cell.h) */
+	b.cell_src = cell_failing(bc->db, candidate_id);
+	verdict = candidate_verdict_of(bc->db, b.cell_src);
 	b.by_build = verdict == CV_BUILD_FAILED;
 	b.by_hang = verdict == CV_HANG;
 	if ((ret = candidate_patch_ids(bc->db, candidate_id, &b.patches,
@@ -493,10 +502,10 @@ int bisect_run(struct branch_ctx *bc, long long candidate_id, int budget,
 	json_t *regressions =
 		b.by_build || b.by_hang
 			? NULL
-			: testcase_regressions(bc->db, candidate_id);
+			: testcase_regressions(bc->db, b.cell_src);
 	b.steer = b.by_build || b.by_hang
 			  ? json_array()
-			  : testcase_failed_names(bc->db, candidate_id);
+			  : testcase_failed_names(bc->db, b.cell_src);
 	if (b.steer && regressions) {
 		json_t *keep = json_array();
 		json_array_foreach(b.steer, i, v)

@@ -1,6 +1,7 @@
 /* candidate-report.c: what a candidate found, as one line (candidate_summary) and as JSON (candidate_json). */
 #include "candidate.h"
 #include "bisect.h"
+#include "cell.h"
 #include "coverage.h"
 #include "gcov.h"
 #include "db.h"
@@ -87,6 +88,13 @@ char *candidate_summary(sqlite3 *db, long long id)
 	} else if (detail) {
 		strbuf_addf(&sb, ": %.*s", (int)strcspn(detail, "\n"), detail);
 	}
+	{
+		/* the matrix, when the branch tests more than one cell */
+		char *cells = cell_line(db, id);
+		if (cells)
+			strbuf_addf(&sb, " [%s]", cells);
+		free(cells);
+	}
 out:
 	sqlite3_finalize(st);
 	return strbuf_detach(&sb, NULL);
@@ -141,12 +149,18 @@ static json_t *verdict_summary(sqlite3 *db, long long id)
 					tc.known, tc.known == 1 ? "" : "s",
 					tc.flaky);
 		err_clear();
-		char *t = tests ? xstrfmt("%s: %s test%s%s%s%s", verdict, n,
-					  tests == 1 ? "" : "s",
-					  cases ? cases : "", cov ? "; " : "",
-					  cov ? cov : "")
-				: xstrfmt("%s%s%s", verdict, cov ? "; " : "",
-					  cov ? cov : "");
+		char *cells = cell_line(db, id); /* the matrix, per cell */
+		char *t = cells ? xstrfmt("%s: %s%s%s%s%s", verdict, cells,
+					  cases ? ";" : "",
+					  cases ? cases + 1 : "",
+					  cov ? "; " : "", cov ? cov : "")
+			  : tests ? xstrfmt("%s: %s test%s%s%s%s", verdict, n,
+					    tests == 1 ? "" : "s",
+					    cases ? cases : "", cov ? "; " : "",
+					    cov ? cov : "")
+				  : xstrfmt("%s%s%s", verdict, cov ? "; " : "",
+					    cov ? cov : "");
+		free(cells);
 		free(n);
 		free(cases);
 		s = json_string(t);
@@ -198,6 +212,7 @@ json_t *candidate_json(sqlite3 *db, long long id)
 	json_decref(cases);
 	json_object_set_new(o, "standing", st);
 	json_object_set_new(o, "summary", verdict_summary(db, id));
+	json_object_set_new(o, "cells", cell_list_json(db, id));
 	if (json_object_get(o, "verdict") &&
 	    !json_is_null(json_object_get(o, "verdict"))) {
 		char *line = candidate_summary(db, id);
@@ -225,7 +240,8 @@ char *candidate_newest_summary(sqlite3 *db, long long id)
 {
 	if (db_query_int(db, &id,
 			 "SELECT MAX(id) FROM candidates WHERE purpose IN"
-			 " ('queue','confirm') AND verdict IS NOT NULL",
+			 " ('queue','confirm') AND verdict IS NOT NULL AND"
+			 " cell_of IS NULL",
 			 NULL) < 0 || !id)
 		return NULL;
 	return candidate_summary(db, id);

@@ -87,7 +87,8 @@ json_t *candidate_latest_json(sqlite3 *db, long long branch)
 			   "SELECT id, purpose, step, verdict, detail,"
 			   " json_array_length(patch_ids) AS patches,"
 			   " started_at, finished_at FROM candidates WHERE"
-			   " branch_id = ? ORDER BY id DESC LIMIT 1",
+			   " branch_id = ? AND cell_of IS NULL ORDER BY id"
+			   " DESC LIMIT 1",
 			   "i", branch);
 }
 
@@ -97,7 +98,8 @@ json_t *candidate_last_verdict_json(sqlite3 *db, long long branch)
 		db,
 		"SELECT id AS candidate_id, purpose, verdict, detail,"
 		" finished_at FROM candidates WHERE branch_id = ? AND"
-		" verdict IS NOT NULL ORDER BY id DESC LIMIT 1",
+		" verdict IS NOT NULL AND cell_of IS NULL ORDER BY id DESC"
+		" LIMIT 1",
 		"i", branch);
 }
 
@@ -109,7 +111,8 @@ json_t *candidate_newest_of_json(sqlite3 *db, const char *patch_ids)
 		" c.verdict FROM candidates c, json_each(c.patch_ids)"
 		" j WHERE j.value IN (SELECT value FROM json_each(?))"
 		" AND c.id = (SELECT MAX(d.id) FROM candidates d,"
-		" json_each(d.patch_ids) e WHERE e.value = j.value)",
+		" json_each(d.patch_ids) e WHERE e.value = j.value AND"
+		" d.cell_of IS NULL)",
 		"t", patch_ids);
 }
 
@@ -185,8 +188,8 @@ int candidate_last_failed(sqlite3 *db, long long branch, long long *id)
 	return db_query_int(db, id,
 			    "SELECT id FROM candidates WHERE branch_id = ? AND"
 			    " verdict IN ('fail','build-failed','hang') AND"
-			    " purpose IN ('queue','confirm') ORDER BY id DESC"
-			    " LIMIT 1",
+			    " purpose IN ('queue','confirm') AND cell_of IS"
+			    " NULL ORDER BY id DESC LIMIT 1",
 			    "i", branch);
 }
 
@@ -197,7 +200,8 @@ long long candidate_failed_tip(sqlite3 *db, long long branch)
 		      " ('queue','confirm') AND c.verdict IN"
 		      " ('fail','build-failed','hang') AND c.id = (SELECT"
 		      " MAX(id) FROM candidates WHERE branch_id = ?1 AND"
-		      " purpose IN ('queue','confirm')) AND"
+		      " purpose IN ('queue','confirm') AND cell_of IS NULL)"
+		      " AND"
 		      " json_array_length(c.patch_ids) > 0",
 		      "i", branch);
 }
@@ -322,8 +326,8 @@ int candidate_with_patches(sqlite3 *db, long long branch, const char *ids,
 	return db_query_int(db, id,
 			    "SELECT id FROM candidates WHERE branch_id = ? AND"
 			    " purpose IN ('queue','confirm') AND (? = 0 OR"
-			    " verdict = 'pass') AND patch_ids = ? ORDER BY id"
-			    " DESC LIMIT 1",
+			    " verdict = 'pass') AND patch_ids = ? AND cell_of"
+			    " IS NULL ORDER BY id DESC LIMIT 1",
 			    "iit", branch, (long long)passed, ids);
 }
 

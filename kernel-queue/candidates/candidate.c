@@ -1,12 +1,14 @@
 /* candidate.c: apply a queue prefix with libgit2, build it, boot it, store the verdict. */
 #include "candidate.h"
 #include "buildcache.h"
+#include "cell.h"
 #include "coverage.h"
 #include "gcov.h"
 #include "db.h"
 #include "event.h"
 #include "err.h"
 #include "file.h"
+#include "guestarch.h"
 #include "guestconf.h"
 #include "kbuild.h"
 #include "log.h"
@@ -159,7 +161,8 @@ long long candidate_request(sqlite3 *db, long long branch, long long upto,
 	ret = db_query_int(db, &id,
 			   "SELECT id FROM candidates WHERE branch_id = ? AND"
 			   " purpose = 'queue' AND patch_ids = ? AND verdict IS"
-			   " NULL AND step != 'done' ORDER BY id LIMIT 1",
+			   " NULL AND step != 'done' AND cell_of IS NULL"
+			   " ORDER BY id LIMIT 1",
 			   "it", branch, ids);
 	if (ret >= 0 && id > 0)
 		goto out; /* the queue's pending candidate: the same work */
@@ -202,11 +205,12 @@ long long candidate_next_pending(sqlite3 *db, long long branch)
 	long long id = 0;
 
 	/* a tip's baseline runs when nothing else is to do
-	 * (candidate_baseline_due) */
+	 * (candidate_baseline_due); a cell of the matrix runs inside its
+	 * candidate's run, never alone (cell.h) */
 	if (db_query_int(db, &id,
 			 "SELECT id FROM candidates WHERE step = 'pending' AND"
-			 " purpose != 'baseline' AND (?1 = 0 OR branch_id = ?1)"
-			 " ORDER BY id LIMIT 1",
+			 " purpose != 'baseline' AND cell_of IS NULL AND (?1 ="
+			 " 0 OR branch_id = ?1) ORDER BY id LIMIT 1",
 			 "i", branch) < 0)
 		return 0;
 	return id;
@@ -481,6 +485,7 @@ struct built {
 	char *error;  /* when !ok */
 	int cached;   /* from the build cache: nothing compiled */
 	struct kselftest_build ksft; /* the tree's kselftests */
+	struct cell cell; /* what it is built with and booted on (cell.h) */
 };
 
 static void built_release(struct built *b)
@@ -491,12 +496,10 @@ static void built_release(struct built *b)
 	kselftest_build_release(&b->ksft);
 }
 
-#define BZIMAGE "arch/x86/boot/bzImage"
-
 /* The files a boot takes from a build: the image and the tests' modules. */
 static size_t boot_files(const char *tests_file, const char *guest,
-			 const char ***files, struct test_def **tests,
-			 size_t *ntests)
+			 const char *image, const char ***files,
+			 struct test_def **tests, size_t *ntests)
 {
 	size_t n = 0;
 
@@ -510,7 +513,7 @@ static size_t boot_files(const char *tests_file, const char *guest,
 		n += (*tests)[i].nmodules;
 	*files = xcalloc(n + 1, sizeof(**files));
 	n = 0;
-	(*files)[n++] = BZIMAGE;
+	(*files)[n++] = image;
 	for (size_t i = 0; i < *ntests; i++)
 		for (size_t m = 0; m < (*tests)[i].nmodules; m++)
 			(*files)[n++] = (*tests)[i].modules[m];
@@ -526,13 +529,15 @@ static const struct guestconf *guest_of(const struct branch_ctx *bc)
 }
 
 /* The guest configuration's identity: with src, what comes from the tree. */
-static int config_hash(const struct branch_ctx *bc, const char *src,
-		       char out[65])
+static int config_hash(const struct branch_ctx *bc, const struct cell *c,
+		       const char *src, char out[65])
 {
 	const struct guestconf *g = guest_of(bc);
+	char *frags = cell_fragments(guestconf_fragments(g, &bc->cfg), c);
+	int ret = guestconf_hash(g, src, frags, bc->cfg.kunit_deny, out);
 
-	return guestconf_hash(g, src, guestconf_fragments(g, &bc->cfg),
-			      bc->cfg.kunit_deny, out);
+	free(frags);
+	return ret;
 }
 
 static char *cache_dir(const struct config *c)
@@ -555,8 +560,8 @@ static void build_progress(void *vctx, long done, long total)
 }
 
 /* The cache key of a state: tree, configuration, compiler. "" if unknown. */
-static void state_key(const struct branch_ctx *bc, const char *tree,
-		      char key[65], char chash[65])
+static void state_key(const struct branch_ctx *bc, const struct cell *c,
+		      const char *tree, char key[65], char chash[65])
 {
 	char *cc = NULL;
 
@@ -565,8 +570,8 @@ static void state_key(const struct branch_ctx *bc, const char *tree,
 	 * The fragments alone: the tinyconfig base is part of the tree, and
 	 * the worktree holds another state until checked out.
 	 */
-	if (config_hash(bc, NULL, chash) < 0 ||
-	    buildcache_compiler_id(&cc) < 0 ||
+	if (config_hash(bc, c, NULL, chash) < 0 ||
+	    cell_compiler_id(c, &cc) < 0 ||
 	    buildcache_key(tree, chash, cc, key) < 0) {
 		log_warnx("build cache: %s: building", err_msg());
 		key[0] = '\0';
@@ -591,15 +596,18 @@ static int build_state(struct branch_ctx *bc, struct repo *r, long long id,
 	const char **files = NULL;
 	char key[65] = "", chash[65] = "";
 	char *cdir = cache_dir(&bc->cfg), *entry = NULL;
-	char *blog = NULL;
+	char *blog = NULL, *bdir = cell_build_dir(bc, &out->cell);
+	char *frags = cell_fragments(
+		guestconf_fragments(guest_of(bc), &bc->cfg), &out->cell);
+	const char *image = kbuild_image(out->cell.arch);
 	double t0 = now_monotonic();
 	long long build_id;
 	int ret;
 
-	nfiles = boot_files(bc->cfg.tests_file, bc->cfg.guest_config, &files,
-			    &tests, &ntests);
+	nfiles = boot_files(bc->cfg.tests_file, bc->cfg.guest_config, image,
+			    &files, &tests, &ntests);
 	if (bc->cfg.build_cache_mb > 0 && nfiles)
-		state_key(bc, tree, key, chash);
+		state_key(bc, &out->cell, tree, key, chash);
 	if (key[0] && buildcache_lookup(cdir, key, files, nfiles, &entry)) {
 		char *orig_log = NULL;
 		db_query_text(bc->db, &orig_log,
@@ -630,7 +638,7 @@ static int build_state(struct branch_ctx *bc, struct repo *r, long long id,
 		out->ok = 1;
 		out->cached = 1;
 		out->dir = entry;
-		out->kernel = xstrfmt("%s/" BZIMAGE, entry);
+		out->kernel = xstrfmt("%s/%s", entry, image);
 		entry = NULL;
 		ret = 0;
 		goto out;
@@ -646,8 +654,10 @@ static int build_state(struct branch_ctx *bc, struct repo *r, long long id,
 	};
 	struct kbuild_opts ko = {
 		.src_dir = bc->cfg.tree_dir,
-		.build_dir = bc->cfg.build_dir,
-		.config_dir = guestconf_fragments(guest_of(bc), &bc->cfg),
+		.build_dir = bdir,
+		.config_dir = frags,
+		.arch = out->cell.arch,
+		.compiler = out->cell.compiler,
 		.guest = guest_of(bc),
 		.kunit_deny = bc->cfg.kunit_deny,
 		.ccache_dir = bc->cfg.ccache_dir,
@@ -671,7 +681,7 @@ static int build_state(struct branch_ctx *bc, struct repo *r, long long id,
 	ret = kbuild_run(&ko, &kb);
 	/* the build user wrote them: what boots is files, not symlinks */
 	if (ret >= 0 && kb.ok &&
-	    kbuild_outputs_safe(bc->cfg.build_dir, files, nfiles) < 0) {
+	    kbuild_outputs_safe(bdir, files, nfiles) < 0) {
 		kb.ok = 0;
 		free(kb.error);
 		kb.error = xstrdup(err_msg());
@@ -706,7 +716,7 @@ static int build_state(struct branch_ctx *bc, struct repo *r, long long id,
 		goto out;
 	}
 	if (key[0] &&
-	    buildcache_store(cdir, key, bc->cfg.build_dir, files, nfiles,
+	    buildcache_store(cdir, key, bdir, files, nfiles,
 			     (unsigned long long)bc->cfg.build_cache_mb << 20,
 			     &entry) < 0) {
 		log_warnx("candidate %lld: build cache: %s", id, err_msg());
@@ -714,10 +724,10 @@ static int build_state(struct branch_ctx *bc, struct repo *r, long long id,
 	}
 	if (entry) {
 		out->dir = entry;
-		out->kernel = xstrfmt("%s/" BZIMAGE, entry);
+		out->kernel = xstrfmt("%s/%s", entry, image);
 		entry = NULL;
 	} else {
-		out->dir = xstrdup(bc->cfg.build_dir);
+		out->dir = xstrdup(bdir);
 		out->kernel = xstrdup(kb.bzimage);
 	}
 out:
@@ -728,6 +738,8 @@ out:
 	free(cdir);
 	free(entry);
 	free(blog);
+	free(bdir);
+	free(frags);
 	return ret;
 }
 
@@ -935,6 +947,7 @@ static void runner_opts_of(struct branch_ctx *bc, const struct built *bs,
 			   char *work, char *clog, struct runner_opts *ro)
 {
 	struct runner_opts o = {
+		.arch = guestarch_find(bs->cell.arch),
 		.build_dir = bs->dir,
 		.kernel = bs->kernel,
 		.tests_file = bc->cfg.tests_file,
@@ -1150,21 +1163,30 @@ static int testset_hash(struct branch_ctx *bc, long long id)
 
 /*
  * What a tip's run is the run of: the tree, the guest configuration's
- * fragments and the test set ("TREE CONFIG TESTS", caller frees). The same
- * key is the same run: once per tip state.
+ * fragments and the test set ("TREE CONFIG TESTS", caller frees), and a
+ * cell other than x86_64/gcc (" arm64/gcc": cell.h). The same key is the
+ * same run: once per tip state and cell.
  */
-static char *tip_key(struct branch_ctx *bc, const char *tree)
+static char *tip_key(struct branch_ctx *bc, const struct cell *c,
+		     const char *tree)
 {
 	char chash[65], thash[65];
+	char *cn;
+	char *key;
 
-	if (config_hash(bc, NULL, chash) < 0 ||
+	if (config_hash(bc, c, NULL, chash) < 0 ||
 	    testcase_set_hash(bc->cfg.tests_file, thash) < 0)
 		return NULL;
-	return xstrfmt("%s %s %s", tree, chash, thash);
+	if (cell_is_default(c))
+		return xstrfmt("%s %s %s", tree, chash, thash);
+	cn = cell_name(c);
+	key = xstrfmt("%s %s %s %s", tree, chash, thash, cn);
+	free(cn);
+	return key;
 }
 
-/* The key of the branch tip as it is now, or NULL (no tree yet). */
-static char *tip_key_now(struct branch_ctx *bc)
+/* The key of the branch tip as it is now in cell c, or NULL (no tree yet). */
+static char *tip_key_now(struct branch_ctx *bc, const struct cell *c)
 {
 	struct repo *r = NULL;
 	char tip[REPO_HEX_SIZE], tree[REPO_HEX_SIZE];
@@ -1174,7 +1196,7 @@ static char *tip_key_now(struct branch_ctx *bc)
 		return NULL;
 	if (repo_branch_tip(r, bc->cfg.branch, tip) >= 0 &&
 	    repo_tree_of(r, tip, tree) >= 0)
-		key = tip_key(bc, tree);
+		key = tip_key(bc, c, tree);
 	repo_free(r);
 	return key;
 }
@@ -1216,7 +1238,10 @@ int candidate_baseline_due(struct branch_ctx *bc, long long *id)
 		return 1;
 	err_clear();
 	*id = 0;
-	if (!(key = tip_key_now(bc))) {
+	/* the candidate's own cell: the others' tips run when one needs them */
+	struct cell first;
+	if (cell_first(&bc->cfg, &first) < 0 ||
+	    !(key = tip_key_now(bc, &first))) {
 		err_clear();
 		return 0;
 	}
@@ -1253,9 +1278,12 @@ int candidate_baseline_due(struct branch_ctx *bc, long long *id)
 long long candidate_same_state(struct branch_ctx *bc, long long failing,
 				size_t prefix, size_t n)
 {
-	char *key = tip_key_now(bc);
+	struct cell cell;
+	char *key = NULL;
 	long long id = 0;
 
+	if (cell_of_row(bc->db, failing, &cell) >= 0)
+		key = tip_key_now(bc, &cell);
 	if (!key) {
 		err_clear();
 		return 0;
@@ -1523,6 +1551,8 @@ static int tip_run(struct branch_ctx *bc, long long id, const char *key,
 					    0, 0, "baseline", 0, "candidate");
 	if (cid < 0)
 		return (int)cid;
+	if ((ret = cell_copy(bc->db, id, cid)) < 0) /* the same cell's tip */
+		return ret;
 	say(progress, ctx, "candidate %lld: running the test set on the tip"
 	    " (candidate %lld)", id, cid);
 	if ((ret = candidate_run(bc, cid, 1, progress, ctx)) < 0)
@@ -1609,7 +1639,8 @@ int candidate_run(struct branch_ctx *bc, long long id, int runs,
 		goto out;
 	}
 	baseline = is_baseline(bc->db, id);
-	if ((ret = lock_builds(bc, &lockfd)) < 0)
+	if ((ret = cell_get(bc, id, &bs.cell)) < 0 ||
+	    (ret = lock_builds(bc, &lockfd)) < 0)
 		goto out;
 	logdir = xstrfmt("%s/log", bc->cfg.var_dir);
 	mkdir_p(logdir);
@@ -1638,7 +1669,7 @@ int candidate_run(struct branch_ctx *bc, long long id, int runs,
 			   "ti", commit, id)) < 0)
 		goto out;
 	/* the tip state it stands on: a baseline is the run of it */
-	key = tip_key(bc, base);
+	key = tip_key(bc, &bs.cell, base);
 	if (!key)
 		err_clear();
 	if (key && (ret = db_exec(bc->db,
@@ -1674,11 +1705,14 @@ int candidate_run(struct branch_ctx *bc, long long id, int runs,
 		goto out;
 	}
 	int cached = bs.cached;
-	if ((ret = run_coverage(bc, r, id, commit, progress, ctx)) != 0) {
+	/* build coverage and kselftests are x86_64/gcc's (cell.h) */
+	if (cell_is_default(&bs.cell) &&
+	    (ret = run_coverage(bc, r, id, commit, progress, ctx)) != 0) {
 		phase_end(bc, id, &ph, -1, "coverage", progress, ctx);
 		goto out; /* build-failed (1) or could not run */
 	}
-	if ((ret = build_kselftests(bc, r, id, commit, &bs, progress, ctx)) < 0)
+	if (cell_is_default(&bs.cell) &&
+	    (ret = build_kselftests(bc, r, id, commit, &bs, progress, ctx)) < 0)
 		goto out;
 	phase_end(bc, id, &ph, -1,
 		  cached ? "from the build cache" : "built", progress, ctx);
@@ -1757,10 +1791,17 @@ judge:;
 		if ((ret = record_known(bc, id, &why)) < 0)
 			goto out;
 	}
+	/* the branch's other cells, each a child candidate (cell.h) */
+	if (lockfd >= 0)
+		close(lockfd);
+	lockfd = -1;
+	if ((ret = cell_run_matrix(bc, id, &verdict, &why, progress, ctx)) < 0)
+		goto out;
 	ret = finish(bc, id, verdict, why.len ? why.buf : NULL);
 	/* which of the patches' lines ran: after the verdict, never
 	 * changing it (gcov.h) */
 	if (ret >= 0 && !strcmp(bc->cfg.coverage_boot, "yes") &&
+	    cell_is_default(&bs.cell) &&
 	    verdict != CV_HANG && of_queue_with(bc->db, id, 1)) {
 		if (lockfd >= 0 || lock_builds(bc, &lockfd) >= 0)
 			gcov_boot(bc, r, id, commit, progress, ctx);

@@ -24,7 +24,7 @@
 
 /* What the guest's configuration gets on top of its fragments. */
 #define GCOV_FRAGMENT                                                        \
-	"# stableq coverage boot (kernel-queue/runs/gcov.c): gcov in the"   \
+	"# stableq coverage boot (kernel-queue/candidates/gcov.c): gcov in the"   \
 	" guest,\n# its counters under /sys/kernel/debug/gcov\n"            \
 	"CONFIG_DEBUG_FS=y\nCONFIG_GCOV_KERNEL=y\n"
 #define GCDA_MAX (64u << 20)

@@ -337,3 +337,11 @@ sqlite3_stmt *testcase_results_rows(sqlite3 *db, long long id)
 			  " r.candidate_id = ? ORDER BY r.id",
 			  "i", id);
 }
+
+long long testcase_count(sqlite3 *db, long long id)
+{
+	return db_int(db, 1,
+		      "SELECT COUNT(DISTINCT name) FROM test_results WHERE"
+		      " candidate_id = ?",
+		      "i", id);
+}

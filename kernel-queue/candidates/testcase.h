@@ -83,5 +83,7 @@ char *testcase_result(sqlite3 *db, long long id, const char *name);
  * finalizes.
  */
 sqlite3_stmt *testcase_results_rows(sqlite3 *db, long long id);
+/* How many tests candidate id ran (distinct names; 0 on error). */
+long long testcase_count(sqlite3 *db, long long id);
 
 #endif

@@ -2,9 +2,11 @@
 #include "kcidb.h"
 #include "branch.h"
 #include "candidate.h"
+#include "cell.h"
 #include "db.h"
 #include "err.h"
 #include "gcov.h"
+#include "guestarch.h"
 #include "queue.h"
 #include "repo.h"
 #include "sha256.h"
@@ -378,11 +380,34 @@ static void add_build(struct ctx *c, long long cid, const char *checkout_id,
 	json_object_set_new(b, "id", json_string(*out_id));
 	json_object_set_new(b, "checkout_id", json_string(checkout_id));
 	json_object_set_new(b, "origin", json_string(KCIDB_ORIGIN));
-	json_object_set_new(b, "architecture", json_string("x86_64"));
-	json_object_set_new(b, "compiler", json_string("gcc"));
-	json_object_set_new(b, "command",
-			    json_string("make O=BUILD_DIR CC=\"ccache gcc\" "
-					"bzImage modules"));
+	{
+		/* the candidate's cell of the matrix (cell.h) */
+		struct cell cl = { "x86_64", "gcc" };
+		const struct guestarch *ga;
+		if (cell_of_row(c->db, cid, &cl) < 0)
+			err_clear();
+		ga = guestarch_find(cl.arch);
+		json_object_set_new(b, "architecture",
+				    json_string(ga ? ga->kcidb : cl.arch));
+		json_object_set_new(b, "compiler", json_string(cl.compiler));
+		json_object_set_new(
+			b, "command",
+			json_string(
+				!strcmp(cl.arch, "arm64")
+					? !strcmp(cl.compiler, "clang")
+						  ? "make O=BUILD_DIR ARCH=arm64"
+						    " LLVM=1 CC=\"ccache clang\""
+						    " Image modules"
+						  : "make O=BUILD_DIR ARCH=arm64"
+						    " CROSS_COMPILE=aarch64-linux-"
+						    "gnu- CC=\"ccache aarch64-"
+						    "linux-gnu-gcc\" Image modules"
+				: !strcmp(cl.compiler, "clang")
+					? "make O=BUILD_DIR LLVM=1 CC=\"ccache"
+					  " clang\" bzImage modules"
+					: "make O=BUILD_DIR CC=\"ccache gcc\" "
+					  "bzImage modules"));
+	}
 	json_object_set_new(b, "config_name", json_string(c->config));
 	set_text(b, "start_time", db_col_text(st, 3));
 	if (sqlite3_column_type(st, 1) != SQLITE_NULL)

@@ -486,7 +486,9 @@ static int intake_import_buffer_to(sqlite3 *db, long long branch, unsigned flags
 int intake_queue_due(struct branch_ctx *bc, long long *id)
 {
 	*id = 0;
-	return bc->cfg.queue_dir && *bc->cfg.queue_dir;
+	/* an empty queue_dir is a queue not begun: nothing to import yet */
+	return bc->cfg.queue_dir && *bc->cfg.queue_dir &&
+	       !series_dir_empty(bc->cfg.queue_dir);
 }
 
 int intake_seed_queue(struct branch_ctx *bc)

@@ -128,7 +128,10 @@ int intake_running(void);
  */
 struct branch_ctx;
 int intake_seed_queue(struct branch_ctx *bc);
-/* A job of the daemon's: queue_dir is configured (imported once a start). */
+/*
+ * A job of the daemon's: queue_dir is configured and not an empty
+ * directory (imported once a start).
+ */
 struct branch_ctx;
 int intake_queue_due(struct branch_ctx *bc, long long *id);
 

@@ -191,7 +191,7 @@ fail:
 	return ret;
 }
 
-static int dir_is_empty(const char *dir)
+int series_dir_empty(const char *dir)
 {
 	DIR *d = opendir(dir);
 	struct dirent *de;
@@ -226,7 +226,7 @@ int series_load(struct series_entry **out, size_t *n, const char *dir)
 		return err_set(ERR_INVALID, "%s: not a directory", dir);
 	where(&w, dir);
 	if (stat(w.buf, &st) < 0) {
-		if (dir_is_empty(dir))
+		if (series_dir_empty(dir))
 			ret = err_set(ERR_INVALID,
 				      "%s: empty directory (no series file)",
 				      dir);

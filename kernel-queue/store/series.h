@@ -25,6 +25,8 @@ int series_parse(struct series_entry **out, size_t *n, const char *buf,
  * series is an error naming the directory.
  */
 int series_load(struct series_entry **out, size_t *n, const char *dir);
+/* 1 when dir is a directory with nothing in it: a queue not begun yet. */
+int series_dir_empty(const char *dir);
 void series_free(struct series_entry *e, size_t n);
 
 /*

@@ -173,6 +173,9 @@ static void test_load(void)
 	char *empty = dir("empty");
 	msg = xstrfmt("%s: empty directory", empty);
 	load_fails(empty, ERR_INVALID, msg);
+	ok(series_dir_empty(empty) == 1,
+	   "an empty directory is a queue not begun (the daemon imports nothing)");
+	ok(series_dir_empty(q) == 0, "a queue with files is not empty");
 	free(msg);
 
 	char *noseries = dir("noseries");

@@ -1,0 +1,77 @@
+#!/bin/sh
+# bench/matrix.sh: what each cell of the matrix costs (docs/matrix.md), per
+# branch (6.1, 6.12), against x86_64/gcc measured in the same run: the quick
+# guest's cold build (empty build directory, ccache and build cache), its
+# warm build (the same directory again, nothing to compile), the boot and
+# the whole test set under QEMU, and the KUnit cases that passed. Runs the
+# real CLI, one cell at a time (a branch whose arches and compilers name
+# that cell alone), under /work/kernel.lock-style serialization: run it by
+# hand with `flock /work/kernel.lock sh bench/matrix.sh` on a quiet
+# machine. CELLS="x86_64/gcc x86_64/clang arm64/gcc" BRANCHES="6.1 6.12"
+# JOBS=make -j (0: all cores); KEEP=1 keeps the temp dir.
+set -eu
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+STABLEQ=${STABLEQ:-$TOP/stableq}
+CELLS=${CELLS:-x86_64/gcc x86_64/clang arm64/gcc}
+BRANCHES=${BRANCHES:-6.1 6.12}
+JOBS=${JOBS:-0}
+T=$(mktemp -d)
+trap '[ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT INT TERM
+[ -x "$STABLEQ" ] || { echo "bench/matrix: build ./stableq first" >&2; exit 1; }
+py() { /usr/bin/python3 -c "$1"; }
+
+# branch -> the lines of its section
+section() {
+	case $1 in
+	6.1) printf 'tree_dir = %s\nkernel_config_dir = %s\ntests_file = %s\n' \
+		"$TOP/var/linux" "$TOP/config/kernel/6.1/quick" "$TOP/config/tests.conf" ;;
+	6.12) printf 'linux_source = /usr/src/linux-source-6.12.tar.xz\nbranch = linux-6.12.y\ntree_dir = %s\nkernel_config_dir = %s\ntests_file = %s\ndebian_changelog = /usr/share/doc/linux-source-6.12/changelog.Debian.gz\n' \
+		"$TOP/var/linux-6.12" "$TOP/config/kernel/6.12/quick" "$TOP/config/tests-6.12.conf" ;;
+	esac
+}
+
+# one run: branch cell tag (cold|warm) -> a line of figures
+run() {
+	b=$1 cell=$2 kind=$3
+	arch=${cell%/*} cc=${cell#*/}
+	d=$T/$b-$arch-$cc
+	mkdir -p "$d"
+	# cold: a new ccache; warm: the cold run's build directory and ccache,
+	# a new build cache (so the state is built, from a warm directory)
+	cat > "$d/$kind.conf" <<CONF
+db = $d/$kind.db
+var_dir = $d/var-$kind
+build_cache_dir = $d/cache-$kind
+ccache_dir = $d/ccache
+make_jobs = $JOBS
+arches = $arch
+compilers = $cc
+[branch $b]
+build_dir = $d/build
+queue_dir = $d/q-$kind
+$(section "$b")
+CONF
+	(cd "$TOP" && "$STABLEQ" -c "$d/$kind.conf" tree init > "$d/$kind-init.log" 2>&1)
+	(cd "$TOP" && "$STABLEQ" -c "$d/$kind.conf" import "$TOP/config/queues/$b" > "$d/$kind-import.log" 2>&1)
+	t0=$(date +%s.%N)
+	(cd "$TOP" && "$STABLEQ" -c "$d/$kind.conf" candidate --json > "$d/$kind.json" 2> "$d/$kind.log") || true
+	t1=$(date +%s.%N)
+	py "
+import json, re
+j = json.load(open('$d/$kind.json'))
+b = j.get('build') or {}
+log = open('$d/$kind.log', errors='replace').read()
+boot = sum(float(x) for x in re.findall(r'results in ([0-9.]+) s', log))
+kunit = len([t for t in j.get('tests', []) if t['name'].startswith('kunit.') and t['result'] == 'pass'])
+print('%-5s %-13s %-4s build %7.1f s  boot+set %6.1f s  whole %7.1f s  KUnit cases %4d  verdict %s' % (
+    '$b', '$cell', '$kind', b.get('seconds') or 0, boot, $t1 - $t0, kunit, j.get('verdict')))
+"
+}
+
+echo "bench/matrix: the quick guest per cell (CELLS=\"$CELLS\"), $(nproc) cores"
+for b in $BRANCHES; do
+	for cell in $CELLS; do
+		run "$b" "$cell" cold
+		run "$b" "$cell" warm
+	done
+done

@@ -1,0 +1,96 @@
+/* cell.h: the matrix of a candidate: one cell per (arch, compiler), each built, booted and judged. */
+#ifndef STABLEQ_CELL_H
+#define STABLEQ_CELL_H
+
+#include "candidate.h"
+#include "ctx.h"
+
+#include <jansson.h>
+
+struct strbuf;
+
+/*
+ * A branch tests the cells of its `arches` times its `compilers` (config:
+ * `arches = x86_64 arm64`, `compilers = gcc clang`; defaults x86_64 and
+ * gcc: one cell, as before). The first cell (first arch, first compiler)
+ * is the candidate's own: its build, boot and tests are the candidate's
+ * rows as they always were. Every other cell of a queue or confirm
+ * candidate runs as a child candidate of the same patches (cell_of: the
+ * parent) in its own build directory (BUILD_DIR-ARCH-COMPILER) with its
+ * own build cache entries (the cache key holds the cell's compiler and
+ * arch), its own boot (guestarch.h) and its failures compared against the
+ * same cell's run of the tip. The verdict over the matrix:
+ *
+ *   - the first cell's verdict, when it did not pass;
+ *   - else the first other cell that failed: "build-failed (clang)",
+ *     "fail (arm64)"... the candidate's verdict, the cell named in its
+ *     detail (its failure follows);
+ *   - a cell that could not run (its toolchain missing, clang older than
+ *     the tree's minimum) is "not run" with why, never a pass, and does
+ *     not fail the candidate.
+ *
+ * A failure in one cell bisects on that cell alone (bisect.c takes
+ * cell_failing() and gives every step the cell: cell_copy()); the revert's
+ * confirmation is a confirm candidate and runs the whole matrix.
+ */
+struct cell {
+	const char *arch;     /* "x86_64", "arm64" (static) */
+	const char *compiler; /* "gcc", "clang" (static) */
+};
+
+/* The branch's cells, first the candidate's own; *cells: caller frees. */
+int cell_matrix(const struct config *c, struct cell **cells, size_t *n);
+/* The branch's first cell: the candidate's own (and its idle baseline's). */
+int cell_first(const struct config *c, struct cell *first);
+/*
+ * Candidate id's cell: the one stored on its row, else (a row from before
+ * the matrix, or just created) the branch's first cell, stored now.
+ */
+int cell_get(struct branch_ctx *bc, long long id, struct cell *c);
+/* The stored cell, read only; x86_64/gcc for a row without one. */
+int cell_of_row(sqlite3 *db, long long id, struct cell *c);
+/* Gives candidate to the cell of candidate from. 0 or negative. */
+int cell_copy(sqlite3 *db, long long from, long long to);
+/* 1 for x86_64/gcc: the build directory and cache keys of before. */
+int cell_is_default(const struct cell *c);
+/* "x86_64/gcc" (static buffer per call site is not needed: caller frees). */
+char *cell_name(const struct cell *c);
+/*
+ * What a cell's build uses: its build directory (the branch's for
+ * x86_64/gcc, else BUILD_DIR-ARCH-COMPILER) and fragment directory (an
+ * arch's own: FRAGMENTS/arm64, with base.config and debug.config of its
+ * own and tests.config shared). Caller frees.
+ */
+char *cell_build_dir(const struct branch_ctx *bc, const struct cell *c);
+char *cell_fragments(const char *fragments, const struct cell *c);
+/* kbuild_compiler_id() of the cell: the build cache key's compiler part. */
+int cell_compiler_id(const struct cell *c, char **out);
+
+/*
+ * The other cells of queue or confirm candidate id, run after its own
+ * cell gave *verdict (with *why its detail): each a child candidate run to
+ * its verdict, then *verdict and *why as said above. Candidates of other
+ * purposes (bisect, baseline) and children run their one cell: 0 at once.
+ * The caller holds no build lock (each child takes it). 0, or negative
+ * when the store failed.
+ */
+int cell_run_matrix(struct branch_ctx *bc, long long id,
+		    enum cand_verdict *verdict, struct strbuf *why,
+		    void (*progress)(const char *line, void *ctx), void *ctx);
+
+/*
+ * The candidate whose failure a bisection of id should follow: the child
+ * whose cell failed the matrix when id's own cell passed, else id.
+ */
+long long cell_failing(sqlite3 *db, long long id);
+
+/*
+ * The matrix of candidate id: [{arch, compiler, candidate, verdict,
+ * detail, tests, not_run}], the failing cells first; [] without children.
+ * And in one line: "x86_64/gcc 9 tests, x86_64/clang build-failed,
+ * arm64/gcc 9" (NULL without children; caller frees).
+ */
+json_t *cell_list_json(sqlite3 *db, long long id);
+char *cell_line(sqlite3 *db, long long id);
+
+#endif

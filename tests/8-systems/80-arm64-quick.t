@@ -1,0 +1,66 @@
+#!/bin/bash
+# 80-arm64-quick.t: the quick guest on arm64, for 6.1 and 6.12. A branch
+# whose `arches` is arm64 alone builds its candidates with ARCH=arm64
+# CROSS_COMPILE=aarch64-linux-gnu- (config/kernel/*/quick/arm64: the PL011
+# console instead of the 8250) and boots them with qemu-system-aarch64 -M
+# virt -cpu max under TCG, console ttyAMA0, busybox-static:arm64 and the
+# cross-built badptr in the initramfs; the built-in KUnit suites run and
+# pass as on x86_64.
+# check: serial (kernel trees, builds and QEMU: one such test at a time)
+. "$(dirname "$0")/../lib/tap.sh"
+set -u
+T=$(mktemp -d)
+chmod 755 "$T" # the build user reaches the cells' build dirs in it
+trap 'rm -rf "$T"' EXIT
+py() { /usr/bin/python3 -c "$1"; }
+mkdir -p "$TOP/var"
+cat > "$T/stableq.conf" <<CONF
+db = $T/stableq.db
+var_dir = $T/var
+build_cache_dir = $TOP/var/build-cache
+arches = arm64
+[branch 6.1]
+tree_dir = $TOP/var/linux
+build_dir = $TOP/var/build
+queue_dir = $T/q-6.1
+coverage_build_dir = $T/cover-6.1
+kernel_config_dir = $TOP/config/kernel/6.1/quick
+tests_file = $TOP/config/tests.conf
+[branch 6.12]
+linux_source = /usr/src/linux-source-6.12.tar.xz
+branch = linux-6.12.y
+tree_dir = $TOP/var/linux-6.12
+build_dir = $TOP/var/build-6.12
+queue_dir = $T/q-6.12
+coverage_build_dir = $T/cover-6.12
+kernel_config_dir = $TOP/config/kernel/6.12/quick
+tests_file = $TOP/config/tests-6.12.conf
+debian_changelog = /usr/share/doc/linux-source-6.12/changelog.Debian.gz
+CONF
+SQ() { (cd "$TOP" && "$STABLEQ" -c "$T/stableq.conf" "$@"); }
+q() { sqlite3 "$T/stableq.db" "$1"; }
+
+for b in 6.1 6.12; do
+	SQ --branch $b tree init > "$T/init-$b.log" 2>&1
+	ok $? "$b: the stable tree is there"
+	SQ --branch $b import "$TOP/config/queues/$b" > "$T/import-$b.log" 2>&1
+	ok $? "$b: the shipped queue imported"
+	SQ --branch $b candidate --json > "$T/c-$b.json" 2> "$T/c-$b.log"
+	rc=$?
+	j() { py "import json; j = json.load(open('$T/c-$b.json')); print($1)"; }
+	cid=$(j "j['id']")
+	is "$(q "SELECT COALESCE(arch, '?') || '/' || COALESCE(compiler, '?') FROM candidates WHERE id = $cid")" "arm64/gcc" "$b: the candidate's cell is arm64/gcc"
+	is "$(j "j['build']['result']")" ok "$b: the arm64 kernel built" || diag "$(tail -5 "$T/c-$b.log")"
+	log=$(j "j['log_path']")
+	like "$(grep -a -m1 'Machine model' "$log")" "linux,dummy-virt" "$b: it booted on QEMU's virt board"
+	like "$(grep -a -m1 'Linux version' "$log")" "aarch64-linux-gnu-gcc" "$b: ... a kernel the cross compiler built"
+	like "$(grep -a -m1 'console \[ttyAMA0\] enabled' "$log")" "ttyAMA0" "$b: ... on the PL011 console"
+	is "$(j "[t['result'] for t in j['tests'] if t['name'] == 'boot'][0]")" pass "$b: the boot test passes"
+	is "$(j "[t['result'] for t in j['tests'] if t['name'] == 'kunit'][0]")" pass "$b: built-in KUnit passes"
+	n=$(j "len([t for t in j['tests'] if t['name'].startswith('kunit.') and t['result'] == 'pass'])")
+	ok $([ "$n" -ge 20 ] && echo 0 || echo 1) "$b: $n KUnit cases pass on arm64"
+	is "$(j "[t['result'] for t in j['tests'] if t['name'] == 'badptr'][0]")" pass "$b: the cross-built badptr passes"
+	is "$rc" 0 "$b: the candidate passes on arm64" || diag "$(j "j['summary']")"
+	diag "$b: $(grep -h 'build [0-9]* ok\|results in' "$T/c-$b.log")"
+done
+done_testing
