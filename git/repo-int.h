@@ -145,9 +145,20 @@ void repo_overlay_put(struct repo_overlay *ov, const char *path,
 /* The text of path when the overlay holds it, or NULL (mode filled). */
 const char *repo_overlay_text(const struct repo_overlay *ov, const char *path,
 			      size_t *len, unsigned *mode);
-/* A file's new text (taken, freed with the overlay), its id pending. */
-void repo_overlay_put_text(struct repo_overlay *ov, const char *path,
-			   char *text, size_t len, unsigned mode);
+/*
+ * A file as git apply's image (repo-apply.c): its lines, each pointing
+ * into a buffer the image holds a reference to (the blob read, the lines
+ * the patches of the run added, copied). repo_image_text: the file as
+ * text (*len bytes, the caller frees it).
+ */
+void repo_image_free(struct repo_image *img);
+char *repo_image_text(const struct repo_image *img, size_t *len);
+/* A file's new lines (img taken, freed with the overlay), its id pending. */
+void repo_overlay_put_image(struct repo_overlay *ov, const char *path,
+			    struct repo_image *img, unsigned mode);
+/* The image of path when the overlay holds one, or NULL (mode filled). */
+const struct repo_image *repo_overlay_image(const struct repo_overlay *ov,
+					    const char *path, unsigned *mode);
 int repo_overlay_has_below(const struct repo_overlay *ov, const char *dir,
 			   int (*keep)(void *, const char *), void *arg);
 /*
