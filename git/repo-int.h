@@ -138,6 +138,14 @@ void repo_diff_reverse(struct diff_set *out, const struct diff_set *in);
 /* As a git diff, hunks at their located pos (libgit2 applies there). */
 void repo_diff_emit(struct strbuf *sb, const struct diff_set *d);
 
+/*
+ * The blob id git gives text (repo-overlay.c), hashed by OpenSSL:
+ * libgit2's collision-detecting SHA-1 is a fifth of what checking
+ * patches of big files costs (bench/checks.sh), and the ids are the
+ * same. 0, or -1 when OpenSSL fails.
+ */
+int repo_blob_id(git_oid *out, const char *text, size_t len);
+
 /* The overlay's internals, shared by repo-overlay.c and repo-apply.c. */
 enum { VIEW_NONE, VIEW_FILE, VIEW_DIR };
 void repo_overlay_put(struct repo_overlay *ov, const char *path,

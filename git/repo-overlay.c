@@ -189,12 +189,29 @@ static int ov_hash(git_repository *repo, const struct repo_overlay_entry *ce)
 	return 0;
 }
 
+int repo_blob_id(git_oid *out, const char *text, size_t len)
+{
+	char head[64];
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0;
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	int hl = snprintf(head, sizeof(head), "blob %zu", len) + 1;
+	int ok = ctx && EVP_DigestInit_ex(ctx, EVP_sha1(), NULL) &&
+		 EVP_DigestUpdate(ctx, head, (size_t)hl) &&
+		 EVP_DigestUpdate(ctx, text, len) &&
+		 EVP_DigestFinal_ex(ctx, md, &mdlen) && mdlen == 20;
+
+	EVP_MD_CTX_free(ctx);
+	if (!ok)
+		return -1;
+	memcpy(out->id, md, 20);
+	return 0;
+}
+
 /*
  * ov_hash() of every pending entry, for a tree. With objects in memory
  * (the checks) the blob goes straight into the memory store, its id
- * hashed by OpenSSL: libgit2's collision-detecting SHA-1 is a fifth of
- * what checking patches of big files costs (bench/checks.sh), and the ids
- * are the same.
+ * hashed by OpenSSL (repo_blob_id()).
  */
 static int ov_hash_all(struct repo *r, const struct repo_overlay *ov)
 {
@@ -203,12 +220,7 @@ static int ov_hash_all(struct repo *r, const struct repo_overlay *ov)
 	for (size_t i = 0; ov && i < ov->n && ret == 0; i++) {
 		struct repo_overlay_entry *e =
 			(struct repo_overlay_entry *)&ov->e[i];
-		char head[64];
-		unsigned char md[EVP_MAX_MD_SIZE];
-		unsigned int mdlen = 0;
 		git_oid id;
-		EVP_MD_CTX *ctx;
-		int hl;
 
 		if (!e->pending)
 			continue;
@@ -217,24 +229,16 @@ static int ov_hash_all(struct repo *r, const struct repo_overlay *ov)
 			continue;
 		}
 		ov_text(e);
-		hl = snprintf(head, sizeof(head), "blob %zu", e->len) + 1;
-		ctx = EVP_MD_CTX_new();
-		if (!ctx || !EVP_DigestInit_ex(ctx, EVP_sha1(), NULL) ||
-		    !EVP_DigestUpdate(ctx, head, (size_t)hl) ||
-		    !EVP_DigestUpdate(ctx, e->text, e->len) ||
-		    !EVP_DigestFinal_ex(ctx, md, &mdlen) || mdlen != 20) {
-			EVP_MD_CTX_free(ctx);
+		if (repo_blob_id(&id, e->text, e->len) < 0) {
 			ret = ov_hash(r->git, e); /* the long way */
 			continue;
 		}
-		EVP_MD_CTX_free(ctx);
-		memcpy(id.id, md, 20);
 		if ((ret = r->mem->write(r->mem, &id, e->text, e->len,
 					 GIT_OBJECT_BLOB)) < 0) {
 			ret = repo_git_err(ret, "%s: writing the blob", e->path);
 			break;
 		}
-		memcpy(e->id, md, sizeof(e->id));
+		memcpy(e->id, id.id, sizeof(e->id));
 		e->pending = 0;
 		ov_text_drop(e);
 	}

@@ -934,6 +934,10 @@ static void test_apply_overlay_chain(struct repo *r)
 	set_line(l, 15, "static unsigned bar_15;");
 	bar_commit("c4", "lib/bar2.c", l, 0);
 	gitq(fix, "checkout", "-q", "main", NULL);
+	/* the checkout's file is read only when it is the tree's blob: not
+	 * this one, whose line 5 would make c1 conflict */
+	put(fix, "lib/bar.c", t = bar_text(5, "static int bar_5_edited;"));
+	free(t);
 
 	for (size_t i = 0; i < 4; i++) {
 		char *d = branch_diff(i ? steps[i - 1] : "main", steps[i],
@@ -971,6 +975,7 @@ static void test_apply_overlay_chain(struct repo *r)
 	       "  the old name: gone");
 	strbuf_release(&text);
 	repo_overlay_release(&ov);
+	gitq(fix, "checkout", "-q", "--", "lib/bar.c", NULL);
 	for (int i = 0; i < 22; i++)
 		free((char *)l[i]);
 }
