@@ -39,15 +39,17 @@ struct fline {
 struct lbuf {
 	int refs;
 	git_blob *blob;
+	git_odb_object *obj;
 	char *own;
 };
 
-static struct lbuf *lbuf_new(git_blob *blob, char *own)
+static struct lbuf *lbuf_new(git_blob *blob, git_odb_object *obj, char *own)
 {
 	struct lbuf *b = xcalloc(1, sizeof(*b));
 
 	b->refs = 1;
 	b->blob = blob;
+	b->obj = obj;
 	b->own = own;
 	return b;
 }
@@ -57,6 +59,7 @@ static void lbuf_unref(struct lbuf *b)
 	if (!b || --b->refs)
 		return;
 	git_blob_free(b->blob);
+	git_odb_object_free(b->obj);
 	free(b->own);
 	free(b);
 }
@@ -204,8 +207,9 @@ static void split_lines(struct lines *x, const char *buf, size_t len)
  * The content of blob id, as r's checkout holds it at path when it is
  * that blob (hashed to id): reading and hashing a big file costs a
  * fraction of inflating its object (bench/checks.sh). A file changed
- * there, being written, or not a regular file hashes otherwise, or is
- * not read: NULL, and the object is read. *len gets the length.
+ * there (of another size: not read), being written, or not a regular
+ * file hashes otherwise, or is not read: NULL, and the object is read.
+ * *len gets the length.
  */
 static char *checkout_blob(struct repo *r, const char *path, unsigned mode,
 			   const git_oid *id, size_t *len)
@@ -213,8 +217,11 @@ static char *checkout_blob(struct repo *r, const char *path, unsigned mode,
 	const char *wd = git_repository_workdir(r->git);
 	struct strbuf sb = STRBUF_INIT;
 	struct stat st;
+	git_odb *odb = NULL;
+	git_object_t type;
+	size_t size = 0;
 	git_oid got;
-	int fd;
+	int fd, known;
 
 	if (!wd || (mode & 0170000) != 0100000)
 		return NULL;
@@ -222,8 +229,13 @@ static char *checkout_blob(struct repo *r, const char *path, unsigned mode,
 		err_clear();
 		return NULL;
 	}
+	/* the object's size from its header: no inflating it all */
+	known = git_repository_odb(&odb, r->git) == 0 &&
+		git_odb_read_header(&size, &type, odb, id) == 0;
+	git_odb_free(odb);
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    (unsigned long long)st.st_size > CHECKOUT_MAX)
+	    (unsigned long long)st.st_size > CHECKOUT_MAX ||
+	    (known && (unsigned long long)st.st_size != size))
 		goto no;
 	strbuf_init(&sb, (size_t)st.st_size + 1);
 	if (strbuf_read_fd(&sb, fd, CHECKOUT_MAX) < 0 ||
@@ -276,15 +288,27 @@ static int sim_get(struct sim *s, const char *path, size_t *out)
 	if (text) {
 		f->exists = 1;
 		split_lines(&f->x, text, len);
-		lines_add_buf(&f->x, lbuf_new(NULL, text));
+		lines_add_buf(&f->x, lbuf_new(NULL, NULL, text));
 		return 0;
 	}
+	/* from the disk's database: no copy into the layered one's */
+	git_odb_object *obj = NULL;
+	if (s->r->disk && git_odb_read(&obj, s->r->disk, &id) == 0 &&
+	    git_odb_object_type(obj) == GIT_OBJECT_BLOB) {
+		f->exists = 1;
+		split_lines(&f->x, git_odb_object_data(obj),
+			    git_odb_object_size(obj));
+		lines_add_buf(&f->x, lbuf_new(NULL, obj, NULL));
+		return 0;
+	}
+	git_odb_object_free(obj);
+	err_clear();
 	if (git_blob_lookup(&blob, s->r->git, &id) < 0)
 		return repo_git_err(-1, "%s: reading the blob", path);
 	f->exists = 1;
 	split_lines(&f->x, git_blob_rawcontent(blob),
 		    (size_t)git_blob_rawsize(blob));
-	lines_add_buf(&f->x, lbuf_new(blob, NULL));
+	lines_add_buf(&f->x, lbuf_new(blob, NULL, NULL));
 	return 0;
 }
 
@@ -661,7 +685,7 @@ static void sim_delta(struct sim *s, struct repo_overlay *delta)
 				l->diff = 0;
 				p += l->len + 1;
 			}
-			lines_add_buf(&f->x, lbuf_new(NULL, buf));
+			lines_add_buf(&f->x, lbuf_new(NULL, NULL, buf));
 		}
 		img = xcalloc(1, sizeof(*img));
 		img->x = f->x;

@@ -17,8 +17,10 @@ struct repo_upstream {
 
 struct repo {
 	git_repository *git;
-	/* repo_objects_in_memory()'s store of what r writes, or NULL */
+	/* repo_objects_in_memory()'s store of what r writes, or NULL, and
+	 * the database on disk under it (held), read without a copy */
 	git_odb_backend *mem;
+	git_odb *disk;
 	char *workdir;
 	char *committer_name;
 	char *committer_email;
