@@ -5,6 +5,7 @@
 #include "strbuf.h"
 
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,12 +25,14 @@
 
 /* Locating hunks, as `git apply` does ---------------------------------- */
 
+/* 16 bytes: a big file's lines are copied and moved as arrays */
 struct fline {
 	const char *s;
-	size_t len;
-	int nl;
-	int diff; /* s points into the diff being applied: copy it to keep */
+	uint32_t len;
+	uint8_t nl;
+	uint8_t diff; /* s points into the diff being applied: copy to keep */
 };
+#define FLINE_MAX UINT32_MAX
 
 /*
  * What lines point into: a blob read from the tree, or the lines the
@@ -175,7 +178,8 @@ static void sim_release(struct sim *s)
 	memset(s, 0, sizeof(*s));
 }
 
-static void split_lines(struct lines *x, const char *buf, size_t len)
+/* 0, or -1 for a line of more than FLINE_MAX bytes */
+static int split_lines(struct lines *x, const char *buf, size_t len)
 {
 	const char *p = buf, *end = buf + len;
 
@@ -189,13 +193,17 @@ static void split_lines(struct lines *x, const char *buf, size_t len)
 			x->alloc *= 2;
 			x->l = xrealloc(x->l, x->alloc * sizeof(*x->l));
 		}
+		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		if (n > FLINE_MAX)
+			return -1;
 		x->l[x->n].s = p;
-		x->l[x->n].len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		x->l[x->n].len = (uint32_t)n;
 		x->l[x->n].nl = nl != NULL;
 		x->l[x->n].diff = 0;
 		x->n++;
 		p = nl ? nl + 1 : end;
 	}
+	return 0;
 }
 
 /* Overlays: the tree with file updates on top ------------------------- */
@@ -285,31 +293,35 @@ static int sim_get(struct sim *s, const char *path, size_t *out)
 	f->mode = mode;
 	size_t len;
 	char *text = checkout_blob(s->r, path, mode, &id, &len);
+	int split;
 	if (text) {
 		f->exists = 1;
-		split_lines(&f->x, text, len);
+		split = split_lines(&f->x, text, len);
 		lines_add_buf(&f->x, lbuf_new(NULL, NULL, text));
-		return 0;
+		goto out;
 	}
 	/* from the disk's database: no copy into the layered one's */
 	git_odb_object *obj = NULL;
 	if (s->r->disk && git_odb_read(&obj, s->r->disk, &id) == 0 &&
 	    git_odb_object_type(obj) == GIT_OBJECT_BLOB) {
 		f->exists = 1;
-		split_lines(&f->x, git_odb_object_data(obj),
-			    git_odb_object_size(obj));
+		split = split_lines(&f->x, git_odb_object_data(obj),
+				    git_odb_object_size(obj));
 		lines_add_buf(&f->x, lbuf_new(NULL, obj, NULL));
-		return 0;
+		goto out;
 	}
 	git_odb_object_free(obj);
 	err_clear();
 	if (git_blob_lookup(&blob, s->r->git, &id) < 0)
 		return repo_git_err(-1, "%s: reading the blob", path);
 	f->exists = 1;
-	split_lines(&f->x, git_blob_rawcontent(blob),
-		    (size_t)git_blob_rawsize(blob));
+	split = split_lines(&f->x, git_blob_rawcontent(blob),
+			    (size_t)git_blob_rawsize(blob));
 	lines_add_buf(&f->x, lbuf_new(blob, NULL, NULL));
-	return 0;
+out:
+	return split < 0 ? err_set(ERR_INVALID, "%s: a line of over 4 GiB",
+				   path)
+			 : 0;
 }
 
 static int match_at(const struct lines *f, const struct fline *pre, size_t np,
@@ -399,8 +411,14 @@ static int sim_hunks(struct simfile *simf, struct diff_file *f,
 		pre = xrealloc(pre, (h->nlines + 1) * sizeof(*pre));
 		post = xrealloc(post, (h->nlines + 1) * sizeof(*post));
 		for (size_t j = 0; j < h->nlines; j++) {
-			struct fline fl = {h->lines[j].s, h->lines[j].len,
-					   h->lines[j].nl, 0};
+			if (h->lines[j].len > FLINE_MAX) {
+				ret = fail(x, f, (int)i + 1,
+					   "has a line of over 4 GiB");
+				goto out;
+			}
+			struct fline fl = {h->lines[j].s,
+					   (uint32_t)h->lines[j].len,
+					   (uint8_t)h->lines[j].nl, 0};
 			if (h->lines[j].op != '+')
 				pre[np++] = fl;
 			if (h->lines[j].op == ' ') {
@@ -437,8 +455,9 @@ static int sim_hunks(struct simfile *simf, struct diff_file *f,
 		for (size_t j = 0, k = 0; j < h->nlines; j++) {
 			const struct diff_line *dl = &h->lines[j];
 			if (dl->op == '+')
-				post[nq++] = (struct fline){dl->s, dl->len,
-							    dl->nl, 1};
+				post[nq++] = (struct fline){
+					dl->s, (uint32_t)dl->len,
+					(uint8_t)dl->nl, 1};
 			else if (dl->op == ' ')
 				post[nq++] = sf->l[(size_t)pos + k++];
 			else
