@@ -275,7 +275,8 @@ static char *checkout_blob(struct repo *r, const char *path, unsigned mode,
 	    (unsigned long long)st.st_size > CHECKOUT_MAX ||
 	    (known && (unsigned long long)st.st_size != size))
 		goto no;
-	strbuf_init(&sb, (size_t)st.st_size + 1);
+	/* room for the read that finds the end: no realloc */
+	strbuf_init(&sb, (size_t)st.st_size + 8192);
 	if (strbuf_read_fd(&sb, fd, CHECKOUT_MAX) < 0 ||
 	    repo_blob_id(&got, sb.buf, sb.len) < 0 || !git_oid_equal(&got, id))
 		goto no;
