@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 /*
@@ -119,67 +118,38 @@ void repo_image_free(struct repo_image *img)
 	free(img);
 }
 
-/*
- * The lines of x as pieces of text (*v, the caller frees it): runs of
- * lines that follow each other in what they point into (the blob, the
- * lines added), a line of its own and its newline. Their count.
- */
-static size_t lines_pieces(const struct lines *x, struct iovec **v)
+char *repo_image_text(const struct repo_image *img, size_t *len)
 {
-	static const char newline = '\n';
-	size_t n = 0, alloc = 16;
+	const struct lines *x = &img->x;
+	size_t n = 0;
+	char *buf, *p;
 
-	*v = xmalloc(alloc * sizeof(**v));
+	for (size_t j = 0; j < x->n; j++)
+		n += x->l[j].len + (size_t)x->l[j].nl;
+	p = buf = xmalloc(n + 1);
+	/* lines that follow each other in what they point into (the blob,
+	 * the lines added) are copied as one run */
 	for (size_t j = 0; j < x->n;) {
 		const char *run = x->l[j].s;
 		size_t k = j, m = 0;
 		while (k < x->n && x->l[k].s == run + m && x->l[k].nl &&
 		       x->l[k].s[x->l[k].len] == '\n')
 			m += x->l[k++].len + 1;
-		if (n + 2 > alloc) {
-			alloc *= 2;
-			*v = xrealloc(*v, alloc * sizeof(**v));
-		}
-		if (k == j) {
-			(*v)[n++] = (struct iovec){(void *)run, x->l[j].len};
+		if (k == j) { /* a line of its own: its newline added */
+			memcpy(p, x->l[j].s, x->l[j].len);
+			p += x->l[j].len;
 			if (x->l[j].nl)
-				(*v)[n++] = (struct iovec){(void *)&newline, 1};
+				*p++ = '\n';
 			k = j + 1;
 		} else {
-			(*v)[n++] = (struct iovec){(void *)run, m};
+			memcpy(p, run, m);
+			p += m;
 		}
 		j = k;
 	}
-	return n;
-}
-
-char *repo_image_text(const struct repo_image *img, size_t *len)
-{
-	struct iovec *v;
-	size_t n = lines_pieces(&img->x, &v), total = 0;
-	char *buf, *p;
-
-	for (size_t i = 0; i < n; i++)
-		total += v[i].iov_len;
-	p = buf = xmalloc(total + 1);
-	for (size_t i = 0; i < n; i++) {
-		memcpy(p, v[i].iov_base, v[i].iov_len);
-		p += v[i].iov_len;
-	}
 	*p = '\0';
-	*len = total;
-	free(v);
+	*len = n;
 	return buf;
-}
-
-int repo_image_id(const struct repo_image *img, git_oid *out)
-{
-	struct iovec *v;
-	size_t n = lines_pieces(&img->x, &v);
-	int ret = repo_blob_idv(out, v, n);
-
-	free(v);
-	return ret;
 }
 
 /* A file's lines as the patch so far left them. */

@@ -147,9 +147,6 @@ void repo_diff_emit(struct strbuf *sb, const struct diff_set *d);
  * same. 0, or -1 when OpenSSL fails.
  */
 int repo_blob_id(git_oid *out, const char *text, size_t len);
-/* The same of the text in n pieces. */
-struct iovec;
-int repo_blob_idv(git_oid *out, const struct iovec *v, size_t n);
 
 /* The overlay's internals, shared by repo-overlay.c and repo-apply.c. */
 enum { VIEW_NONE, VIEW_FILE, VIEW_DIR };
@@ -166,8 +163,6 @@ const char *repo_overlay_text(const struct repo_overlay *ov, const char *path,
  */
 void repo_image_free(struct repo_image *img);
 char *repo_image_text(const struct repo_image *img, size_t *len);
-/* The blob id of the image's text, hashed from its lines: 0 or -1. */
-int repo_image_id(const struct repo_image *img, git_oid *out);
 /* A file's new lines (img taken, freed with the overlay), its id pending. */
 void repo_overlay_put_image(struct repo_overlay *ov, const char *path,
 			    struct repo_image *img, unsigned mode);

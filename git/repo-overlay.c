@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 
 /* The first entry whose path is not below key[0..len) (strcmp order). */
 static size_t ov_lower(const struct repo_overlay *ov, const char *key,
@@ -190,35 +189,23 @@ static int ov_hash(git_repository *repo, const struct repo_overlay_entry *ce)
 	return 0;
 }
 
-int repo_blob_idv(git_oid *out, const struct iovec *v, size_t n)
+int repo_blob_id(git_oid *out, const char *text, size_t len)
 {
 	char head[64];
 	unsigned char md[EVP_MAX_MD_SIZE];
 	unsigned int mdlen = 0;
 	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-	size_t len = 0;
-	int hl, ok;
+	int hl = snprintf(head, sizeof(head), "blob %zu", len) + 1;
+	int ok = ctx && EVP_DigestInit_ex(ctx, EVP_sha1(), NULL) &&
+		 EVP_DigestUpdate(ctx, head, (size_t)hl) &&
+		 EVP_DigestUpdate(ctx, text, len) &&
+		 EVP_DigestFinal_ex(ctx, md, &mdlen) && mdlen == 20;
 
-	for (size_t i = 0; i < n; i++)
-		len += v[i].iov_len;
-	hl = snprintf(head, sizeof(head), "blob %zu", len) + 1;
-	ok = ctx && EVP_DigestInit_ex(ctx, EVP_sha1(), NULL) &&
-	     EVP_DigestUpdate(ctx, head, (size_t)hl);
-	for (size_t i = 0; ok && i < n; i++)
-		ok = EVP_DigestUpdate(ctx, v[i].iov_base, v[i].iov_len);
-	ok = ok && EVP_DigestFinal_ex(ctx, md, &mdlen) && mdlen == 20;
 	EVP_MD_CTX_free(ctx);
 	if (!ok)
 		return -1;
 	memcpy(out->id, md, 20);
 	return 0;
-}
-
-int repo_blob_id(git_oid *out, const char *text, size_t len)
-{
-	struct iovec v = {(void *)text, len};
-
-	return repo_blob_idv(out, &v, 1);
 }
 
 /*
@@ -239,16 +226,6 @@ static int ov_hash_all(struct repo *r, const struct repo_overlay *ov)
 			continue;
 		if (!r->mem) {
 			ret = ov_hash(r->git, e);
-			continue;
-		}
-		/* a blob the disk has already (a run before kept it) is
-		 * hashed from the lines, not made text and written again */
-		if (!e->text && e->image && r->disk &&
-		    repo_image_id(e->image, &id) == 0 &&
-		    git_odb_exists_ext(r->disk, &id,
-				       GIT_ODB_LOOKUP_NO_REFRESH)) {
-			memcpy(e->id, id.id, sizeof(e->id));
-			e->pending = 0;
 			continue;
 		}
 		ov_text(e);
