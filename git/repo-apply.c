@@ -208,7 +208,10 @@ static int split_lines(struct lines *x, const char *buf, size_t len)
 
 /* Overlays: the tree with file updates on top ------------------------- */
 
-/* bigger files are read from their objects only */
+/* files read from the checkout: smaller ones are cheaper to inflate
+ * than to open below the tree (a syscall per directory) and hash;
+ * bigger ones are read from their objects only */
+#define CHECKOUT_MIN (32u << 10)
 #define CHECKOUT_MAX (64u << 20)
 
 /*
@@ -217,7 +220,8 @@ static int split_lines(struct lines *x, const char *buf, size_t len)
  * fraction of inflating its object (bench/checks.sh). A file changed
  * there (of another size: not read), being written, or not a regular
  * file hashes otherwise, or is not read: NULL, and the object is read.
- * *len gets the length.
+ * So is a file under CHECKOUT_MIN (one stat to know). *len gets the
+ * length.
  */
 static char *checkout_blob(struct repo *r, const char *path, unsigned mode,
 			   const git_oid *id, size_t *len)
@@ -229,9 +233,18 @@ static char *checkout_blob(struct repo *r, const char *path, unsigned mode,
 	git_object_t type;
 	size_t size = 0;
 	git_oid got;
-	int fd, known;
+	char *full;
+	int fd, known, small;
 
 	if (!wd || (mode & 0170000) != 0100000)
+		return NULL;
+	/* the size first, without opening it (its content counts only
+	 * once its hash is known) */
+	full = xstrfmt("%s%s", wd, path);
+	small = lstat(full, &st) < 0 || !S_ISREG(st.st_mode) ||
+		(unsigned long long)st.st_size < CHECKOUT_MIN;
+	free(full);
+	if (small)
 		return NULL;
 	if ((fd = file_open_beneath(wd, path, O_RDONLY)) < 0) {
 		err_clear();

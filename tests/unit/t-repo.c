@@ -934,8 +934,8 @@ static void test_apply_overlay_chain(struct repo *r)
 	set_line(l, 15, "static unsigned bar_15;");
 	bar_commit("c4", "lib/bar2.c", l, 0);
 	gitq(fix, "checkout", "-q", "main", NULL);
-	/* the checkout's file is read only when it is the tree's blob: not
-	 * this one, whose line 5 would make c1 conflict */
+	/* the checkout's file is not the tree's blob (its line 5 would make
+	 * c1 conflict): the object is read (test_apply_checkout()) */
 	put(fix, "lib/bar.c", t = bar_text(5, "static int bar_5_edited;"));
 	free(t);
 
@@ -978,6 +978,51 @@ static void test_apply_overlay_chain(struct repo *r)
 	gitq(fix, "checkout", "-q", "--", "lib/bar.c", NULL);
 	for (int i = 0; i < 22; i++)
 		free((char *)l[i]);
+}
+
+/*
+ * A file of 32 KiB or more is read from the checkout when it is the
+ * tree's blob: then the same as from the object; one of the same size
+ * but other content (a line edited there) is not used.
+ */
+static void test_apply_checkout(struct repo *r)
+{
+	struct repo_overlay delta = {0};
+	struct repo_apply_result res;
+	struct strbuf big = STRBUF_INIT;
+	char out[REPO_HEX_SIZE], want[REPO_HEX_SIZE];
+	char *d, *edited;
+
+	for (int i = 1; i <= 3000; i++)
+		strbuf_addf(&big, "static int big_%04d;\n", i);
+	gitq(fix, "checkout", "-q", "-B", "bigf", "main", NULL);
+	put(fix, "lib/big.c", big.buf);
+	commit_all(fix, "a big file");
+	edited = xstrdup(big.buf);
+	memcpy(strstr(edited, "big_1500;"), "BIG", 3); /* the same size */
+	gitq(fix, "checkout", "-q", "-B", "bigf2", NULL);
+	put(fix, "lib/big.c", edited);
+	commit_all(fix, "line 1500 changed");
+	gitq(fix, "checkout", "-q", "bigf", NULL);
+	d = branch_diff("bigf", "bigf2", 0);
+	rev(want, fix, "bigf2^{tree}");
+	for (int dirty = 0; dirty < 2; dirty++) {
+		if (dirty) /* the checkout has the change already */
+			put(fix, "lib/big.c", edited);
+		is_int(repo_apply_overlay(r, "bigf", NULL, d, &delta, &res), 0,
+		       "a big file, the checkout %s: runs",
+		       dirty ? "edited to the same size" : "the tree's");
+		is_int(res.status, REPO_APPLY_CLEAN, "  clean");
+		repo_apply_result_release(&res);
+		is_int(repo_overlay_tree(r, "bigf", &delta, NULL, out), 0,
+		       "  the tree: runs");
+		is_str(out, want, "  the tree git made");
+		repo_overlay_release(&delta);
+	}
+	gitq(fix, "checkout", "-q", "-f", "main", NULL);
+	free(d);
+	free(edited);
+	strbuf_release(&big);
 }
 
 static void test_apply_like_git(struct repo *r)
@@ -1054,6 +1099,7 @@ static void test_apply_like_git(struct repo *r)
 	test_apply_file_dir(r);
 	test_apply_overlay(r);
 	test_apply_overlay_chain(r);
+	test_apply_checkout(r);
 }
 
 static void test_commit_and_branch(struct repo *r)
