@@ -246,7 +246,8 @@ static char *checkout_blob(struct repo *r, const char *path, unsigned mode,
 	free(full);
 	if (small)
 		return NULL;
-	if ((fd = file_open_beneath(wd, path, O_RDONLY)) < 0) {
+	/* O_NONBLOCK: a fifo put there since the lstat does not hang us */
+	if ((fd = file_open_beneath(wd, path, O_RDONLY | O_NONBLOCK)) < 0) {
 		err_clear();
 		return NULL;
 	}
