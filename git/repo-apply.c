@@ -1,11 +1,16 @@
 /* repo-apply.c: a patch on a tree: clean, conflict or already applied. */
 #include "repo-int.h"
 #include "err.h"
+#include "file.h"
 #include "strbuf.h"
 
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /*
  * libgit2's git_apply_to_tree() wants "diff --git" headers and applies a
@@ -20,19 +25,139 @@
 
 /* Locating hunks, as `git apply` does ---------------------------------- */
 
+/* 16 bytes: a big file's lines are copied and moved as arrays */
 struct fline {
 	const char *s;
-	size_t len;
-	int nl;
+	uint32_t len;
+	uint8_t nl;
+	uint8_t diff; /* s points into the diff being applied: copy to keep */
 };
+#define FLINE_MAX UINT32_MAX
+
+/*
+ * What lines point into: a blob read from the tree, or the lines the
+ * patches of a run added, copied. Shared by the files (and images) whose
+ * lines point into it; gone with the last of them.
+ */
+struct lbuf {
+	int refs;
+	git_blob *blob;
+	git_odb_object *obj;
+	char *own;
+};
+
+static struct lbuf *lbuf_new(git_blob *blob, git_odb_object *obj, char *own)
+{
+	struct lbuf *b = xcalloc(1, sizeof(*b));
+
+	b->refs = 1;
+	b->blob = blob;
+	b->obj = obj;
+	b->own = own;
+	return b;
+}
+
+static void lbuf_unref(struct lbuf *b)
+{
+	if (!b || --b->refs)
+		return;
+	git_blob_free(b->blob);
+	git_odb_object_free(b->obj);
+	free(b->own);
+	free(b);
+}
+
+/* A file's lines and the buffers they point into (references held). */
+struct lines {
+	struct fline *l;
+	size_t n, alloc;
+	struct lbuf **bufs;
+	size_t nbufs;
+};
+
+static void lines_add_buf(struct lines *x, struct lbuf *b)
+{
+	x->bufs = xrealloc(x->bufs, (x->nbufs + 1) * sizeof(*x->bufs));
+	x->bufs[x->nbufs++] = b;
+}
+
+/* x (emptied first) becomes a copy of y: its lines, y's buffers shared. */
+static void lines_copy(struct lines *x, const struct lines *y)
+{
+	free(x->l);
+	x->alloc = y->n ? y->n : 1;
+	x->l = xmalloc(x->alloc * sizeof(*x->l));
+	if (y->n)
+		memcpy(x->l, y->l, y->n * sizeof(*x->l));
+	x->n = y->n;
+	for (size_t i = 0; i < y->nbufs; i++) {
+		y->bufs[i]->refs++;
+		lines_add_buf(x, y->bufs[i]);
+	}
+}
+
+static void lines_release(struct lines *x)
+{
+	free(x->l);
+	for (size_t i = 0; i < x->nbufs; i++)
+		lbuf_unref(x->bufs[i]);
+	free(x->bufs);
+	memset(x, 0, sizeof(*x));
+}
+
+/* The image of a file: what the overlay keeps between patches. */
+struct repo_image {
+	struct lines x;
+};
+
+void repo_image_free(struct repo_image *img)
+{
+	if (!img)
+		return;
+	lines_release(&img->x);
+	free(img);
+}
+
+char *repo_image_text(const struct repo_image *img, size_t *len)
+{
+	const struct lines *x = &img->x;
+	size_t n = 0;
+	char *buf, *p;
+
+	for (size_t j = 0; j < x->n; j++)
+		n += x->l[j].len + (size_t)x->l[j].nl;
+	p = buf = xmalloc(n + 1);
+	/* lines that follow each other in what they point into (the blob,
+	 * the lines added) are copied as one run */
+	for (size_t j = 0; j < x->n;) {
+		const char *run = x->l[j].s;
+		size_t k = j, m = 0;
+		while (k < x->n && x->l[k].s == run + m && x->l[k].nl &&
+		       x->l[k].s[x->l[k].len] == '\n')
+			m += x->l[k++].len + 1;
+		if (k == j) { /* a line of its own: its newline added */
+			memcpy(p, x->l[j].s, x->l[j].len);
+			p += x->l[j].len;
+			if (x->l[j].nl)
+				*p++ = '\n';
+			k = j + 1;
+		} else {
+			memcpy(p, run, m);
+			p += m;
+		}
+		j = k;
+	}
+	*p = '\0';
+	*len = n;
+	return buf;
+}
 
 /* A file's lines as the patch so far left them. */
 struct simfile {
 	char *path;
 	int exists;
 	unsigned mode;
-	struct fline *l;
-	size_t n;
+	struct lines x;
 };
 
 struct sim {
@@ -41,44 +166,111 @@ struct sim {
 	const struct repo_overlay *ov; /* changes on top of tree, or NULL */
 	struct simfile *f;
 	size_t n;
-	git_blob **blobs; /* kept alive: lines point into them */
-	size_t nblobs;
 };
 
 static void sim_release(struct sim *s)
 {
 	for (size_t i = 0; i < s->n; i++) {
 		free(s->f[i].path);
-		free(s->f[i].l);
+		lines_release(&s->f[i].x);
 	}
 	free(s->f);
-	for (size_t i = 0; i < s->nblobs; i++)
-		git_blob_free(s->blobs[i]);
-	free(s->blobs);
 	memset(s, 0, sizeof(*s));
 }
 
-static void split_lines(struct simfile *f, const char *buf, size_t len)
+/* 0, or -1 for a line of more than FLINE_MAX bytes */
+static int split_lines(struct lines *x, const char *buf, size_t len)
 {
-	size_t alloc = 0;
 	const char *p = buf, *end = buf + len;
 
-	f->n = 0;
+	/* about a line in 30 bytes in C: few reallocs of a big file */
+	x->n = 0;
+	x->alloc = len / 24 + 64;
+	x->l = xrealloc(x->l, x->alloc * sizeof(*x->l));
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		if (f->n == alloc) {
-			alloc = alloc ? alloc * 2 : 64;
-			f->l = xrealloc(f->l, alloc * sizeof(*f->l));
+		if (x->n == x->alloc) {
+			x->alloc *= 2;
+			x->l = xrealloc(x->l, x->alloc * sizeof(*x->l));
 		}
-		f->l[f->n].s = p;
-		f->l[f->n].len = nl ? (size_t)(nl - p) : (size_t)(end - p);
-		f->l[f->n].nl = nl != NULL;
-		f->n++;
+		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		if (n > FLINE_MAX)
+			return -1;
+		x->l[x->n].s = p;
+		x->l[x->n].len = (uint32_t)n;
+		x->l[x->n].nl = nl != NULL;
+		x->l[x->n].diff = 0;
+		x->n++;
 		p = nl ? nl + 1 : end;
 	}
+	return 0;
 }
 
 /* Overlays: the tree with file updates on top ------------------------- */
+
+/* files read from the checkout: smaller ones are cheaper to inflate
+ * than to open below the tree (a syscall per directory) and hash;
+ * bigger ones are read from their objects only */
+#define CHECKOUT_MIN (32u << 10)
+#define CHECKOUT_MAX (64u << 20)
+
+/*
+ * The content of blob id, as r's checkout holds it at path when it is
+ * that blob (hashed to id): reading and hashing a big file costs a
+ * fraction of inflating its object (bench/checks.sh). A file changed
+ * there (of another size: not read), being written, or not a regular
+ * file hashes otherwise, or is not read: NULL, and the object is read.
+ * So is a file under CHECKOUT_MIN (one stat to know). *len gets the
+ * length.
+ */
+static char *checkout_blob(struct repo *r, const char *path, unsigned mode,
+			   const git_oid *id, size_t *len)
+{
+	const char *wd = git_repository_workdir(r->git);
+	struct strbuf sb = STRBUF_INIT;
+	struct stat st;
+	git_odb *odb = NULL;
+	git_object_t type;
+	size_t size = 0;
+	git_oid got;
+	char *full;
+	int fd, known, small;
+
+	if (!wd || (mode & 0170000) != 0100000)
+		return NULL;
+	/* the size first, without opening it (its content counts only
+	 * once its hash is known) */
+	full = xstrfmt("%s%s", wd, path);
+	small = lstat(full, &st) < 0 || !S_ISREG(st.st_mode) ||
+		(unsigned long long)st.st_size < CHECKOUT_MIN;
+	free(full);
+	if (small)
+		return NULL;
+	/* O_NONBLOCK: a fifo put there since the lstat does not hang us */
+	if ((fd = file_open_beneath(wd, path, O_RDONLY | O_NONBLOCK)) < 0) {
+		err_clear();
+		return NULL;
+	}
+	/* the object's size from its header: no inflating it all */
+	known = git_repository_odb(&odb, r->git) == 0 &&
+		git_odb_read_header(&size, &type, odb, id) == 0;
+	git_odb_free(odb);
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    (unsigned long long)st.st_size > CHECKOUT_MAX ||
+	    (known && (unsigned long long)st.st_size != size))
+		goto no;
+	/* room for the read that finds the end: no realloc */
+	strbuf_init(&sb, (size_t)st.st_size + 8192);
+	if (strbuf_read_fd(&sb, fd, CHECKOUT_MAX) < 0 ||
+	    repo_blob_id(&got, sb.buf, sb.len) < 0 || !git_oid_equal(&got, id))
+		goto no;
+	close(fd);
+	return strbuf_detach(&sb, len);
+no:
+	close(fd);
+	strbuf_release(&sb);
+	return NULL;
+}
 
 
 /*
@@ -102,29 +294,52 @@ static int sim_get(struct sim *s, const char *path, size_t *out)
 	f = &s->f[s->n++];
 	memset(f, 0, sizeof(*f));
 	f->path = xstrdup(path);
-	/* the text an earlier patch of the run left: no blob to read */
-	size_t len;
-	const char *text = repo_overlay_text(s->ov, path, &len, &mode);
-	if (text) {
+	/* the lines an earlier patch of the run left: no blob to read,
+	 * no text to split */
+	const struct repo_image *img = repo_overlay_image(s->ov, path, &mode);
+	if (img) {
 		f->mode = mode;
 		f->exists = 1;
-		split_lines(f, text, len);
+		lines_copy(&f->x, &img->x);
 		return 0;
 	}
 	if (repo_overlay_view(s->tree, s->ov, path, &id, &mode) != VIEW_FILE)
 		return 0; /* absent, or a directory: no file there */
 	f->mode = mode;
+	size_t len;
+	char *text = checkout_blob(s->r, path, mode, &id, &len);
+	int split;
+	if (text) {
+		f->exists = 1;
+		split = split_lines(&f->x, text, len);
+		lines_add_buf(&f->x, lbuf_new(NULL, NULL, text));
+		goto out;
+	}
+	/* from the disk's database: no copy into the layered one's */
+	git_odb_object *obj = NULL;
+	if (s->r->disk && git_odb_read(&obj, s->r->disk, &id) == 0 &&
+	    git_odb_object_type(obj) == GIT_OBJECT_BLOB) {
+		f->exists = 1;
+		split = split_lines(&f->x, git_odb_object_data(obj),
+				    git_odb_object_size(obj));
+		lines_add_buf(&f->x, lbuf_new(NULL, obj, NULL));
+		goto out;
+	}
+	git_odb_object_free(obj);
+	err_clear();
 	if (git_blob_lookup(&blob, s->r->git, &id) < 0)
 		return repo_git_err(-1, "%s: reading the blob", path);
 	f->exists = 1;
-	split_lines(f, git_blob_rawcontent(blob),
-		    (size_t)git_blob_rawsize(blob));
-	s->blobs = xrealloc(s->blobs, (s->nblobs + 1) * sizeof(*s->blobs));
-	s->blobs[s->nblobs++] = blob;
-	return 0;
+	split = split_lines(&f->x, git_blob_rawcontent(blob),
+			    (size_t)git_blob_rawsize(blob));
+	lines_add_buf(&f->x, lbuf_new(blob, NULL, NULL));
+out:
+	return split < 0 ? err_set(ERR_INVALID, "%s: a line of over 4 GiB",
+				   path)
+			 : 0;
 }
 
-static int match_at(const struct simfile *f, const struct fline *pre, size_t np,
+static int match_at(const struct lines *f, const struct fline *pre, size_t np,
 		    size_t at)
 {
 	if (at + np > f->n)
@@ -143,7 +358,7 @@ static int match_at(const struct simfile *f, const struct fline *pre, size_t np,
  * distance. A hunk starting at line 1 must match at the beginning, one
  * without trailing context at the end (git's match_beginning/match_end).
  */
-static long find_pos(const struct simfile *f, const struct fline *pre,
+static long find_pos(const struct lines *f, const struct fline *pre,
 		     size_t np, size_t line, int match_beginning, int match_end)
 {
 	if (np > f->n)
@@ -190,10 +405,15 @@ static int fail(struct failure *x, const struct diff_file *f, int hunk,
 	return 1;
 }
 
-/* Applies one file's hunks to its simulated lines; fills each hunk's pos. */
-static int sim_hunks(struct simfile *sf, struct diff_file *f, struct failure *x,
-		     int *offsets)
+/*
+ * Applies one file's hunks to its simulated lines; fills each hunk's pos.
+ * The lines a hunk keeps stay the file's own (they match), the ones it
+ * adds point into the diff (marked: sim_delta() copies them).
+ */
+static int sim_hunks(struct simfile *simf, struct diff_file *f,
+		     struct failure *x, int *offsets)
 {
+	struct lines *sf = &simf->x;
 	struct fline *pre = NULL, *post = NULL;
 	int ret = 0;
 
@@ -206,12 +426,16 @@ static int sim_hunks(struct simfile *sf, struct diff_file *f, struct failure *x,
 		pre = xrealloc(pre, (h->nlines + 1) * sizeof(*pre));
 		post = xrealloc(post, (h->nlines + 1) * sizeof(*post));
 		for (size_t j = 0; j < h->nlines; j++) {
-			struct fline fl = {h->lines[j].s, h->lines[j].len,
-					   h->lines[j].nl};
+			if (h->lines[j].len > FLINE_MAX) {
+				ret = fail(x, f, (int)i + 1,
+					   "has a line of over 4 GiB");
+				goto out;
+			}
+			struct fline fl = {h->lines[j].s,
+					   (uint32_t)h->lines[j].len,
+					   (uint8_t)h->lines[j].nl, 0};
 			if (h->lines[j].op != '+')
 				pre[np++] = fl;
-			if (h->lines[j].op != '-')
-				post[nq++] = fl;
 			if (h->lines[j].op == ' ') {
 				if (seen_change)
 					trailing++;
@@ -242,18 +466,29 @@ static int sim_hunks(struct simfile *sf, struct diff_file *f, struct failure *x,
 				(*offsets)++;
 		}
 		h->pos = pos;
-		/* splice: lines [pos, pos+np) become post */
+		/* the new side: kept lines as the file has them */
+		for (size_t j = 0, k = 0; j < h->nlines; j++) {
+			const struct diff_line *dl = &h->lines[j];
+			if (dl->op == '+')
+				post[nq++] = (struct fline){
+					dl->s, (uint32_t)dl->len,
+					(uint8_t)dl->nl, 1};
+			else if (dl->op == ' ')
+				post[nq++] = sf->l[(size_t)pos + k++];
+			else
+				k++;
+		}
+		/* splice, in place: lines [pos, pos+np) become post */
 		size_t n2 = sf->n - np + nq;
-		struct fline *nl = xmalloc((n2 ? n2 : 1) * sizeof(*nl));
-		if (pos)
-			memcpy(nl, sf->l, (size_t)pos * sizeof(*nl));
-		if (nq)
-			memcpy(nl + pos, post, nq * sizeof(*nl));
+		if (n2 > sf->alloc) {
+			sf->alloc = n2 > 2 * sf->alloc ? n2 : 2 * sf->alloc;
+			sf->l = xrealloc(sf->l, sf->alloc * sizeof(*sf->l));
+		}
 		if (sf->n - (size_t)pos - np)
-			memcpy(nl + pos + nq, sf->l + pos + np,
-			       (sf->n - (size_t)pos - np) * sizeof(*nl));
-		free(sf->l);
-		sf->l = nl;
+			memmove(sf->l + pos + nq, sf->l + pos + np,
+				(sf->n - (size_t)pos - np) * sizeof(*sf->l));
+		if (nq)
+			memcpy(sf->l + pos, post, nq * sizeof(*sf->l));
 		sf->n = n2;
 	}
 out:
@@ -364,7 +599,7 @@ static int locate(struct repo *r, git_tree *tree,
 		  const struct repo_overlay *ov, struct diff_set *d,
 		  struct failure *x, int *offsets, struct sim *keep)
 {
-	struct sim s = {r, tree, ov, NULL, 0, NULL, 0};
+	struct sim s = {r, tree, ov, NULL, 0};
 	int ret = 0;
 
 	*offsets = 0;
@@ -411,7 +646,7 @@ static int locate(struct repo *r, git_tree *tree,
 		if ((ret = sim_hunks(src, f, x, offsets)) != 0)
 			break;
 		if (f->deleted) {
-			if (src->n) {
+			if (src->x.n) {
 				ret = fail(x, f, 0, "deletion leaves lines");
 				break;
 			}
@@ -419,17 +654,12 @@ static int locate(struct repo *r, git_tree *tree,
 			continue;
 		}
 		if (dst && dst != src) {
-			free(dst->l);
-			dst->l = xmalloc((src->n ? src->n : 1) *
-					 sizeof(*dst->l));
-			if (src->n)
-				memcpy(dst->l, src->l,
-				       src->n * sizeof(*dst->l));
-			dst->n = src->n;
+			lines_release(&dst->x);
+			lines_copy(&dst->x, &src->x);
 			dst->exists = 1;
 			if (f->renamed) {
 				src->exists = 0;
-				src->n = 0;
+				src->x.n = 0;
 			}
 		}
 		if (f->added)
@@ -450,17 +680,19 @@ static int locate(struct repo *r, git_tree *tree,
 
 /*
  * The files a located diff leaves (the sim's) put into delta as their
- * texts: what libgit2's apply would give, without applying the diff once
- * more, copying each file through a write stream and hashing it (the
- * checks' cost on big files, bench/checks.sh); the overlay writes a blob
- * when a tree needs it. Text diffs only.
+ * lines (moved out of the sim), the lines the diff adds copied: what
+ * libgit2's apply would give, without applying the diff once more,
+ * copying each file through a write stream and hashing it, nor the next
+ * patch of the run splitting the text again (the checks' cost on big
+ * files, bench/checks.sh); the overlay writes a blob when a tree needs
+ * it. Text diffs only.
  */
-static void sim_delta(const struct sim *s, struct repo_overlay *delta)
+static void sim_delta(struct sim *s, struct repo_overlay *delta)
 {
 	for (size_t i = 0; i < s->n; i++) {
-		const struct simfile *f = &s->f[i];
-		struct strbuf buf = STRBUF_INIT;
-		size_t len = 0;
+		struct simfile *f = &s->f[i];
+		struct repo_image *img;
+		size_t need = 0, nd = 0;
 		unsigned mode;
 		if (!f->exists) {
 			if (repo_overlay_view(s->tree, s->ov, f->path, NULL,
@@ -468,30 +700,32 @@ static void sim_delta(const struct sim *s, struct repo_overlay *delta)
 				repo_overlay_put(delta, f->path, NULL, 0, 1);
 			continue;
 		}
-		for (size_t j = 0; j < f->n; j++)
-			len += f->l[j].len + 1;
-		strbuf_grow(&buf, len);
-		/* lines that follow each other in what they point into (the
-		 * file read, the diff) are copied as one run */
-		for (size_t j = 0; j < f->n;) {
-			const char *run = f->l[j].s;
-			size_t k = j, n = 0;
-			while (k < f->n && f->l[k].s == run + n && f->l[k].nl &&
-			       f->l[k].s[f->l[k].len] == '\n')
-				n += f->l[k++].len + 1;
-			if (k == j) { /* a line of its own: its newline added */
-				strbuf_add(&buf, f->l[j].s, f->l[j].len);
-				if (f->l[j].nl)
-					strbuf_addch(&buf, '\n');
-				k = j + 1;
-			} else {
-				strbuf_add(&buf, run, n);
+		for (size_t j = 0; j < f->x.n; j++)
+			if (f->x.l[j].diff) {
+				need += f->x.l[j].len + 1;
+				nd++;
 			}
-			j = k;
+		if (nd) {
+			/* one buffer, each line with its newline: the lines
+			 * added together stay one run of text */
+			char *buf = xmalloc(need), *p = buf;
+			for (size_t j = 0; j < f->x.n; j++) {
+				struct fline *l = &f->x.l[j];
+				if (!l->diff)
+					continue;
+				memcpy(p, l->s, l->len);
+				p[l->len] = '\n';
+				l->s = p;
+				l->diff = 0;
+				p += l->len + 1;
+			}
+			lines_add_buf(&f->x, lbuf_new(NULL, NULL, buf));
 		}
-		len = buf.len;
-		repo_overlay_put_text(delta, f->path, strbuf_detach(&buf, NULL),
-				      len, f->mode ? f->mode : 0100644);
+		img = xcalloc(1, sizeof(*img));
+		img->x = f->x;
+		memset(&f->x, 0, sizeof(f->x));
+		repo_overlay_put_image(delta, f->path, img,
+				       f->mode ? f->mode : 0100644);
 	}
 }
 

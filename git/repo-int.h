@@ -17,8 +17,10 @@ struct repo_upstream {
 
 struct repo {
 	git_repository *git;
-	/* repo_objects_in_memory()'s store of what r writes, or NULL */
+	/* repo_objects_in_memory()'s store of what r writes, or NULL, and
+	 * the database on disk under it (held), read without a copy */
 	git_odb_backend *mem;
+	git_odb *disk;
 	char *workdir;
 	char *committer_name;
 	char *committer_email;
@@ -138,6 +140,14 @@ void repo_diff_reverse(struct diff_set *out, const struct diff_set *in);
 /* As a git diff, hunks at their located pos (libgit2 applies there). */
 void repo_diff_emit(struct strbuf *sb, const struct diff_set *d);
 
+/*
+ * The blob id git gives text (repo-overlay.c), hashed by OpenSSL:
+ * libgit2's collision-detecting SHA-1 is a fifth of what checking
+ * patches of big files costs (bench/checks.sh), and the ids are the
+ * same. 0, or -1 when OpenSSL fails.
+ */
+int repo_blob_id(git_oid *out, const char *text, size_t len);
+
 /* The overlay's internals, shared by repo-overlay.c and repo-apply.c. */
 enum { VIEW_NONE, VIEW_FILE, VIEW_DIR };
 void repo_overlay_put(struct repo_overlay *ov, const char *path,
@@ -145,9 +155,20 @@ void repo_overlay_put(struct repo_overlay *ov, const char *path,
 /* The text of path when the overlay holds it, or NULL (mode filled). */
 const char *repo_overlay_text(const struct repo_overlay *ov, const char *path,
 			      size_t *len, unsigned *mode);
-/* A file's new text (taken, freed with the overlay), its id pending. */
-void repo_overlay_put_text(struct repo_overlay *ov, const char *path,
-			   char *text, size_t len, unsigned mode);
+/*
+ * A file as git apply's image (repo-apply.c): its lines, each pointing
+ * into a buffer the image holds a reference to (the blob read, the lines
+ * the patches of the run added, copied). repo_image_text: the file as
+ * text (*len bytes, the caller frees it).
+ */
+void repo_image_free(struct repo_image *img);
+char *repo_image_text(const struct repo_image *img, size_t *len);
+/* A file's new lines (img taken, freed with the overlay), its id pending. */
+void repo_overlay_put_image(struct repo_overlay *ov, const char *path,
+			    struct repo_image *img, unsigned mode);
+/* The image of path when the overlay holds one, or NULL (mode filled). */
+const struct repo_image *repo_overlay_image(const struct repo_overlay *ov,
+					    const char *path, unsigned *mode);
 int repo_overlay_has_below(const struct repo_overlay *ov, const char *dir,
 			   int (*keep)(void *, const char *), void *arg);
 /*

@@ -70,23 +70,59 @@ void repo_overlay_put(struct repo_overlay *ov, const char *path,
 		memcpy(e->id, id->id, sizeof(e->id));
 	e->mode = mode;
 	e->gone = gone;
+	repo_image_free(e->image);
+	e->image = NULL;
 	free(e->text);
 	e->text = NULL;
 	e->len = 0;
 	e->pending = 0;
 }
 
-void repo_overlay_put_text(struct repo_overlay *ov, const char *path,
-			   char *text, size_t len, unsigned mode)
+void repo_overlay_put_image(struct repo_overlay *ov, const char *path,
+			    struct repo_image *img, unsigned mode)
 {
 	struct repo_overlay_entry *e;
 
 	repo_overlay_put(ov, path, NULL, mode, 0);
 	e = (struct repo_overlay_entry *)repo_overlay_get(ov, path,
 							  strlen(path));
-	e->text = text;
-	e->len = len;
+	e->image = img;
 	e->pending = 1;
+}
+
+const struct repo_image *repo_overlay_image(const struct repo_overlay *ov,
+					    const char *path, unsigned *mode)
+{
+	const struct repo_overlay_entry *o =
+		repo_overlay_get(ov, path, strlen(path));
+
+	if (!o || o->gone || !o->image)
+		return NULL;
+	*mode = o->mode;
+	return o->image;
+}
+
+/*
+ * The entry's text, made from its image on first use: a cache like the
+ * id, so a const overlay's entry gets it too. NULL: the entry has none.
+ */
+static const char *ov_text(const struct repo_overlay_entry *ce)
+{
+	struct repo_overlay_entry *e = (struct repo_overlay_entry *)ce;
+
+	if (!e->text && e->image)
+		e->text = repo_image_text(e->image, &e->len);
+	return e->text;
+}
+
+/* The text made for a hash goes once the image can make it again. */
+static void ov_text_drop(struct repo_overlay_entry *e)
+{
+	if (!e->image)
+		return;
+	free(e->text);
+	e->text = NULL;
+	e->len = 0;
 }
 
 void repo_overlay_release(struct repo_overlay *ov)
@@ -95,6 +131,7 @@ void repo_overlay_release(struct repo_overlay *ov)
 		return;
 	for (size_t i = 0; i < ov->n; i++) {
 		free(ov->e[i].path);
+		repo_image_free(ov->e[i].image);
 		free(ov->e[i].text);
 	}
 	free(ov->e);
@@ -108,14 +145,16 @@ void repo_overlay_merge(struct repo_overlay *ov, struct repo_overlay *delta)
 		git_oid id;
 		memcpy(id.id, d->id, sizeof(d->id));
 		repo_overlay_put(ov, d->path, &id, d->mode, d->gone);
-		if (d->text) {
-			/* the text moves with it */
+		if (d->text || d->image) {
+			/* the lines and the text move with it */
 			struct repo_overlay_entry *e =
 				(struct repo_overlay_entry *)repo_overlay_get(
 					ov, d->path, strlen(d->path));
+			e->image = d->image;
 			e->text = d->text;
 			e->len = d->len;
 			e->pending = d->pending;
+			d->image = NULL;
 			d->text = NULL;
 		}
 	}
@@ -136,8 +175,9 @@ static int ov_hash(git_repository *repo, const struct repo_overlay_entry *ce)
 
 	if (!e->pending)
 		return 0;
+	ov_text(e);
 	if ((ret = git_repository_odb(&odb, repo)) < 0 ||
-	    (ret = git_odb_write(&id, odb, e->text, e->len,
+	    (ret = git_odb_write(&id, odb, e->text ? e->text : "", e->len,
 				 GIT_OBJECT_BLOB)) < 0) {
 		git_odb_free(odb);
 		return repo_git_err(ret, "%s: writing the blob", e->path);
@@ -145,15 +185,33 @@ static int ov_hash(git_repository *repo, const struct repo_overlay_entry *ce)
 	git_odb_free(odb);
 	memcpy(e->id, id.id, sizeof(e->id));
 	e->pending = 0;
+	ov_text_drop(e);
+	return 0;
+}
+
+int repo_blob_id(git_oid *out, const char *text, size_t len)
+{
+	char head[64];
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0;
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	int hl = snprintf(head, sizeof(head), "blob %zu", len) + 1;
+	int ok = ctx && EVP_DigestInit_ex(ctx, EVP_sha1(), NULL) &&
+		 EVP_DigestUpdate(ctx, head, (size_t)hl) &&
+		 EVP_DigestUpdate(ctx, text, len) &&
+		 EVP_DigestFinal_ex(ctx, md, &mdlen) && mdlen == 20;
+
+	EVP_MD_CTX_free(ctx);
+	if (!ok)
+		return -1;
+	memcpy(out->id, md, 20);
 	return 0;
 }
 
 /*
  * ov_hash() of every pending entry, for a tree. With objects in memory
  * (the checks) the blob goes straight into the memory store, its id
- * hashed by OpenSSL: libgit2's collision-detecting SHA-1 is a fifth of
- * what checking patches of big files costs (bench/checks.sh), and the ids
- * are the same.
+ * hashed by OpenSSL (repo_blob_id()).
  */
 static int ov_hash_all(struct repo *r, const struct repo_overlay *ov)
 {
@@ -162,12 +220,7 @@ static int ov_hash_all(struct repo *r, const struct repo_overlay *ov)
 	for (size_t i = 0; ov && i < ov->n && ret == 0; i++) {
 		struct repo_overlay_entry *e =
 			(struct repo_overlay_entry *)&ov->e[i];
-		char head[64];
-		unsigned char md[EVP_MAX_MD_SIZE];
-		unsigned int mdlen = 0;
 		git_oid id;
-		EVP_MD_CTX *ctx;
-		int hl;
 
 		if (!e->pending)
 			continue;
@@ -175,25 +228,19 @@ static int ov_hash_all(struct repo *r, const struct repo_overlay *ov)
 			ret = ov_hash(r->git, e);
 			continue;
 		}
-		hl = snprintf(head, sizeof(head), "blob %zu", e->len) + 1;
-		ctx = EVP_MD_CTX_new();
-		if (!ctx || !EVP_DigestInit_ex(ctx, EVP_sha1(), NULL) ||
-		    !EVP_DigestUpdate(ctx, head, (size_t)hl) ||
-		    !EVP_DigestUpdate(ctx, e->text, e->len) ||
-		    !EVP_DigestFinal_ex(ctx, md, &mdlen) || mdlen != 20) {
-			EVP_MD_CTX_free(ctx);
+		ov_text(e);
+		if (repo_blob_id(&id, e->text, e->len) < 0) {
 			ret = ov_hash(r->git, e); /* the long way */
 			continue;
 		}
-		EVP_MD_CTX_free(ctx);
-		memcpy(id.id, md, 20);
 		if ((ret = r->mem->write(r->mem, &id, e->text, e->len,
 					 GIT_OBJECT_BLOB)) < 0) {
 			ret = repo_git_err(ret, "%s: writing the blob", e->path);
 			break;
 		}
-		memcpy(e->id, md, sizeof(e->id));
+		memcpy(e->id, id.id, sizeof(e->id));
 		e->pending = 0;
+		ov_text_drop(e);
 	}
 	return ret;
 }
@@ -204,7 +251,7 @@ const char *repo_overlay_text(const struct repo_overlay *ov, const char *path,
 	const struct repo_overlay_entry *o =
 		repo_overlay_get(ov, path, strlen(path));
 
-	if (!o || o->gone || !o->text)
+	if (!o || o->gone || !ov_text(o))
 		return NULL;
 	*len = o->len;
 	*mode = o->mode;

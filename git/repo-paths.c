@@ -131,6 +131,8 @@ int repo_objects_in_memory(struct repo *r)
 			mem->free(mem);
 		goto out;
 	}
+	if ((ret = git_repository_odb(&r->disk, r->git)) < 0)
+		goto out;
 	git_repository_set_odb(r->git, odb);
 	r->mem = mem; /* the odb owns it */
 out:

@@ -122,6 +122,7 @@ void repo_free(struct repo *r)
 	if (!r)
 		return;
 	git_repository_free(r->git);
+	git_odb_free(r->disk);
 	free(r->workdir);
 	free(r->committer_name);
 	free(r->committer_email);

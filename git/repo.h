@@ -197,14 +197,18 @@ void repo_apply_result_release(struct repo_apply_result *res);
  * was a third of what checking a queue cost, for a tree that is only
  * read. Entries are sorted by path; a removed file has gone set.
  */
+struct repo_image;
 struct repo_overlay_entry {
 	char *path;
 	unsigned char id[20];
 	unsigned mode;
 	int gone;
-	/* the file's text when the checks' apply made it (owned); pending:
+	/* the file as lines when the checks' apply made it (owned): the
+	 * next patch of the run starts from them, not from text split
+	 * again; text: the same as text (owned), made when asked; pending:
 	 * its id is not written yet (hashed when a tree needs it: a big
 	 * file changed by several patches is hashed once, not each time) */
+	struct repo_image *image;
 	char *text;
 	size_t len;
 	int pending;

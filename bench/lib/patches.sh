@@ -81,8 +81,8 @@ bench_queue_and_tree() {
 
 # bench_big_queue_and_tree DIR N [SRC]: DIR/bq, N real-shaped backports
 # (bench_big_patch), and DIR/blinux, a one-commit v6.1.192 tree holding the
-# big files they change: real ones of the 6.1 tree at SRC (var/linux) when
-# it is there, else generated C files of 6,000 lines. Each patch changes
+# big files they change: real ones of the 6.1 tree at SRC (var/linux, read
+# from its v6.1.192 when it has it) when it is there, else generated C files of 6,000 lines. Each patch changes
 # one or two files in one to three places (a line changed, a line added,
 # both), places far apart so that each applies on top of those before it.
 BENCH_BIG_FILES="kernel/sched/core.c mm/memory.c net/core/dev.c fs/ext4/inode.c
@@ -133,7 +133,11 @@ bench_big_queue_and_tree() {
 	nf=0
 	for f in $BENCH_BIG_FILES; do
 		mkdir -p "$T/blinux/$(dirname "$f")"
-		if [ -n "$SRC" ] && [ -r "$SRC/$f" ]; then
+		# from git's objects at v6.1.192 when SRC is a git tree that
+		# has it (its working tree may be in use), else the file
+		if [ -n "$SRC" ] && git -C "$SRC" cat-file -e "v6.1.192:$f" 2>/dev/null; then
+			git -C "$SRC" show "v6.1.192:$f" > "$T/blinux/$f"
+		elif [ -n "$SRC" ] && [ -r "$SRC/$f" ]; then
 			cp "$SRC/$f" "$T/blinux/$f"
 		else
 			awk -v f="$f" 'BEGIN {

@@ -863,6 +863,168 @@ static void test_apply_overlay(struct repo *r)
 	free(ren);
 }
 
+/* lib/bar.c's lines, line k as lines[k - 1] (NULL: left out), no newline
+ * after the last one unless nl_end */
+static char *bar_lines(const char *const *lines, size_t n, int nl_end)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!lines[i])
+			continue;
+		if (sb.len)
+			strbuf_addch(&sb, '\n');
+		strbuf_addstr(&sb, lines[i]);
+	}
+	if (nl_end)
+		strbuf_addch(&sb, '\n');
+	return strbuf_detach(&sb, NULL);
+}
+
+/* line k (1-based) of l becomes text */
+static void set_line(const char **l, int k, const char *text)
+{
+	free((char *)l[k - 1]);
+	l[k - 1] = xstrdup(text);
+}
+
+/* branch (made from the checkout's) with path holding l's 21 lines */
+static void bar_commit(const char *branch, const char *path, const char **l,
+		       int nl_end)
+{
+	char *t = bar_lines(l, 21, nl_end);
+
+	gitq(fix, "checkout", "-q", "-B", branch, NULL);
+	put(fix, path, t);
+	free(t);
+	commit_all(fix, branch);
+}
+
+/*
+ * Patches of one run changing the same file one after another on the
+ * overlay: each starts from the lines the one before left (its added
+ * lines the next one's context, a last line losing its newline, a
+ * rename), a conflict in between changes nothing, and every step gives
+ * the tree git made.
+ */
+static void test_apply_overlay_chain(struct repo *r)
+{
+	struct repo_overlay ov = {0}, delta = {0};
+	struct repo_apply_result res;
+	struct strbuf text = STRBUF_INIT;
+	char out[REPO_HEX_SIZE], want[REPO_HEX_SIZE];
+	const char *l[22];
+	const char *steps[] = {"c1", "c2", "c3", "c4"};
+	char *t;
+
+	for (int i = 0; i < 20; i++)
+		l[i] = xstrfmt("static int bar_%d;", i + 1);
+	l[20] = l[21] = NULL;
+	gitq(fix, "checkout", "-q", "main", NULL);
+	set_line(l, 5, "static long bar_5;");
+	set_line(l, 21, "static int bar_added;"); /* after the last */
+	bar_commit("c1", "lib/bar.c", l, 1);
+	set_line(l, 21, "static int bar_added_changed;");
+	set_line(l, 1, "static char bar_1;");
+	bar_commit("c2", "lib/bar.c", l, 1);
+	set_line(l, 10, "static short bar_10;");
+	bar_commit("c3", "lib/bar.c", l, 0);
+	gitq(fix, "checkout", "-q", "-B", "c4", NULL);
+	gitq(fix, "mv", "lib/bar.c", "lib/bar2.c", NULL);
+	set_line(l, 15, "static unsigned bar_15;");
+	bar_commit("c4", "lib/bar2.c", l, 0);
+	gitq(fix, "checkout", "-q", "main", NULL);
+	/* the checkout's file is not the tree's blob (its line 5 would make
+	 * c1 conflict): the object is read (test_apply_checkout()) */
+	put(fix, "lib/bar.c", t = bar_text(5, "static int bar_5_edited;"));
+	free(t);
+
+	for (size_t i = 0; i < 4; i++) {
+		char *d = branch_diff(i ? steps[i - 1] : "main", steps[i],
+				      i == 3);
+		is_int(repo_apply_overlay(r, "main", &ov, d, &delta, &res), 0,
+		       "chain: %s on the overlay: runs", steps[i]);
+		is_int(res.status, REPO_APPLY_CLEAN, "  clean");
+		repo_apply_result_release(&res);
+		repo_overlay_merge(&ov, &delta);
+		free(d);
+		is_int(repo_overlay_tree(r, "main", &ov, NULL, out), 0,
+		       "  the tree: runs");
+		t = xstrfmt("%s^{tree}", steps[i]);
+		rev(want, fix, t);
+		free(t);
+		is_str(out, want, "  the tree git made");
+		if (i != 1)
+			continue;
+		/* c1 once more: neither applies nor reverses now */
+		d = branch_diff("main", "c1", 0);
+		is_int(repo_apply_overlay(r, "main", &ov, d, &delta, &res), 0,
+		       "chain: c1 again after c2: runs");
+		is_int(res.status, REPO_APPLY_CONFLICT, "  a conflict");
+		is_int(delta.n, 0, "  no delta");
+		repo_apply_result_release(&res);
+		free(d);
+	}
+	is_int(repo_file_overlay(r, "main", &ov, "lib/bar2.c", &text), 1,
+	       "chain: the renamed file's text: there");
+	t = git(fix, "show", "c4:lib/bar2.c", NULL);
+	is_str(text.buf, t, "  as git has it, without a newline at the end");
+	free(t);
+	strbuf_release(&text);
+	is_int(repo_file_overlay(r, "main", &ov, "lib/bar.c", &text), 0,
+	       "  the old name: gone");
+	strbuf_release(&text);
+	repo_overlay_release(&ov);
+	gitq(fix, "checkout", "-q", "--", "lib/bar.c", NULL);
+	for (int i = 0; i < 22; i++)
+		free((char *)l[i]);
+}
+
+/*
+ * A file of 32 KiB or more is read from the checkout when it is the
+ * tree's blob: then the same as from the object; one of the same size
+ * but other content (a line edited there) is not used.
+ */
+static void test_apply_checkout(struct repo *r)
+{
+	struct repo_overlay delta = {0};
+	struct repo_apply_result res;
+	struct strbuf big = STRBUF_INIT;
+	char out[REPO_HEX_SIZE], want[REPO_HEX_SIZE];
+	char *d, *edited;
+
+	for (int i = 1; i <= 3000; i++)
+		strbuf_addf(&big, "static int big_%04d;\n", i);
+	gitq(fix, "checkout", "-q", "-B", "bigf", "main", NULL);
+	put(fix, "lib/big.c", big.buf);
+	commit_all(fix, "a big file");
+	edited = xstrdup(big.buf);
+	memcpy(strstr(edited, "big_1500;"), "BIG", 3); /* the same size */
+	gitq(fix, "checkout", "-q", "-B", "bigf2", NULL);
+	put(fix, "lib/big.c", edited);
+	commit_all(fix, "line 1500 changed");
+	gitq(fix, "checkout", "-q", "bigf", NULL);
+	d = branch_diff("bigf", "bigf2", 0);
+	rev(want, fix, "bigf2^{tree}");
+	for (int dirty = 0; dirty < 2; dirty++) {
+		if (dirty) /* the checkout has the change already */
+			put(fix, "lib/big.c", edited);
+		is_int(repo_apply_overlay(r, "bigf", NULL, d, &delta, &res), 0,
+		       "a big file, the checkout %s: runs",
+		       dirty ? "edited to the same size" : "the tree's");
+		is_int(res.status, REPO_APPLY_CLEAN, "  clean");
+		repo_apply_result_release(&res);
+		is_int(repo_overlay_tree(r, "bigf", &delta, NULL, out), 0,
+		       "  the tree: runs");
+		is_str(out, want, "  the tree git made");
+		repo_overlay_release(&delta);
+	}
+	gitq(fix, "checkout", "-q", "-f", "main", NULL);
+	free(d);
+	free(edited);
+	strbuf_release(&big);
+}
+
 static void test_apply_like_git(struct repo *r)
 {
 	char tree[REPO_HEX_SIZE];
@@ -936,6 +1098,8 @@ static void test_apply_like_git(struct repo *r)
 	test_apply_modes(r);
 	test_apply_file_dir(r);
 	test_apply_overlay(r);
+	test_apply_overlay_chain(r);
+	test_apply_checkout(r);
 }
 
 static void test_commit_and_branch(struct repo *r)
