@@ -4,8 +4,14 @@
 # CROSS_COMPILE=aarch64-linux-gnu- (config/kernel/*/quick/arm64: the PL011
 # console instead of the 8250) and boots them with qemu-system-aarch64 -M
 # virt -cpu max under TCG, console ttyAMA0, busybox-static:arm64 and the
-# cross-built badptr in the initramfs; the built-in KUnit suites run and
-# pass as on x86_64.
+# cross-built badptr in the initramfs; the built-in KUnit suites run as on
+# x86_64. On 6.1 the shipped queue passes. On 6.12 the queue's KUnit case
+# (a faulting unsafe_get_user() zeroes its destination) fails on arm64
+# alone: 6.12's arm64 __raw_get_mem() jumps to the fault label before it
+# writes the destination, so a fault leaves it as it was, the hole the
+# queue's fix closes for x86 only. That is a regression against the arm64
+# tip, which lacks the test, and fails the candidate: what the x86_64
+# guest cannot see (docs/findings.md).
 # check: serial (kernel trees, builds and QEMU: one such test at a time)
 . "$(dirname "$0")/../lib/tap.sh"
 set -u
@@ -56,11 +62,24 @@ for b in 6.1 6.12; do
 	like "$(grep -a -m1 'Linux version' "$log")" "aarch64-linux-gnu-gcc" "$b: ... a kernel the cross compiler built"
 	like "$(grep -a -m1 'console \[ttyAMA0\] enabled' "$log")" "ttyAMA0" "$b: ... on the PL011 console"
 	is "$(j "[t['result'] for t in j['tests'] if t['name'] == 'boot'][0]")" pass "$b: the boot test passes"
-	is "$(j "[t['result'] for t in j['tests'] if t['name'] == 'kunit'][0]")" pass "$b: built-in KUnit passes"
 	n=$(j "len([t for t in j['tests'] if t['name'].startswith('kunit.') and t['result'] == 'pass'])")
 	ok $([ "$n" -ge 20 ] && echo 0 || echo 1) "$b: $n KUnit cases pass on arm64"
 	is "$(j "[t['result'] for t in j['tests'] if t['name'] == 'badptr'][0]")" pass "$b: the cross-built badptr passes"
-	is "$rc" 0 "$b: the candidate passes on arm64" || diag "$(j "j['summary']")"
+	failing=$(j "' '.join(sorted(t['name'] for t in j['tests'] if t['result'] not in ('pass', 'skip')))")
+	if [ "$b" = 6.1 ]; then
+		is "$failing" "" "6.1: every test passes on arm64 (6.1's arm64 unsafe_get_user() zeroes on a fault)"
+		is "$rc" 0 "6.1: the candidate passes on arm64" || diag "$(j "j['summary']")"
+	else
+		is "$failing" "kunit kunit.usercopy kunit.usercopy.usercopy_test_unsafe_get_user_fault" \
+			"6.12: only the queue's usercopy case fails on arm64 (and its suite, and KUnit with it)"
+		is "$rc" 3 "6.12: the candidate fails on arm64 (exit 3)"
+		like "$(j "j['summary']")" "1 regression" "6.12: ... by one regression against the arm64 tip"
+		tip=$(q "SELECT tip_candidate_id FROM candidates WHERE id = $cid")
+		is "$(q "SELECT COALESCE(arch, '?') || ':' || verdict FROM candidates WHERE id = ${tip:-0}")" "arm64:pass" \
+			"6.12: ... whose run (arm64, without the test) passes"
+		like "$(grep -a -m1 'unsafe_get_user' "$log")" "usercopy_test_unsafe_get_user_fault|unsafe_get_user" \
+			"6.12: the console says which case failed"
+	fi
 	diag "$b: $(grep -h 'build [0-9]* ok\|results in' "$T/c-$b.log")"
 done
 done_testing
