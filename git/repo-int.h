@@ -152,9 +152,6 @@ int repo_blob_id(git_oid *out, const char *text, size_t len);
 enum { VIEW_NONE, VIEW_FILE, VIEW_DIR };
 void repo_overlay_put(struct repo_overlay *ov, const char *path,
 		      const git_oid *id, unsigned mode, int gone);
-/* The text of path when the overlay holds it, or NULL (mode filled). */
-const char *repo_overlay_text(const struct repo_overlay *ov, const char *path,
-			      size_t *len, unsigned *mode);
 /*
  * A file as git apply's image (repo-apply.c): its lines, each pointing
  * into a buffer the image holds a reference to (the blob read, the lines

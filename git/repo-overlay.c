@@ -245,8 +245,10 @@ static int ov_hash_all(struct repo *r, const struct repo_overlay *ov)
 	return ret;
 }
 
-const char *repo_overlay_text(const struct repo_overlay *ov, const char *path,
-			      size_t *len, unsigned *mode)
+/* The text of path when the overlay holds it, or NULL (mode filled). */
+static const char *repo_overlay_text(const struct repo_overlay *ov,
+				     const char *path, size_t *len,
+				     unsigned *mode)
 {
 	const struct repo_overlay_entry *o =
 		repo_overlay_get(ov, path, strlen(path));

@@ -1,9 +1,11 @@
 #!/bin/bash
 # 82-arm64-cell.t: a branch testing `arches = x86_64 arm64`. The shipped
 # 6.1 queue (test + fix) and a patch that breaks only the arm64 build
-# (tests/fixtures/matrix: an #error in arch/arm64/kernel/setup.c): the
-# x86_64 cell passes as before, the arm64/gcc cell (ARCH=arm64
-# CROSS_COMPILE=aarch64-linux-gnu-) fails to build, so the candidate is
+# (tests/fixtures/matrix: arch/arm64/kernel/setup.c calls a helper the
+# tree lacks: it compiles, so build coverage passes the file for arm64,
+# and only the kernel's link fails): the x86_64 cell passes as before,
+# the arm64/gcc cell (ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-) fails
+# to build, so the candidate is
 # "build-failed (arm64)"; the bisection runs in the arm64 cell alone and
 # finds the patch; the revert drops it and its confirmation boots arm64
 # (qemu-system-aarch64 -M virt under TCG) and passes. KCIDB names arm64.
@@ -47,7 +49,9 @@ is "$?" 3 "the candidate does not pass (exit 3)"
 j() { py "import json; j = json.load(open('$T/c1.json')); print($1)"; }
 is "$(j "j['verdict']")" build-failed "verdict: build-failed"
 like "$(j "j['detail']")" "build-failed (arm64): candidate" "... in the arm64 cell, named"
-like "$(j "j['detail']")" "this patch breaks the arm64 build only" "... with the compiler's error"
+like "$(j "j['detail']")" "undefined reference to .stableq_fixture_missing_helper" "... with the linker's error"
+cov=$(db "SELECT status || ' ' || config FROM coverage WHERE candidate_id = (SELECT MIN(id) FROM candidates WHERE purpose = 'queue') AND path = 'arch/arm64/kernel/setup.c'")
+is "$cov" "compiled arm64 allmodconfig" "build coverage compiled the touched file for arm64 and it compiled: only the arm64 link finds the missing helper"
 is "$(j "[t['result'] for t in j['tests'] if t['name'] == 'user-copy'][0]")" pass "x86_64/gcc's own results are as before: user-copy passes"
 is "$(j "' '.join(c['arch'] + '/' + c['compiler'] + ':' + str(c['verdict']) for c in j['cells'])")" "arm64/gcc:build-failed x86_64/gcc:pass" "the matrix, the failing cell first"
 like "$(grep -a 'ARCH=arm64' "$T"/var/log/build-*.log | head -n 1)" "CROSS_COMPILE=aarch64-linux-gnu-" "the arm64 cell cross-builds with Debian's aarch64-linux-gnu-gcc"
