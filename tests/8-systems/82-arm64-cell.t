@@ -49,7 +49,7 @@ is "$?" 3 "the candidate does not pass (exit 3)"
 j() { py "import json; j = json.load(open('$T/c1.json')); print($1)"; }
 is "$(j "j['verdict']")" build-failed "verdict: build-failed"
 like "$(j "j['detail']")" "build-failed (arm64): candidate" "... in the arm64 cell, named"
-like "$(j "j['detail']")" "undefined reference to .stableq_fixture_missing_helper" "... with the linker's error"
+like "$(j "j['detail']")" "undefined reference to \`stableq_fixture_missing_helper'" "... with the linker's error"
 cov=$(db "SELECT status || ' ' || config FROM coverage WHERE candidate_id = (SELECT MIN(id) FROM candidates WHERE purpose = 'queue') AND path = 'arch/arm64/kernel/setup.c'")
 is "$cov" "compiled arm64 allmodconfig" "build coverage compiled the touched file for arm64 and it compiled: only the arm64 link finds the missing helper"
 is "$(j "[t['result'] for t in j['tests'] if t['name'] == 'user-copy'][0]")" pass "x86_64/gcc's own results are as before: user-copy passes"
