@@ -9,42 +9,10 @@
 # Real builds (LLVM=1 with Debian's clang and lld) and QEMU boots.
 # check: serial (kernel trees, builds and QEMU: one such test at a time)
 . "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/../lib/matrix.sh"
 set -u
-T=$(mktemp -d)
-chmod 755 "$T" # the build user reaches the cells' build dirs in it
-trap 'rm -rf "$T"' EXIT
-py() { /usr/bin/python3 -c "$1"; }
-TREE=$TOP/var/linux
-printf 'tree_dir = %s\n' "$TREE" > "$T/init.conf"
-(cd "$TOP" && "$STABLEQ" -c "$T/init.conf" --db "$T/init.db" tree init > "$T/init.log" 2>&1)
-tag=$(git -C "$TREE" describe --tags --abbrev=0 linux-6.1.y)
-ok $? "the stable tree is there ($tag)"
-git -C "$TREE" branch -f t34 "$tag"
-mkdir -p "$T/q"
-cp "$TOP"/config/queues/6.1/*.patch "$TOP"/tests/fixtures/matrix/lib-cmdline-break-the-clang-build.patch "$T/q/"
-{ cat "$TOP/config/queues/6.1/series"; echo lib-cmdline-break-the-clang-build.patch; } > "$T/q/series"
-cat > "$T/stableq.conf" <<CONF
-db = $T/stableq.db
-var_dir = $T/var
-build_cache_dir = $TOP/var/build-cache
-tree_dir = $TREE
-branch = t34
-build_dir = $TOP/var/build
-queue_dir = $T/q
-kernel_config_dir = $TOP/config/kernel/6.1/quick
-tests_file = $TOP/config/tests.conf
-bisect_confirm = 1
-compilers = gcc clang
-CONF
-SQ() { (cd "$TOP" && "$STABLEQ" -c "$T/stableq.conf" "$@"); }
-db() { sqlite3 "$T/stableq.db" "$1"; }
+matrix_world t34 lib-cmdline-break-the-clang-build.patch 'compilers = gcc clang'
 culprit_q="SELECT id FROM patches WHERE subject LIKE '%break the clang build%'"
-
-SQ import "$T/q" > "$T/import.log" 2>&1
-is "$(db "SELECT COUNT(*) FROM patches WHERE state = 'queued'")" 3 "three patches queued (test, fix, the clang breaker)"
-SQ candidate --json > "$T/c1.json" 2> "$T/c1.log"
-is "$?" 3 "the candidate does not pass (exit 3)"
-j() { py "import json; j = json.load(open('$T/c1.json')); print($1)"; }
 is "$(j "j['verdict']")" build-failed "verdict: build-failed"
 like "$(j "j['detail']")" "build-failed (clang): candidate" "... in the clang cell, named"
 like "$(j "j['detail']")" "this patch breaks the clang build only" "... with clang's error"

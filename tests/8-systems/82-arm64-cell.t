@@ -11,42 +11,10 @@
 # (qemu-system-aarch64 -M virt under TCG) and passes. KCIDB names arm64.
 # check: serial (kernel trees, builds and QEMU: one such test at a time)
 . "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/../lib/matrix.sh"
 set -u
-T=$(mktemp -d)
-chmod 755 "$T" # the build user reaches the cells' build dirs in it
-trap 'rm -rf "$T"' EXIT
-py() { /usr/bin/python3 -c "$1"; }
-TREE=$TOP/var/linux
-printf 'tree_dir = %s\n' "$TREE" > "$T/init.conf"
-(cd "$TOP" && "$STABLEQ" -c "$T/init.conf" --db "$T/init.db" tree init > "$T/init.log" 2>&1)
-tag=$(git -C "$TREE" describe --tags --abbrev=0 linux-6.1.y)
-ok $? "the stable tree is there ($tag)"
-git -C "$TREE" branch -f t35 "$tag"
-mkdir -p "$T/q"
-cp "$TOP"/config/queues/6.1/*.patch "$TOP"/tests/fixtures/matrix/arm64-setup-break-the-arm64-build.patch "$T/q/"
-{ cat "$TOP/config/queues/6.1/series"; echo arm64-setup-break-the-arm64-build.patch; } > "$T/q/series"
-cat > "$T/stableq.conf" <<CONF
-db = $T/stableq.db
-var_dir = $T/var
-build_cache_dir = $TOP/var/build-cache
-tree_dir = $TREE
-branch = t35
-build_dir = $TOP/var/build
-queue_dir = $T/q
-kernel_config_dir = $TOP/config/kernel/6.1/quick
-tests_file = $TOP/config/tests.conf
-bisect_confirm = 1
-arches = x86_64 arm64
-CONF
-SQ() { (cd "$TOP" && "$STABLEQ" -c "$T/stableq.conf" "$@"); }
-db() { sqlite3 "$T/stableq.db" "$1"; }
+matrix_world t35 arm64-setup-break-the-arm64-build.patch 'arches = x86_64 arm64'
 culprit_q="SELECT id FROM patches WHERE subject LIKE '%break the arm64 build%'"
-
-SQ import "$T/q" > "$T/import.log" 2>&1
-is "$(db "SELECT COUNT(*) FROM patches WHERE state = 'queued'")" 3 "three patches queued (test, fix, the arm64 breaker)"
-SQ candidate --json > "$T/c1.json" 2> "$T/c1.log"
-is "$?" 3 "the candidate does not pass (exit 3)"
-j() { py "import json; j = json.load(open('$T/c1.json')); print($1)"; }
 is "$(j "j['verdict']")" build-failed "verdict: build-failed"
 like "$(j "j['detail']")" "build-failed (arm64): candidate" "... in the arm64 cell, named"
 like "$(j "j['detail']")" "undefined reference to \`stableq_fixture_missing_helper'" "... with the linker's error"
