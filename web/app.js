@@ -966,6 +966,26 @@ let rendering = false;
 let again = null; /* a render asked for while one ran: null, or its force */
 let lastKey = '';
 
+let lastHash = null;
+
+/* A <details> is known across redraws by its class, its summary with the
+ * numbers left out ("92 passed" may become "93 passed") and its place among
+ * those alike: a refresh keeps open what the user opened. */
+function detailsKeys(root) {
+	const seen = new Map();
+	return [...root.querySelectorAll('details')].map(d => {
+		const s = d.querySelector(':scope > summary');
+		const base = d.className + '|' + (s ? s.textContent.replace(/[0-9]+/g, '#') : '');
+		const n = (seen.get(base) || 0) + 1;
+		seen.set(base, n);
+		return [d, base + '|' + n];
+	});
+}
+
+function openDetails(root) {
+	return new Set(detailsKeys(root).filter(([d]) => d.open).map(([, k]) => k));
+}
+
 /* Busy forms are not redrawn under the user's hands. */
 function userBusy() {
 	const a = document.activeElement;
@@ -989,7 +1009,12 @@ async function render(force) {
 		await loadBranches();
 		const nodes = await views[view](args);
 		const y = window.scrollY;
+		const open = location.hash === lastHash ? openDetails(main) : new Set();
 		main.replaceChildren(...[nodes].flat(Infinity).filter(Boolean));
+		lastHash = location.hash;
+		for (const [d, k] of detailsKeys(main))
+			if (open.has(k))
+				d.open = true;
 		main.dataset.view = view;
 		if (!force)
 			window.scrollTo(0, y);

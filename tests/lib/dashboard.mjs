@@ -118,6 +118,12 @@ try {
 	const listRow = await page.innerText(blk('details.passed tr[data-suite="kunit.list"]')).catch(e => String(e));
 	say(passRows === 8 && listRow.includes('40 cases'),
 		`opened, the passes are grouped: KUnit cases by suite (${passRows} rows)`, listRow.slice(0, 200));
+	// a redraw (the poll's, on a new event) keeps open what the user opened
+	await page.evalAll(blk('details.passed'), els => els.forEach(e => { e.dataset.drawn = 'before'; }));
+	await page.eval(() => window.dispatchEvent(new HashChangeEvent('hashchange')));
+	await page.waitFn(chain => { const d = resolve(chain); return d.length === 1 && !d[0].dataset.drawn; },
+		[blk('details.passed')], { what: 'the patch page drawn again' });
+	say(await page.visible(blk('details.passed table')), 'a redraw of the page keeps the opened passes open');
 
 	await page.goto(base + '/#/candidate/' + failCand);
 	await page.waitFor('.failure');

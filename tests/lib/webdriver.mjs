@@ -248,9 +248,21 @@ export class Browser {
 		}
 	}
 
+	// fn(element, ...args) on the one element the chain names; found again
+	// when the page redrew it between the finding and the call (a poll's
+	// refresh), as a user's eyes would, until the deadline.
 	async onEl(chain, fn, ...args) {
-		const id = await this.one(chain);
-		return this.eval(fn, { [ELEMENT]: id }, ...args);
+		const end = Date.now() + this.timeout;
+		for (;;) {
+			const id = await this.one(chain, { timeout: Math.max(0, end - Date.now()) });
+			try {
+				return await this.eval(fn, { [ELEMENT]: id }, ...args);
+			} catch (e) {
+				if (e.wd !== 'stale element reference' || Date.now() > end)
+					throw e;
+			}
+			await sleep(50);
+		}
 	}
 
 	innerText(chain) {
