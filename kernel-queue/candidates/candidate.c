@@ -484,6 +484,7 @@ struct built {
 	char *kernel; /* the bzImage in it */
 	char *error;  /* when !ok */
 	int cached;   /* from the build cache: nothing compiled */
+	int kept;     /* dir is a build cache entry: no other build overwrites it */
 	struct kselftest_build ksft; /* the tree's kselftests */
 	struct cell cell; /* what it is built with and booted on (cell.h) */
 };
@@ -637,6 +638,7 @@ static int build_state(struct branch_ctx *bc, struct repo *r, long long id,
 		    id, key, build_id);
 		out->ok = 1;
 		out->cached = 1;
+		out->kept = 1;
 		out->dir = entry;
 		out->kernel = xstrfmt("%s/%s", entry, image);
 		entry = NULL;
@@ -723,6 +725,7 @@ static int build_state(struct branch_ctx *bc, struct repo *r, long long id,
 		err_clear();
 	}
 	if (entry) {
+		out->kept = 1;
 		out->dir = entry;
 		out->kernel = xstrfmt("%s/%s", entry, image);
 		entry = NULL;
@@ -1092,10 +1095,24 @@ static json_t *failing_names(sqlite3 *db, long long id, long long tip_id)
 	return names;
 }
 
+/* 1 when a test of the candidate failed in every run so far. */
+static int has_failures(sqlite3 *db, long long id)
+{
+	json_t *names = failing_names(db, id, 0);
+	int n = json_array_size(names) > 0;
+
+	json_decref(names);
+	return n;
+}
+
 /*
- * Retries are for the queue's candidates and the tip's run; a bisection
- * step is judged by its steering tests alone, and `verify` reads its one
- * test's first result.
+ * Retries are for the queue's candidates and the tip's run made ahead of
+ * time; a bisection step is judged by its steering tests alone, and
+ * `verify` reads its one test's first result. The tip's run that a
+ * failing candidate made on demand (created by "candidate") is not
+ * retried: a tip's failure is known whether a retry passes it (flaky) or
+ * not (testcase_classify), so its retries would decide nothing and cost
+ * a boot of every failure of the tip.
  */
 static int retries_apply(sqlite3 *db, long long id)
 {
@@ -1103,8 +1120,9 @@ static int retries_apply(sqlite3 *db, long long id)
 
 	db_query_int(db, &n,
 		     "SELECT purpose IN ('queue','confirm') OR (purpose ="
-		     " 'baseline' AND patch_ids = '[]') FROM candidates WHERE"
-		     " id = ?",
+		     " 'baseline' AND patch_ids = '[]' AND"
+		     " COALESCE(created_by, '') != 'candidate') FROM"
+		     " candidates WHERE id = ?",
 		     "i", id);
 	err_clear();
 	return n > 0;
@@ -1622,6 +1640,7 @@ int candidate_run(struct branch_ctx *bc, long long id, int runs,
 	struct phase ph = { 0 };
 	struct boot_times bt = { 0 };
 	long long tip_id = 0;
+	double tip_secs = -1; /* >= 0: the tip's run was made now, first */
 	int ret, lockfd = -1, hung = 0, baseline;
 
 	if (runs < 1)
@@ -1743,6 +1762,33 @@ int candidate_run(struct branch_ctx *bc, long long id, int runs,
 	 */
 	if (!hung && tip_applies(bc, id) && key)
 		tip_id = tip_done(bc, key);
+	/*
+	 * None was: when the candidate failed anything, the tip runs first
+	 * (its build from the build cache when it was built before), so that
+	 * only the failures that pass on the tip are retried. Not when the
+	 * candidate's build lies in the shared build directory (no build
+	 * cache), which the tip's build would overwrite before the retry.
+	 */
+	if (!hung && !tip_id && key && tip_applies(bc, id) && bs.kept &&
+	    bc->cfg.test_retries > 0 && retries_apply(bc->db, id) &&
+	    has_failures(bc->db, id)) {
+		double tb = now_monotonic();
+		close(lockfd); /* the tip's run takes the lock itself */
+		lockfd = -1;
+		say(progress, ctx,
+		    "candidate %lld: no run of its tip is known: the tip runs"
+		    " first, then only the failures that pass on it are"
+		    " retried", id);
+		if (tip_run(bc, id, key, 1, &tip_id, progress, ctx) < 0) {
+			log_warnx("candidate %lld: no run of the tip: %s", id,
+				  err_msg());
+			err_clear();
+			tip_id = 0;
+		}
+		tip_secs = now_monotonic() - tb;
+		if ((ret = lock_builds(bc, &lockfd)) < 0)
+			goto out;
+	}
 	/* a test that only failed runs again alone before the verdict */
 	if (!hung && retries_apply(bc->db, id) &&
 	    (ret = retry_failing(bc, id, &bs, tip_id, &run, &hung, purpose,
@@ -1755,10 +1801,13 @@ judge:;
 	/* failures are measured against the tip: only regressions fail it */
 	if (verdict != CV_PASS && !hung && tip_applies(bc, id)) {
 		double tb = now_monotonic();
-		int ahead = tip_id > 0;
+		int ahead = tip_id > 0 && tip_secs < 0;
 		close(lockfd); /* the tip's run takes the lock itself */
 		lockfd = -1;
-		if (!tip_id && tip_run(bc, id, key, 1, &tip_id, progress, ctx) < 0) {
+		if (tip_secs >= 0) {
+			/* run first, above: no second try */
+		} else if (!tip_id &&
+			   tip_run(bc, id, key, 1, &tip_id, progress, ctx) < 0) {
 			log_warnx("candidate %lld: no run of the tip: %s", id,
 				  err_msg());
 			err_clear();
@@ -1773,7 +1822,10 @@ judge:;
 				 : xstrdup("none");
 		candidate_phase_store(bc->db, id, bc->branch_id, purpose,
 				      "baseline",
-				      ahead ? 0 : now_monotonic() - tb, d);
+				      ahead ? 0
+				      : tip_secs >= 0 ? tip_secs
+						      : now_monotonic() - tb,
+				      d);
 		free(d);
 		strbuf_reset(&why);
 		struct testcase_counts tc;

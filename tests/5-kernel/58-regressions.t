@@ -74,6 +74,17 @@ tip=$(db "SELECT tip_candidate_id FROM candidates WHERE id = $c1")
 is "$(db "SELECT purpose || ' ' || patch_ids || ' ' || verdict FROM candidates WHERE id = $tip")" "baseline [] fail" \
 	"the tip's run: a baseline candidate of no patches"
 like "$(cat "$T/c1.log")" "running the test set on the tip" "... run for it"
+# no run of the tip was known: the tip ran first, then only what passes on it was retried
+like "$(cat "$T/c1.log")" "candidate $c1: no run of its tip is known: the tip runs first" \
+	"with no run of the tip known, the failing candidate runs the tip first"
+is "$(db "SELECT group_concat(DISTINCT name) FROM test_results WHERE candidate_id = $c1 AND run = 2")" user-copy \
+	"... then retries user-copy alone, not tip-known, which fails on the tip"
+is "$(db "SELECT (SELECT MIN(id) FROM test_results WHERE candidate_id = $c1 AND run = 2) > (SELECT MAX(id) FROM test_results WHERE candidate_id = $tip)")" 1 \
+	"... after the tip's run"
+is "$(db "SELECT boots || ' ' || (SELECT COUNT(*) FROM test_results WHERE candidate_id = $tip AND run = 2) FROM candidates WHERE id = $tip")" "1 0" \
+	"the tip's run made for it retries nothing: a tip's failure is known either way"
+like "$(db "SELECT seconds || ' ' || detail FROM candidate_phases WHERE candidate_id = $c1 AND phase = 'baseline'")" ", run now" \
+	"the candidate's baseline phase: the tip's run, made now"
 
 # the same tip state: its run is reused
 SQ candidate --json > "$T/c2.json" 2> "$T/c2.log"
