@@ -439,11 +439,15 @@ static int store_tests(sqlite3 *db, long long id, int run,
 static enum cand_verdict aggregate(sqlite3 *db, long long id,
 				   struct strbuf *detail, int hung)
 {
+	/* a test that failed and, run again, did not (it passed, or it ran
+	 * to its end and skipped: the first run's timeout under a loaded
+	 * host) is flaky: the failure did not repeat */
 	sqlite3_stmt *st = db_prepare(db,
 				      "SELECT name, SUM(result = 'pass'),"
-				      " SUM(result = 'fail') FROM test_results"
-				      " WHERE candidate_id = ? GROUP BY name"
-				      " ORDER BY MIN(id)",
+				      " SUM(result = 'fail'), SUM(result ="
+				      " 'skip') FROM test_results WHERE"
+				      " candidate_id = ? GROUP BY name ORDER BY"
+				      " MIN(id)",
 				      "i", id);
 	int fails = 0, flaky = 0;
 
@@ -451,10 +455,14 @@ static enum cand_verdict aggregate(sqlite3 *db, long long id,
 		const char *name = db_col_text(st, 0);
 		long long p = sqlite3_column_int64(st, 1);
 		long long f = sqlite3_column_int64(st, 2);
-		if (f && p) {
+		long long sk = sqlite3_column_int64(st, 3);
+		if (f && (p || sk)) {
 			flaky++;
-			strbuf_addf(detail, "%s%s flaky (%lld pass, %lld fail)",
-				    detail->len ? "; " : "", name, p, f);
+			strbuf_addf(detail, "%s%s flaky (%lld pass, ",
+				    detail->len ? "; " : "", name, p);
+			if (sk)
+				strbuf_addf(detail, "%lld skip, ", sk);
+			strbuf_addf(detail, "%lld fail)", f);
 		} else if (f) {
 			fails++;
 			strbuf_addf(detail, "%s%s failed", detail->len ? "; " : "",
@@ -467,8 +475,8 @@ static enum cand_verdict aggregate(sqlite3 *db, long long id,
 			"UPDATE test_results SET result = 'flaky' WHERE"
 			" candidate_id = ? AND name IN (SELECT name FROM"
 			" test_results WHERE candidate_id = ? GROUP BY name"
-			" HAVING SUM(result = 'pass') > 0 AND SUM(result ="
-			" 'fail') > 0)",
+			" HAVING SUM(result IN ('pass','skip')) > 0 AND"
+			" SUM(result = 'fail') > 0)",
 			"ii", id, id) < 0)
 		log_warnx("candidate %lld: flaky tests not marked: %s", id,
 			  err_msg());
@@ -1071,7 +1079,8 @@ static int boot_once(struct branch_ctx *bc, long long id,
 }
 
 /*
- * The tests of the candidate that failed in every boot so far, and are no
+ * The tests of the candidate that failed in every boot so far (none
+ * passed or ran to a skip), and are no
  * known failure of the tip's run tip_id (0: none known): what a retry
  * runs again. A JSON array of names, first failure first.
  */
@@ -1080,9 +1089,10 @@ static json_t *failing_names(sqlite3 *db, long long id, long long tip_id)
 	json_t *rows = db_rows_json(
 		db,
 		"SELECT name FROM test_results WHERE candidate_id = ?1 GROUP"
-		" BY name HAVING SUM(result = 'fail') > 0 AND SUM(result ="
-		" 'pass') = 0 AND name NOT IN (SELECT name FROM test_results"
-		" WHERE candidate_id = ?2 AND result IN ('fail','flaky'))"
+		" BY name HAVING SUM(result = 'fail') > 0 AND SUM(result IN"
+		" ('pass','skip')) = 0 AND name NOT IN (SELECT name FROM"
+		" test_results WHERE candidate_id = ?2 AND result IN"
+		" ('fail','flaky'))"
 		" ORDER BY MIN(id)",
 		"ii", id, tip_id);
 	json_t *names = json_array(), *v;

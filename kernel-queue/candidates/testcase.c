@@ -27,26 +27,27 @@ int testcase_status_valid(const char *s)
 /* The tip's result of one test: pass, fail, flaky, skip, or NULL. */
 static const char *tip_result(sqlite3 *db, long long tip_id, const char *name)
 {
-	long long p = 0, f = 0, n = 0;
+	long long p = 0, f = 0, n = 0, sk = 0;
 
 	if (!tip_id)
 		return NULL;
 	sqlite3_stmt *st = db_prepare(
 		db,
 		"SELECT COUNT(*), SUM(result = 'pass'), SUM(result IN"
-		" ('fail','flaky')) FROM test_results WHERE candidate_id = ?"
-		" AND name = ?",
+		" ('fail','flaky')), SUM(result = 'skip') FROM test_results"
+		" WHERE candidate_id = ? AND name = ?",
 		"it", tip_id, name);
 	if (st && sqlite3_step(st) == SQLITE_ROW) {
 		n = sqlite3_column_int64(st, 0);
 		p = sqlite3_column_int64(st, 1);
 		f = sqlite3_column_int64(st, 2);
+		sk = sqlite3_column_int64(st, 3);
 	}
 	sqlite3_finalize(st);
 	err_clear();
 	if (!n)
 		return NULL;
-	return p && f ? "flaky" : f ? "fail" : p ? "pass" : "skip";
+	return (p || sk) && f ? "flaky" : f ? "fail" : p ? "pass" : "skip";
 }
 
 int testcase_classify(sqlite3 *db, long long id, long long tip_id,
@@ -63,9 +64,9 @@ int testcase_classify(sqlite3 *db, long long id, long long tip_id,
 		goto out;
 	st = db_prepare(db,
 			"SELECT name, COUNT(*), SUM(result = 'pass'),"
-			" SUM(result = 'fail'), SUM(result = 'flaky')"
-			" FROM test_results WHERE candidate_id = ? GROUP BY"
-			" name ORDER BY MIN(id)",
+			" SUM(result = 'fail'), SUM(result = 'flaky'),"
+			" SUM(result = 'skip') FROM test_results WHERE"
+			" candidate_id = ? GROUP BY name ORDER BY MIN(id)",
 			"i", id);
 	if (!st) {
 		ret = ERR_IO;
@@ -77,16 +78,20 @@ int testcase_classify(sqlite3 *db, long long id, long long tip_id,
 		long long p = sqlite3_column_int64(st, 2);
 		long long f = sqlite3_column_int64(st, 3);
 		long long fl = sqlite3_column_int64(st, 4);
+		long long sk = sqlite3_column_int64(st, 5);
 		const char *tip = tip_result(db, tip_id, name), *status;
 
-		if (fl || (p && f)) {
+		/* failed, and run again did not: passed, or ran to a skip */
+		if (fl || ((p || sk) && f)) {
 			status = "flaky";
 			c.flaky++;
-			if (detail)
-				strbuf_addf(detail,
-					    "%s%s flaky (%lld pass, %lld fail)",
-					    detail->len ? "; " : "", name,
-					    p, f + fl);
+			if (detail) {
+				strbuf_addf(detail, "%s%s flaky (%lld pass, ",
+					    detail->len ? "; " : "", name, p);
+				if (sk)
+					strbuf_addf(detail, "%lld skip, ", sk);
+				strbuf_addf(detail, "%lld fail)", f + fl);
+			}
 		} else if (f) {
 			int known = tip && (!strcmp(tip, "fail") ||
 					    !strcmp(tip, "flaky"));
@@ -99,8 +104,10 @@ int testcase_classify(sqlite3 *db, long long id, long long tip_id,
 					strbuf_addf(detail, "%s%s failed%s",
 						    detail->len ? "; " : "",
 						    name,
-						    tip ? " (passes on the tip)"
-							: "");
+						    !tip ? ""
+						    : !strcmp(tip, "pass")
+							    ? " (passes on the tip)"
+							    : " (skipped on the tip)");
 			}
 		} else if (p) {
 			status = "pass";

@@ -152,6 +152,24 @@ int main(void)
 	is_status(lone, "kunit.s.b", "regression", "no tip: a regression");
 	is_int(c.regressions, 1, "1 regression");
 
+	/* a timeout under a loaded host, then skipped when run again: the
+	 * failure did not repeat (bench/verdict.sh's cold run saw it of
+	 * kselftest.vm.run_vmtests_sh) */
+	long long tip2 = candidate("baseline", "[]");
+	results(tip2, "slow=skip;tipskip=skip");
+	long long c2 = candidate("queue", "[1]");
+	results(c2, "slow=fail,skip,skip;tipskip=fail,fail");
+	strbuf_reset(&why);
+	is_int(testcase_classify(db, c2, tip2, &c, &why), 0, "classified");
+	is_status(c2, "slow", "flaky",
+		  "failed once, then ran to a skip: flaky, no regression");
+	like(why.buf, "slow flaky (0 pass, 2 skip, 1 fail)",
+	     "... said with its skips");
+	is_status(c2, "tipskip", "regression",
+		  "failed every time, skipped on the tip: a regression");
+	like(why.buf, "tipskip failed (skipped on the tip)",
+	     "... said as skipped there, not passing");
+
 	ok(testcase_status_valid("known") && !testcase_status_valid("fail") &&
 		   !testcase_status_valid(NULL),
 	   "status names");
