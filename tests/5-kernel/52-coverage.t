@@ -14,17 +14,13 @@
 # handful of ccache hits after the first run.
 # check: serial (kernel trees, builds and QEMU: one such test at a time)
 . "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/../lib/kernel.sh"
 set -u
 T=$(mktemp -d)
 DPID=
 trap '[ -n "$DPID" ] && kill $DPID 2>/dev/null; rm -rf "$T"' EXIT
 py() { /usr/bin/python3 -c "$1"; }
-TREE=$TOP/var/linux
-mkdir -p "$TOP/var"
-printf 'tree_dir = %s\n' "$TREE" > "$T/init.conf"
-(cd "$TOP" && "$STABLEQ" -c "$T/init.conf" --db "$T/init.db" tree init > "$T/init.log" 2>&1)
-ok $? "the stable tree is there"
-tag=$(git -C "$TREE" describe --tags --abbrev=0 linux-6.1.y)
+stable_tree
 git -C "$TREE" branch -f t52 "$tag"
 PORT=$(py "import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); print(s.getsockname()[1])")
 cat > "$T/stableq.conf" <<CONF

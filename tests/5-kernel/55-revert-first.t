@@ -8,15 +8,12 @@
 # branch passes again. Mail lands in the outbox, threaded to the patches.
 # check: serial (kernel trees, builds and QEMU: one such test at a time)
 . "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/../lib/kernel.sh"
 set -u
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 py() { /usr/bin/python3 -c "$1"; }
-TREE=$TOP/var/linux
-printf 'tree_dir = %s\n' "$TREE" > "$T/init.conf"
-(cd "$TOP" && "$STABLEQ" -c "$T/init.conf" --db "$T/init.db" tree init > "$T/init.log" 2>&1)
-tag=$(git -C "$TREE" describe --tags --abbrev=0 linux-6.1.y)
-ok $? "the stable tree is there ($tag)"
+stable_tree
 
 setup() { # NAME: a branch of its own on the base tag, a queue dir, a config
 	# (built states from the kernel tests' shared cache, or from $CACHE)

@@ -8,6 +8,7 @@
 # Real kernel builds and QEMU boots (ccache), a real daemon on loopback.
 # check: serial (kernel trees, builds and QEMU: one such test at a time)
 . "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/../lib/kernel.sh"
 set -u
 T=$(mktemp -d)
 # builds run as the unprivileged build user (sandbox.h), who must reach
@@ -22,11 +23,7 @@ cleanup() {
 }
 trap cleanup EXIT
 py() { /usr/bin/python3 -c "$1"; }
-TREE=$TOP/var/linux
-printf 'tree_dir = %s\n' "$TREE" > "$T/init.conf"
-(cd "$TOP" && "$STABLEQ" -c "$T/init.conf" --db "$T/init.db" tree init > "$T/init.log" 2>&1)
-tag=$(git -C "$TREE" describe --tags --abbrev=0 linux-6.1.y)
-ok $? "the stable tree is there ($tag)"
+stable_tree
 PORT=$(py "import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); print(s.getsockname()[1])")
 
 setup() { # NAME BUILD_DIR: a branch on the base tag, the shipped queue, a config

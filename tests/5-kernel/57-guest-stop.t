@@ -7,14 +7,11 @@
 # tests share) and QEMU boots of the tip.
 # check: serial (kernel trees, builds and QEMU: one such test at a time)
 . "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/../lib/kernel.sh"
 set -u
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-TREE=$TOP/var/linux
-printf 'tree_dir = %s\n' "$TREE" > "$T/init.conf"
-(cd "$TOP" && "$STABLEQ" -c "$T/init.conf" --db "$T/init.db" tree init > "$T/init.log" 2>&1)
-tag=$(git -C "$TREE" describe --tags --abbrev=0 linux-6.1.y)
-ok $? "the stable tree is there ($tag)"
+stable_tree
 git -C "$TREE" branch -f t57s "$tag"
 cp "$TOP/config/tests.conf" "$T/tests.conf"
 cat >> "$T/tests.conf" <<'CONF'

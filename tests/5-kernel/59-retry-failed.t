@@ -11,6 +11,7 @@
 # guest on the 6.1 tree, a real daemon on loopback.
 # check: serial (kernel trees, builds and QEMU: one such test at a time)
 . "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/../lib/kernel.sh"
 set -u
 T=$(mktemp -d)
 # builds run as the unprivileged build user (sandbox.h), who must reach
@@ -24,21 +25,10 @@ cleanup() {
 }
 trap cleanup EXIT
 py() { /usr/bin/python3 -c "$1"; }
-TREE=$TOP/var/linux
-printf 'tree_dir = %s\n' "$TREE" > "$T/init.conf"
-(cd "$TOP" && "$STABLEQ" -c "$T/init.conf" --db "$T/init.db" tree init > "$T/init.log" 2>&1)
-tag=$(git -C "$TREE" describe --tags --abbrev=0 linux-6.1.y)
-ok $? "the stable tree is there ($tag)"
+stable_tree
 git -C "$TREE" branch -f t59 "$tag"
 cp "$TOP/config/tests.conf" "$T/tests.conf"
-cat >> "$T/tests.conf" <<'CONF'
-
-[test tip-known]
-kind = guest
-command = false
-timeout = 10
-description = fails on every kernel: a known failure of the tip
-CONF
+tip_known "$T/tests.conf"
 mkdir -p "$T/q"
 PORT=$(py "import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); print(s.getsockname()[1])")
 cat > "$T/stableq.conf" <<CONF

@@ -5,16 +5,14 @@
 #   matrix_world BRANCH BREAKER.patch 'KEY = VALUE'
 # sets T, TREE, tag and c1.json/c1.log in $T; SQ, db, py and j (a Python
 # expression on the candidate's JSON) for the test. Source tap.sh first.
+. "$(dirname "${BASH_SOURCE[0]}")/kernel.sh"
+
 matrix_world() {
 	local branch=$1 breaker=$2 cells=$3
 	T=$(mktemp -d)
 	chmod 755 "$T" # the build user reaches the cells' build dirs in it
 	trap 'rm -rf "$T"' EXIT
-	TREE=$TOP/var/linux
-	printf 'tree_dir = %s\n' "$TREE" > "$T/init.conf"
-	(cd "$TOP" && "$STABLEQ" -c "$T/init.conf" --db "$T/init.db" tree init > "$T/init.log" 2>&1)
-	tag=$(git -C "$TREE" describe --tags --abbrev=0 linux-6.1.y)
-	ok $? "the stable tree is there ($tag)"
+	stable_tree
 	git -C "$TREE" branch -f "$branch" "$tag"
 	mkdir -p "$T/q"
 	cp "$TOP"/config/queues/6.1/*.patch "$TOP/tests/fixtures/matrix/$breaker" "$T/q/"

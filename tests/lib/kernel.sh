@@ -1,0 +1,29 @@
+# tests/lib/kernel.sh: the real 6.1 tree that the kernel tests share
+# ($TOP/var/linux, imported from linux-source-6.1 once), and the test set's
+# known failure of the tip. Source tap.sh first; T is the test's temp dir.
+#   stable_tree          `stableq tree init` (imports the tree, or finds it
+#                        imported), then sets TREE and tag (the newest
+#                        6.1 tag); one ok line saying so
+#   tip_known TESTS.CONF appends the guest test tip-known, which fails on
+#                        every kernel: a known failure of the tip
+stable_tree() {
+	TREE=$TOP/var/linux
+	mkdir -p "$TOP/var"
+	tag=
+	printf 'tree_dir = %s\n' "$TREE" > "$T/init.conf"
+	(cd "$TOP" && "$STABLEQ" -c "$T/init.conf" --db "$T/init.db" tree init > "$T/init.log" 2>&1) &&
+		tag=$(git -C "$TREE" describe --tags --abbrev=0 linux-6.1.y)
+	[ -n "$tag" ]
+	ok $? "the stable tree is there ($tag)" || diag "$(tail -n 20 "$T/init.log")"
+}
+
+tip_known() {
+	cat >> "$1" <<'CONF'
+
+[test tip-known]
+kind = guest
+command = false
+timeout = 10
+description = fails on every kernel: a known failure of the tip
+CONF
+}
