@@ -164,7 +164,7 @@ deps:
 
 # The arm64 guest's userland: Debian's busybox-static:arm64 through
 # multiarch, unpacked (not installed: it conflicts with the amd64 package
-# the x86_64 guest runs) where qemu-runner/guestarch.c looks for it.
+# the x86_64 guest runs) where lib/karch.c looks for it.
 ARM64_ROOT := /usr/local/lib/stableq/arm64
 .PHONY: arm64-busybox
 arm64-busybox:

@@ -6,6 +6,7 @@
 #include "err.h"
 #include "file.h"
 #include "icecc.h"
+#include "karch.h"
 #include "sandbox.h"
 #include "spawn.h"
 #include "strbuf.h"
@@ -75,38 +76,21 @@ static const struct hint {
 	{"icecc: No such file", "icecc"},
 };
 
-/* The architectures a build targets: x86_64 is the host's (no ARCH=). */
-static const struct karch {
-	const char *name, *make_arch, *cross, *cross_pkg, *image, *target;
-} karches[] = {
-	{ "x86_64", NULL, "", "build-essential", "arch/x86/boot/bzImage",
-	  "bzImage" },
-	{ "arm64", "arm64", "aarch64-linux-gnu-", "gcc-aarch64-linux-gnu",
-	  "arch/arm64/boot/Image", "Image" },
-};
-
 /* What LLVM=1 runs, and their Debian packages. */
 static const char *const llvm_tools[] = { "clang", "ld.lld", "llvm-ar",
 					  "llvm-nm", "llvm-objcopy" };
 #define LLVM_PKGS "clang lld llvm"
 
-static const struct karch *karch_find(const char *name)
+/* The row of a cell's arch (karch.h), or NULL naming the ones kbuild builds. */
+static const struct karch *arch_row(const char *name)
 {
-	if (!name || !*name)
-		return &karches[0];
-	for (size_t i = 0; i < sizeof(karches) / sizeof(karches[0]); i++)
-		if (!strcmp(karches[i].name, name))
-			return &karches[i];
-	err_set(ERR_INVALID, "kernel build: arch '%s' is not one of: x86_64 "
-			     "arm64", name);
-	return NULL;
-}
+	const struct karch *a = karch_boot_find(name);
 
-const char *kbuild_image(const char *arch)
-{
-	const struct karch *a = karch_find(arch);
-
-	return a ? a->image : NULL;
+	if (!a)
+		err_set(ERR_INVALID,
+			"kernel build: arch '%s' is not one of: %s", name,
+			karch_boot_names());
+	return a;
 }
 
 static int is_clang(const char *compiler)
@@ -220,7 +204,7 @@ static char *output_line(const char *const *argv, const char *const *env,
 static int cell_setup(const struct kbuild_opts *o, const char *src,
 		      struct strvec *xargs, char **cc)
 {
-	const struct karch *a = karch_find(o->arch);
+	const struct karch *a = arch_row(o->arch);
 	const char *prefix = o->no_ccache ? "" : "ccache ";
 	char *gcc;
 
@@ -232,7 +216,7 @@ static int cell_setup(const struct kbuild_opts *o, const char *src,
 		return err_set(ERR_INVALID, "kernel build: compiler '%s' is "
 					    "not one of: gcc clang",
 			       o->compiler);
-	if (a->make_arch)
+	if (!karch_is_host(a))
 		strvec_pushf(xargs, "ARCH=%s", a->make_arch);
 	if (!is_clang(o->compiler)) {
 		gcc = xstrfmt("%sgcc", a->cross);
@@ -262,8 +246,7 @@ static int cell_setup(const struct kbuild_opts *o, const char *src,
 		const char *ver[] = { "clang", "-dumpversion", NULL };
 		const char *min[] = { "sh", "scripts/min-tool-version.sh",
 				      "llvm", NULL };
-		char *srcarch = xstrfmt("SRCARCH=%s",
-					a->make_arch ? a->make_arch : "x86");
+		char *srcarch = xstrfmt("SRCARCH=%s", a->srcarch);
 		const char *env[] = { srcarch, NULL };
 		char *have = output_line(ver, NULL, NULL);
 		char *need = output_line(min, env, src);
@@ -289,14 +272,14 @@ static int cell_setup(const struct kbuild_opts *o, const char *src,
 
 int kbuild_compiler_id(const char *arch, const char *compiler, char **out)
 {
-	const struct karch *a = karch_find(arch);
+	const struct karch *a = arch_row(arch);
 	char *id = NULL, *cc;
 	int ret;
 
 	*out = NULL;
 	if (!a)
 		return ERR_INVALID;
-	if (a == &karches[0] && !is_clang(compiler))
+	if (karch_is_host(a) && !is_clang(compiler))
 		return buildcache_compiler_id(out);
 	cc = is_clang(compiler) ? xstrdup("clang") : xstrfmt("%sgcc", a->cross);
 	ret = buildcache_compiler_id_of(cc, &id);
@@ -779,7 +762,7 @@ int kbuild_run(const struct kbuild_opts *o, struct kbuild_result *r)
 	char *lockpath = NULL, *cellcc = NULL;
 	int lockfd = -1;
 	struct strvec env = STRVEC_INIT, xargs = STRVEC_INIT;
-	const struct karch *ka = karch_find(o->arch);
+	const struct karch *ka = arch_row(o->arch);
 	struct ctx c = {.o = o, .r = r};
 	struct kbuild_opts abs;
 	double t0 = now_monotonic();
@@ -864,7 +847,7 @@ int kbuild_run(const struct kbuild_opts *o, struct kbuild_result *r)
 	c.cc = xstrdup(o->no_ccache ? (icecc_enabled(o->icecc) ? "CC=icecc gcc"
 							      : "CC=gcc")
 				    : "CC=ccache gcc");
-	if (ka != &karches[0] || is_clang(o->compiler)) {
+	if (!karch_is_host(ka) || is_clang(o->compiler)) {
 		free(c.cc); /* another cell's compiler, never on the farm */
 		c.cc = cellcc;
 		cellcc = NULL;

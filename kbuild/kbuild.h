@@ -60,8 +60,9 @@ struct kbuild_opts {
 	const char *const *make_vars;
 	/*
 	 * The cell (kernel-queue/candidates/cell.h). arch NULL or "x86_64": the
-	 * host's, bzImage; "arm64": ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-
-	 * (Debian's gcc-aarch64-linux-gnu), Image. compiler NULL or "gcc";
+	 * host's, bzImage; another row of lib/karch.h that boots, e.g.
+	 * "arm64": its ARCH=, CROSS_COMPILE= (Debian's cross gcc) and image.
+	 * compiler NULL or "gcc";
 	 * "clang": LLVM=1 (Debian's clang, lld and llvm), its version checked
 	 * against the tree's minimum (scripts/min-tool-version.sh llvm).
 	 */
@@ -84,7 +85,7 @@ struct kbuild_result {
 	char config_hash[65]; /* sha256 hex of the configuration inputs */
 	char *bzimage;        /* the kernel image when ok:
 			       * BUILD_DIR/arch/x86/boot/bzImage, or the
-			       * arch's (kbuild_image()) */
+			       * arch's (karch.h's image) */
 	char *log_path;
 	char *error;          /* when !ok: the first "error:" lines of this
 			       * build's log with file:line, the last make
@@ -124,12 +125,6 @@ char *kbuild_error_excerpt(const char *log, unsigned long offset);
 int kbuild_make(const struct kbuild_opts *o, const char *const *argv,
 		const char *const *extra_env, double deadline, int *timed_out);
 
-/*
- * The kernel image of arch (NULL: x86_64) relative to a build directory:
- * "arch/x86/boot/bzImage", "arch/arm64/boot/Image"; NULL for an arch
- * kbuild does not know (err_msg() names the ones it does).
- */
-const char *kbuild_image(const char *arch);
 /*
  * What the cell's compiler contributes to a build, for the build cache's
  * key: buildcache_compiler_id() for x86_64/gcc (the keys stay as they

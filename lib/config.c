@@ -1,6 +1,7 @@
 /* config.c: a table of keys, their defaults, and the `key = value` parser. */
 #include "config.h"
 #include "err.h"
+#include "karch.h"
 #include "strbuf.h"
 
 #include <ctype.h>
@@ -43,7 +44,7 @@ static const struct key keys[] = {
 	  NULL },
 	{ "tests_file", K_STR, S(tests_file), "config/tests.conf", NULL },
 	{ "guest_config", K_ENUM, S(guest_config), "quick", "quick|broad" },
-	{ "arches", K_ENUM, S(arches), "x86_64", "x86_64|arm64", 1 },
+	{ "arches", K_ENUM, S(arches), "x86_64", KARCH_BOOT_CHOICES, 1 },
 	{ "compilers", K_ENUM, S(compilers), "gcc", "gcc|clang", 1 },
 	{ "broad_config_dir", K_STR, S(broad_config_dir), "config/kernel/6.1/broad",
 	  NULL },

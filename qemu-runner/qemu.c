@@ -1,8 +1,8 @@
 /* qemu.c: boots a kernel with a deadline; TCG or KVM by a cached probe. */
 #include "qemu.h"
-#include "guestarch.h"
 #include "err.h"
 #include "file.h"
+#include "karch.h"
 #include "spawn.h"
 #include "strbuf.h"
 #include "strvec.h"
@@ -94,7 +94,7 @@ int qemu_boot(const struct qemu_opts *o, struct qemu_result *r)
 	struct spawn s = SPAWN_INIT;
 	struct strvec argv = STRVEC_INIT;
 	int ret, timeout = o->timeout_s > 0 ? o->timeout_s : 300;
-	const struct guestarch *ga = o->arch ? o->arch : guestarch_find(NULL);
+	const struct karch *ga = o->arch ? o->arch : &karch_table[0];
 	int kvm;
 
 	memset(r, 0, sizeof(*r));

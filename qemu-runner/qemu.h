@@ -13,12 +13,12 @@
  * which are kept apart in qemu_output. panic=-1 and -no-reboot turn a kernel
  * panic, and the guest's final reboot, into QEMU's exit.
  */
-struct guestarch;
+struct karch;
 struct qemu_opts {
 	const char *qemu;        /* the binary; NULL: the arch's */
-	const struct guestarch *arch; /* guestarch.h; NULL: x86_64. Another
-				       * arch's guest (arm64) boots with its
-				       * -M, its console, and TCG always */
+	const struct karch *arch; /* lib/karch.h; NULL: x86_64. Another
+				   * arch's guest (arm64) boots with its
+				   * -M, its console, and TCG always */
 	const char *kernel;      /* bzImage */
 	const char *initrd;      /* an uncompressed cpio */
 	const char *append;      /* more kernel parameters, or NULL */

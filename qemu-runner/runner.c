@@ -2,8 +2,8 @@
 #include "runner.h"
 #include "err.h"
 #include "file.h"
-#include "guestarch.h"
 #include "initramfs.h"
+#include "karch.h"
 #include "qemu.h"
 #include "spawn.h"
 #include "strbuf.h"
@@ -171,14 +171,14 @@ static int build_initramfs(const struct runner_opts *o,
 			   const char *out, const struct kselftest_file *kf_v,
 			   size_t nkf)
 {
-	const struct guestarch *ga = o->arch ? o->arch : guestarch_find(NULL);
+	const struct karch *ga = o->arch ? o->arch : &karch_table[0];
 	const char *busybox = o->busybox ? o->busybox : ga->busybox;
 	struct entries e = {0};
 	struct strbuf list = STRBUF_INIT;
 	char *init = xstrfmt("%s/init", guest_dir);
 	char *badptr_src = xstrfmt("%s/badptr.c", guest_dir);
 	/* x86_64's keeps its name: one per arch in one work dir */
-	char *badptr = o->arch && strcmp(ga->name, "x86_64")
+	char *badptr = !karch_is_host(ga)
 			       ? xstrfmt("%s/badptr-%s", o->work_dir, ga->name)
 			       : xstrfmt("%s/badptr", o->work_dir);
 	int ret;
@@ -311,8 +311,8 @@ static int boot_one(const struct runner_opts *o, struct runner_result *r)
 		goto out;
 	kernel = o->kernel ? xstrdup(o->kernel)
 			   : xstrfmt("%s/%s", o->build_dir,
-				     (o->arch ? o->arch
-					      : guestarch_find(NULL))->image);
+				     o->arch ? o->arch->image
+					     : karch_table[0].image);
 	if (access(kernel, R_OK) < 0) {
 		ret = err_set(ERR_NOTFOUND, "kernel %s: %s", kernel,
 			      strerror(errno));

@@ -31,11 +31,11 @@
  * current directory. One runner at a time per work_dir: the initramfs and
  * the default console log live there.
  */
-struct guestarch;
+struct karch;
 struct runner_opts {
-	const struct guestarch *arch; /* guestarch.h; NULL: x86_64. Its
-				       * busybox, its compiler for badptr
-				       * (WORK_DIR/badptr-ARCH), its QEMU */
+	const struct karch *arch; /* lib/karch.h; NULL: x86_64. Its
+				   * busybox, its compiler for badptr
+				   * (WORK_DIR/badptr-ARCH), its QEMU */
 	const char *build_dir;   /* the kernel build (O=): modules */
 	const char *kernel;      /* NULL: BUILD_DIR/ the arch's image */
 	const char *tests_file;  /* config/tests.conf */

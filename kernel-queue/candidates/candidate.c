@@ -8,8 +8,8 @@
 #include "event.h"
 #include "err.h"
 #include "file.h"
-#include "guestarch.h"
 #include "guestconf.h"
+#include "karch.h"
 #include "kbuild.h"
 #include "log.h"
 #include "progress.h"
@@ -608,7 +608,8 @@ static int build_state(struct branch_ctx *bc, struct repo *r, long long id,
 	char *blog = NULL, *bdir = cell_build_dir(bc, &out->cell);
 	char *frags = cell_fragments(
 		guestconf_fragments(guest_of(bc), &bc->cfg), &out->cell);
-	const char *image = kbuild_image(out->cell.arch);
+	const struct karch *ka = karch_boot_find(out->cell.arch);
+	const char *image = ka ? ka->image : NULL;
 	double t0 = now_monotonic();
 	long long build_id;
 	int ret;
@@ -958,7 +959,7 @@ static void runner_opts_of(struct branch_ctx *bc, const struct built *bs,
 			   char *work, char *clog, struct runner_opts *ro)
 {
 	struct runner_opts o = {
-		.arch = guestarch_find(bs->cell.arch),
+		.arch = karch_boot_find(bs->cell.arch),
 		.build_dir = bs->dir,
 		.kernel = bs->kernel,
 		.tests_file = bc->cfg.tests_file,

@@ -2,7 +2,7 @@
 #include "cell.h"
 #include "db.h"
 #include "err.h"
-#include "guestarch.h"
+#include "karch.h"
 #include "kbuild.h"
 #include "log.h"
 #include "strbuf.h"
@@ -41,8 +41,9 @@ static int words(const char *key, const char *val,
 			*out = NULL;
 			return err_set(ERR_INVALID, "%s: '%s' is not one of %s",
 				       key, w,
-				       find == compiler_find ? "gcc clang"
-							     : guestarch_names());
+				       find == compiler_find
+					       ? "gcc clang"
+					       : karch_boot_names());
 		}
 		*out = xrealloc(*out, (*n + 1) * sizeof(**out));
 		(*out)[(*n)++] = name;
@@ -51,9 +52,10 @@ static int words(const char *key, const char *val,
 	return 0;
 }
 
+/* The name of the row that boots named name (NULL or "": x86_64), or NULL. */
 static const char *arch_find(const char *name)
 {
-	const struct guestarch *g = guestarch_find(name);
+	const struct karch *g = karch_boot_find(name);
 
 	err_clear();
 	return g ? g->name : NULL;
@@ -113,7 +115,7 @@ char *cell_name(const struct cell *c)
 /* The stored names, as the table's static ones; x86_64/gcc for NULL. */
 static int cell_from(const char *arch, const char *compiler, struct cell *c)
 {
-	c->arch = arch_find(arch && *arch ? arch : "x86_64");
+	c->arch = arch_find(arch);
 	c->compiler = compiler_find(compiler && *compiler ? compiler : "gcc");
 	if (!c->arch || !c->compiler)
 		return err_set(ERR_INVALID, "unknown cell %s/%s",

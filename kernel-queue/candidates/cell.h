@@ -18,7 +18,7 @@ struct strbuf;
  * candidate runs as a child candidate of the same patches (cell_of: the
  * parent) in its own build directory (BUILD_DIR-ARCH-COMPILER) with its
  * own build cache entries (the cache key holds the cell's compiler and
- * arch), its own boot (guestarch.h) and its failures compared against the
+ * arch), its own boot (lib/karch.h) and its failures compared against the
  * same cell's run of the tip. The verdict over the matrix:
  *
  *   - the first cell's verdict, when it did not pass;

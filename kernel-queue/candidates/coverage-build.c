@@ -24,7 +24,8 @@ static const char *const ostate_names[] = { "unknown", "ok", "failed",
 
 static char *arch_dir(struct cov *c, int a)
 {
-	return xstrfmt("%s/%s", c->bc->cfg.coverage_build_dir, arches[a].karch);
+	return xstrfmt("%s/%s", c->bc->cfg.coverage_build_dir,
+		       karch_table[a].make_arch);
 }
 
 /* The configuration key: label and a hash of the fragment. */
@@ -38,7 +39,7 @@ static char *config_key(struct cov *c, int a)
 	for (size_t i = 0; i < sb.len; i++)
 		h = h * 33 + (unsigned char)sb.buf[i];
 	strbuf_release(&sb);
-	return xstrfmt("%s %08lx", arches[a].label, h & 0xffffffffUL);
+	return xstrfmt("%s %08lx", karch_table[a].cov_config, h & 0xffffffffUL);
 }
 
 static const char wrapper_fmt[] =
@@ -90,7 +91,7 @@ static int mk_init(struct cov *c, int a, struct mk *m)
 	free(m->dir);
 	m->dir = abs;
 	wrapper = xstrfmt("%s/stableq-cc", m->dir);
-	real = xstrfmt("ccache %sgcc", arches[a].cross);
+	real = xstrfmt("ccache %sgcc", karch_table[a].cross);
 	text = xstrfmt(wrapper_fmt, real, real);
 	ret = write_file_atomic(wrapper, text, strlen(text));
 	if (ret >= 0 && chmod(wrapper, 0755) < 0)
@@ -98,10 +99,10 @@ static int mk_init(struct cov *c, int a, struct mk *m)
 	free(text);
 	free(real);
 	m->odir = xstrfmt("O=%s", m->dir);
-	m->arch = xstrfmt("ARCH=%s", arches[a].karch);
-	m->cross = xstrfmt("CROSS_COMPILE=%s", arches[a].cross);
+	m->arch = xstrfmt("ARCH=%s", karch_table[a].make_arch);
+	m->cross = xstrfmt("CROSS_COMPILE=%s", karch_table[a].cross);
 	m->cc = xstrfmt("CC=%s", wrapper);
-	m->nm = kbuild_nm_var(arches[a].cross);
+	m->nm = kbuild_nm_var(karch_table[a].cross);
 	m->jobs = xstrfmt("-j%ld", nj > 0 ? nj : 1);
 	free(wrapper);
 	m->ko = (struct kbuild_opts){
@@ -122,7 +123,7 @@ static char *out_path(const struct mk *m, const struct obj *o)
 {
 	if (cov_ends_with(o->target, ".dtb"))
 		return xstrfmt("%s/arch/%s/boot/dts/%s", m->dir,
-			       arches[o->arch].dir, o->target);
+			       karch_table[o->arch].srcarch, o->target);
 	return xstrfmt("%s/%s", m->dir, o->target);
 }
 
@@ -169,8 +170,8 @@ static int configure(struct cov *c, int a, struct mk *m, const char *key)
 	}
 	err_clear();
 	unlink(stamp);
-	cov_say(c, "coverage: make allmodconfig (%s) in %s", arches[a].label,
-	    m->dir);
+	cov_say(c, "coverage: make allmodconfig (%s) in %s",
+		karch_table[a].cov_config, m->dir);
 	if ((ret = mk_run(c, m, t, 1, 0)) != 0) {
 		if (ret > 0)
 			ret = err_set(ERR_IO,
@@ -379,7 +380,7 @@ static void collect(struct cov *c, int a, struct mk *m, int before,
 			st = O_NOTBUILT;
 			err = xstrfmt("%s does not reach %s (its directory is"
 				      " not built under this config)",
-				      arches[a].label, o->target);
+				      karch_table[a].cov_config, o->target);
 		} else {
 			st = O_FAILED;
 			err = first_error(excerpt);
@@ -437,7 +438,7 @@ static int build_objects(struct cov *c, int a, struct mk *m, int before)
 	ret = 0;
 	if (!n)
 		goto out; /* every object known for this tree: nothing to do */
-	cov_say(c, "coverage: %s: make prepare (%s)", arches[a].label,
+	cov_say(c, "coverage: %s: make prepare (%s)", karch_table[a].cov_config,
 	    before ? "the branch" : "the candidate");
 	off = log_size(c);
 	ret = mk_run(c, m, prep, 1, 0);
@@ -459,7 +460,7 @@ static int build_objects(struct cov *c, int a, struct mk *m, int before)
 		if (!before) {
 			c->prepare_failed[a] = 1;
 			c->prepare_err[a] = xstrfmt("make prepare (%s): %s",
-						    arches[a].label,
+						    karch_table[a].cov_config,
 						    fe ? fe : ex);
 		}
 		free(ex);
@@ -467,8 +468,9 @@ static int build_objects(struct cov *c, int a, struct mk *m, int before)
 		ret = 0;
 		goto out;
 	}
-	cov_say(c, "coverage: %s: compiling %zu object%s (%s)", arches[a].label, n,
-	    n == 1 ? "" : "s", before ? "the branch" : "the candidate");
+	cov_say(c, "coverage: %s: compiling %zu object%s (%s)",
+		karch_table[a].cov_config, n, n == 1 ? "" : "s",
+		before ? "the branch" : "the candidate");
 	off = log_size(c);
 	ret = mk_run(c, m, t, n, 1);
 	if (ret < 0)

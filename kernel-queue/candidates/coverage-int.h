@@ -3,6 +3,7 @@
 #define STABLEQ_COVERAGE_INT_H
 
 #include "ctx.h"
+#include "karch.h"
 #include "repo.h"
 #include "strbuf.h"
 
@@ -22,17 +23,6 @@
 
 enum kind { K_C, K_ASM, K_HEADER, K_KCONFIG, K_MAKEFILE, K_DTS, K_OTHER };
 extern const char *const kind_names[];
-
-/* The architectures stableq can compile for, and Debian's cross compilers. */
-struct arch {
-	const char *dir;   /* under arch/ */
-	const char *karch; /* ARCH= */
-	const char *cross; /* CROSS_COMPILE=; "" for the machine's own gcc */
-	const char *pkg;
-	const char *label;
-};
-#define NARCH 7
-extern const struct arch arches[NARCH];
 
 /*
  * What became of a touched file: its coverage verdict, compared as this
@@ -57,7 +47,7 @@ struct entry {
 	long long patch_id;
 	char *path;
 	enum kind kind;
-	int arch; /* index into arches */
+	int arch; /* index into karch_table (karch.h) */
 	enum cov_status status;
 	const char *config;
 	struct strbuf detail;
@@ -93,8 +83,8 @@ struct cov {
 	char *src;       /* absolute worktree */
 	char *log_path;
 	double deadline;
-	int prepare_failed[NARCH]; /* at the candidate, not before */
-	char *prepare_err[NARCH];
+	int prepare_failed[KARCH_N]; /* at the candidate, not before */
+	char *prepare_err[KARCH_N];
 	void (*progress)(const char *, void *);
 	void *ctx;
 };

@@ -99,7 +99,7 @@ static enum kind kind_of(const char *path)
 	return K_OTHER;
 }
 
-/* The arches index of arch/X/..., 0 (x86) for the rest; -1: unknown X. */
+/* The karch_table index of arch/X/..., 0 (x86) for the rest; -1: unknown X. */
 static int arch_of(const char *path, const char **name, size_t *len)
 {
 	const char *s, *e;
@@ -114,9 +114,9 @@ static int arch_of(const char *path, const char **name, size_t *len)
 		return 0;
 	*name = s;
 	*len = (size_t)(e - s);
-	for (size_t i = 0; i < NARCH; i++)
-		if (strlen(arches[i].dir) == *len &&
-		    !strncmp(arches[i].dir, s, *len))
+	for (size_t i = 0; i < KARCH_N; i++)
+		if (strlen(karch_table[i].srcarch) == *len &&
+		    !strncmp(karch_table[i].srcarch, s, *len))
 			return (int)i;
 	if (*len == 2 && !strncmp(s, "um", 2))
 		return -1;
@@ -130,7 +130,7 @@ static int arch_usable(int a)
 
 	if (!a)
 		return 1;
-	gcc = xstrfmt("%sgcc", arches[a].cross);
+	gcc = xstrfmt("%sgcc", karch_table[a].cross);
 	ok = kbuild_have_tool(gcc);
 	free(gcc);
 	return ok;
@@ -410,7 +410,7 @@ static int route(const char *path, struct coverage_route *rt, enum kind *kind,
 	*kind = kind_of(path);
 	*arch = 0;
 	rt->kind = kind_names[*kind];
-	rt->arch = arches[0].label;
+	rt->arch = karch_table[0].cov_config;
 	rt->config_step = *kind == K_KCONFIG || *kind == K_MAKEFILE;
 	for (k = 0; k < sizeof(not_code) / sizeof(not_code[0]); k++)
 		if (!strncmp(path, not_code[k].prefix,
@@ -438,13 +438,14 @@ static int route(const char *path, struct coverage_route *rt, enum kind *kind,
 				  (int)al, an);
 		return -1;
 	}
-	rt->arch = arches[*arch].label;
+	rt->arch = karch_table[*arch].cov_config;
 	if (!arch_usable(*arch)) {
 		rt->status = "not-built";
 		rt->why = xstrfmt("arch/%s needs the cross compiler %sgcc:"
 				  " the Debian package %s is not installed",
-				  arches[*arch].dir, arches[*arch].cross,
-				  arches[*arch].pkg);
+				  karch_table[*arch].srcarch,
+				  karch_table[*arch].cross,
+				  karch_table[*arch].cross_pkg);
 		return -1;
 	}
 	if (*kind == K_C || *kind == K_ASM)
@@ -520,7 +521,7 @@ static int plan(struct cov *c, const struct guest *g)
 				cov_entry_set(e, CS_NOT_BUILT, NULL,
 					  "no .c file of %s includes it by the"
 					  " name \"%s\"",
-					  e->arch ? arches[e->arch].dir
+					  e->arch ? karch_table[e->arch].srcarch
 						  : "the tree",
 					  include_name(e->path));
 			break;

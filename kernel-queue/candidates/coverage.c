@@ -34,23 +34,6 @@ const char *const kind_names[] = { "c",	      "asm", "header",
 				   "kconfig",  "makefile", "dts",
 				   "other" };
 
-/* The architectures stableq can compile for, and Debian's cross compilers. */
-const struct arch arches[NARCH] = {
-	{ "x86", "x86_64", "", "build-essential", "x86_64 allmodconfig" },
-	{ "arm64", "arm64", "aarch64-linux-gnu-", "gcc-aarch64-linux-gnu",
-	  "arm64 allmodconfig" },
-	{ "arm", "arm", "arm-linux-gnueabihf-", "gcc-arm-linux-gnueabihf",
-	  "arm allmodconfig" },
-	{ "powerpc", "powerpc", "powerpc64le-linux-gnu-",
-	  "gcc-powerpc64le-linux-gnu", "powerpc allmodconfig" },
-	{ "riscv", "riscv", "riscv64-linux-gnu-", "gcc-riscv64-linux-gnu",
-	  "riscv allmodconfig" },
-	{ "s390", "s390", "s390x-linux-gnu-", "gcc-s390x-linux-gnu",
-	  "s390 allmodconfig" },
-	{ "mips", "mips", "mips-linux-gnu-", "gcc-mips-linux-gnu",
-	  "mips allmodconfig" },
-};
-
 void cov_say(struct cov *c, const char *fmt, ...)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -103,7 +86,7 @@ static void judge(struct cov *c)
 	for (size_t i = 0; i < c->ne; i++) {
 		struct entry *e = &c->e[i];
 		size_t ok = 0, failed = 0, notbuilt = 0;
-		const char *label = arches[e->arch].label;
+		const char *label = karch_table[e->arch].cov_config;
 		struct strbuf why = STRBUF_INIT;
 
 		if (e->status)
@@ -319,7 +302,7 @@ static void cov_release(struct cov *c)
 		free(o->after_err);
 	}
 	free(c->o);
-	for (size_t a = 0; a < NARCH; a++)
+	for (size_t a = 0; a < KARCH_N; a++)
 		free(c->prepare_err[a]);
 	free(c->src);
 	free(c->log_path);
@@ -351,7 +334,7 @@ int coverage_run(struct branch_ctx *bc, struct repo *r, long long id,
 	    (ret = load_entries(&c)) < 0 ||
 	    (ret = cov_plan(&c, bc->cfg.build_dir)) < 0)
 		goto out;
-	for (size_t a = 0; a < NARCH; a++)
+	for (size_t a = 0; a < KARCH_N; a++)
 		if ((ret = cov_build_arch(&c, (int)a, &on_base)) < 0)
 			goto out;
 	judge(&c);

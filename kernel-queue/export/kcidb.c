@@ -6,7 +6,7 @@
 #include "db.h"
 #include "err.h"
 #include "gcov.h"
-#include "guestarch.h"
+#include "karch.h"
 #include "queue.h"
 #include "repo.h"
 #include "sha256.h"
@@ -383,30 +383,29 @@ static void add_build(struct ctx *c, long long cid, const char *checkout_id,
 	{
 		/* the candidate's cell of the matrix (cell.h) */
 		struct cell cl = { "x86_64", "gcc" };
-		const struct guestarch *ga;
+		const struct karch *ka;
+		struct strbuf cmd = STRBUF_INIT;
 		if (cell_of_row(c->db, cid, &cl) < 0)
 			err_clear();
-		ga = guestarch_find(cl.arch);
+		ka = karch_boot_find(cl.arch);
 		json_object_set_new(b, "architecture",
-				    json_string(ga ? ga->kcidb : cl.arch));
+				    json_string(ka ? ka->kcidb : cl.arch));
 		json_object_set_new(b, "compiler", json_string(cl.compiler));
-		json_object_set_new(
-			b, "command",
-			json_string(
-				!strcmp(cl.arch, "arm64")
-					? !strcmp(cl.compiler, "clang")
-						  ? "make O=BUILD_DIR ARCH=arm64"
-						    " LLVM=1 CC=\"ccache clang\""
-						    " Image modules"
-						  : "make O=BUILD_DIR ARCH=arm64"
-						    " CROSS_COMPILE=aarch64-linux-"
-						    "gnu- CC=\"ccache aarch64-"
-						    "linux-gnu-gcc\" Image modules"
-				: !strcmp(cl.compiler, "clang")
-					? "make O=BUILD_DIR LLVM=1 CC=\"ccache"
-					  " clang\" bzImage modules"
-					: "make O=BUILD_DIR CC=\"ccache gcc\" "
-					  "bzImage modules"));
+		/* make's command line as kbuild.c gives it for the cell */
+		strbuf_addstr(&cmd, "make O=BUILD_DIR");
+		if (ka && !karch_is_host(ka))
+			strbuf_addf(&cmd, " ARCH=%s", ka->make_arch);
+		if (!strcmp(cl.compiler, "clang"))
+			strbuf_addstr(&cmd, " LLVM=1 CC=\"ccache clang\"");
+		else if (ka && *ka->cross)
+			strbuf_addf(&cmd,
+				    " CROSS_COMPILE=%s CC=\"ccache %sgcc\"",
+				    ka->cross, ka->cross);
+		else
+			strbuf_addstr(&cmd, " CC=\"ccache gcc\"");
+		strbuf_addf(&cmd, " %s modules", ka ? ka->target : "bzImage");
+		json_object_set_new(b, "command", json_string(cmd.buf));
+		strbuf_release(&cmd);
 	}
 	json_object_set_new(b, "config_name", json_string(c->config));
 	set_text(b, "start_time", db_col_text(st, 3));

@@ -79,6 +79,10 @@ try:
                    (cid, ids, commit, bid, step, verdict,
                     'patch 3 "lib: change 2" does not apply' if verdict == 'apply-failed' else
                     'killed at the deadline' if verdict == 'hang' else None, fin))
+    # other cells of the matrix (cell.h): their arch and make command
+    db.execute("UPDATE candidates SET arch = 'x86_64', compiler = 'clang' WHERE id = 3")
+    db.execute("UPDATE candidates SET arch = 'arm64', compiler = 'gcc' WHERE id = 4")
+    db.execute("UPDATE candidates SET arch = 'arm64', compiler = 'clang' WHERE id = 5")
     results = [('boot', 'pass', None), ('dmesg-clean', 'pass', None),
                ('kunit.list.list_test_init', 'pass', None), ('user-copy', 'fail', huge),
                ('badptr', 'flaky', None), ('proc-sanity', 'skip', None), (hostile, 'pass', None),
@@ -137,6 +141,14 @@ try:
     b1 = builds['stableq:candidate-1']
     t.ok(b1['valid'] is True and b1['duration'] == 42.5 and b1['architecture'] == 'x86_64',
          'the build: valid, its duration, x86_64')
+    cmds = {i: (builds['stableq:candidate-%d' % i]['architecture'], builds['stableq:candidate-%d' % i]['command'])
+            for i in (1, 3, 4, 5)}
+    t.is_(cmds, {1: ('x86_64', 'make O=BUILD_DIR CC="ccache gcc" bzImage modules'),
+                 3: ('x86_64', 'make O=BUILD_DIR LLVM=1 CC="ccache clang" bzImage modules'),
+                 4: ('arm64', 'make O=BUILD_DIR ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-'
+                              ' CC="ccache aarch64-linux-gnu-gcc" Image modules'),
+                 5: ('arm64', 'make O=BUILD_DIR ARCH=arm64 LLVM=1 CC="ccache clang" Image modules')},
+          "each cell's build: its KCIDB architecture and make's command line (x86_64/gcc, x86_64/clang, arm64/gcc, arm64/clang)")
     t.like(b1['config_name'], 'tinyconfig+base.config', 'the build names its config (tinyconfig + fragments)')
     t.like(b1['log_url'], '/api/v1/builds/', 'the build links its log')
     b3 = builds['stableq:candidate-3']

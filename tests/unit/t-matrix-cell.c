@@ -5,7 +5,7 @@
 #include "config.h"
 #include "db.h"
 #include "file.h"
-#include "guestarch.h"
+#include "karch.h"
 #include "kbuild.h"
 #include "qemu.h"
 #include "tap.h"
@@ -110,18 +110,19 @@ static void build_side(void)
 		   access("config/kernel/6.12/quick/arm64/base.config", R_OK) == 0 &&
 		   access("config/kernel/6.12/quick/arm64/tests.config", R_OK) == 0,
 	   "the arm64 fragments exist for 6.1 and 6.12");
-	is_str(kbuild_image(NULL), "arch/x86/boot/bzImage", "x86_64: bzImage");
-	is_str(kbuild_image("arm64"), "arch/arm64/boot/Image", "arm64: Image");
-	ok(kbuild_image("mips") == NULL, "an unknown arch has no image");
+	is_str(karch_boot_find(NULL)->image, "arch/x86/boot/bzImage",
+	       "x86_64: bzImage");
+	is_str(karch_boot_find("arm64")->image, "arch/arm64/boot/Image",
+	       "arm64: Image");
 
-	const struct guestarch *g = guestarch_find("arm64");
+	const struct karch *g = karch_boot_find("arm64");
 	ok(g && !strcmp(g->console, "ttyAMA0") && g->tcg_only &&
 		   !strcmp(g->machine, "virt"),
 	   "arm64 boots on -M virt, console ttyAMA0, under TCG");
-	ok(guestarch_find(NULL) && !strcmp(guestarch_find(NULL)->console,
-					   "ttyS0"),
+	ok(karch_boot_find(NULL) && !strcmp(karch_boot_find(NULL)->console,
+					    "ttyS0"),
 	   "no arch is x86_64 on ttyS0");
-	ok(!guestarch_find("mips"), "an unknown arch is refused");
+	ok(!karch_boot_find("mips"), "an arch that does not boot is refused");
 	like(err_msg(), "not one of: x86_64 arm64", "... naming the known");
 
 	const char *accel = NULL;
@@ -149,6 +150,19 @@ static void build_side(void)
 	   "x86_64/gcc's id is the one of before: the cache keys stay");
 	free(gcc);
 	free(id);
+	if (kbuild_have_tool("aarch64-linux-gnu-gcc")) {
+		char *want = NULL;
+		ok(kbuild_compiler_id("arm64", "gcc", &gcc) == 0 &&
+			   buildcache_compiler_id_of("aarch64-linux-gnu-gcc",
+						     &id) == 0,
+		   "arm64/gcc has a compiler id");
+		want = xstrfmt("%sarch arm64\n", id ? id : "");
+		is_str(gcc, want, "... its cross gcc's and 'arch arm64': the"
+				  " cache keys stay");
+		free(want);
+		free(gcc);
+		free(id);
+	}
 }
 
 /* A tree whose minimum clang is 99: the cell cannot run, and says so. */
@@ -206,6 +220,8 @@ static void toolchains(const char *dir)
 	kbuild_result_release(&r);
 	o.arch = "mips";
 	is_int(kbuild_run(&o, &r), ERR_INVALID, "an unknown arch is refused");
+	is_str(err_msg(), "kernel build: arch 'mips' is not one of: x86_64 arm64",
+	       "... naming the arches kbuild builds");
 	kbuild_result_release(&r);
 	setenv("PATH", oldpath, 1);
 	free(oldpath);
