@@ -6,6 +6,7 @@
 #include "file.h"
 #include "kbuild.h"
 #include "sandbox.h"
+#include "spawn.h"
 #include "log.h"
 #include "strvec.h"
 
@@ -597,6 +598,7 @@ int cov_build_arch(struct cov *c, int a, int clang, int *on_base)
 	struct mk m;
 	char *key = NULL;
 	int ret, lockfd = -1, need_before = 0, need = 0;
+	double t0 = now_monotonic();
 
 	memset(&m, 0, sizeof(m));
 	for (size_t i = 0; i < c->no; i++)
@@ -646,6 +648,9 @@ int cov_build_arch(struct cov *c, int a, int clang, int *on_base)
 		if (ret >= 0 && (ret = repo_checkout(c->r, c->commit)) >= 0)
 			*on_base = 0;
 	}
+	if (ret >= 0)
+		cov_say(c, "coverage: %s: done (%.1f s)", m.label,
+			now_monotonic() - t0);
 out:
 	if (lockfd >= 0)
 		close(lockfd);

@@ -127,11 +127,13 @@ struct obj *cov_obj_find(struct cov *c, int arch, int clang,
 /*
  * Build coverage with clang (c->clang): after cov_plan(), every entry of
  * an arch kbuild builds with clang (cov_clang_arch()) that has objects to
- * compile (booted ones too: the guest kernel is gcc's) gets a twin right
+ * compile gets a twin right
  * after it, compiled under ARCH allmodconfig with LLVM=1 in a build
  * directory of its own (coverage_build_dir/ARCH-clang); its objects are
  * wanted (c->o, clang set). The twins are judged and stored as gcc's
- * entries are: a new clang warning counts as a new gcc warning does.
+ * entries are: a new clang warning counts as a new gcc warning does. A
+ * file in the booted kernel gets none: the x86_64/clang cell's own build
+ * compiles it with clang, as the guest build does with gcc.
  */
 void cov_plan_clang(struct cov *c);
 /* 1 when clang coverage compiles arch a (kbuild knows it: x86, arm64). */
