@@ -121,7 +121,9 @@ ok $? "with compilers = gcc the same queue passes" || diag "$(tail -5 "$W/c.log"
 is "$(db "SELECT COUNT(*) FROM coverage WHERE compiler = 'clang'")" 0 "no clang coverage rows"
 is "$(db "SELECT COUNT(*) FROM coverage WHERE compiler = 'gcc' AND status = 'compiled'")" 2 "gcc's two rows, compiled"
 is "$(db "SELECT COUNT(*) FROM verdicts WHERE check_name = 'warnings' AND result = 'added'")" 0 "no new warning (gcc gives none)"
-ok "$(grep -q 'clang' "$W"/var/log/coverage-*.log && echo 1 || echo 0)" "coverage's log never names clang"
+diag "$(grep -h 'coverage' "$W/c.log")"
+ok "$(grep -q 'LLVM=1\|allmodconfig clang' "$W"/var/log/coverage-*.log && echo 1 || echo 0)" "coverage ran no clang build (no LLVM=1 in its log)" ||
+	diag "$(grep -h 'LLVM=1\|allmodconfig clang' "$W"/var/log/coverage-*.log | head -3)"
 like "$(j "j['summary']")" "pass: " "the summary: $(j "j['summary']")"
 like "$(j "j['summary']")" "; 2 of 2 patches compiled, 0 in the booted kernel" "... both patches compiled (by gcc)"
 
@@ -132,6 +134,7 @@ chmod 755 "$T/oldclang/clang"
 world old 'compilers = gcc clang'
 PATH=$T/oldclang:$PATH SQ candidate --json > "$W/c.json" 2> "$W/c.log"
 ok $? "with a clang too old, the queue passes gcc's coverage" || diag "$(tail -5 "$W/c.log")"
+diag "$(grep -h 'coverage' "$W/c.log")"
 like "$(j "j['coverage']['summary']")" "; not run (clang): kernel build (x86_64/clang): clang 10.0.0 is older than 11.0.0" "coverage: not run (clang), and why"
 is "$(file "$SA" clang status)" not-built "the clang row is not-built, never compiled"
 like "$(file "$SA" clang detail)" "not run (clang): " "... its detail: not run (clang): ..."
