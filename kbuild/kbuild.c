@@ -195,15 +195,10 @@ static char *output_line(const char *const *argv, const char *const *env,
 	return line;
 }
 
-/*
- * The cell's tools, its make variables (*xargs) and CC (*cc, owned):
- * ERR_NOTFOUND naming the Debian packages when a tool is missing or clang
- * is older than the tree's minimum: the cell cannot run (not a failure of
- * the candidate's).
- */
-static int cell_setup(const struct kbuild_opts *o, const char *src,
-		      struct strvec *xargs, char **cc)
+int kbuild_cell_vars(const struct kbuild_opts *o, struct strvec *xargs,
+		     char **cc)
 {
+	const char *src = o->src_dir;
 	const struct karch *a = arch_row(o->arch);
 	const char *prefix = o->no_ccache ? "" : "ccache ";
 	char *gcc;
@@ -784,7 +779,7 @@ int kbuild_run(const struct kbuild_opts *o, struct kbuild_result *r)
 		goto out;
 	}
 	if ((ret = check_tools(!o->no_ccache)) < 0 ||
-	    (ret = cell_setup(o, o->src_dir, &xargs, &cellcc)) < 0)
+	    (ret = kbuild_cell_vars(o, &xargs, &cellcc)) < 0)
 		goto out;
 	if (icecc_enabled(o->icecc) && !in_path("icecc")) {
 		ret = err_set(ERR_NOTFOUND,

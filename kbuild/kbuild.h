@@ -4,6 +4,8 @@
 
 #include <stddef.h>
 
+struct strvec;
+
 /*
  * One build directory and one ccache serve every candidate, so a state built
  * before costs seconds. The configuration is `make tinyconfig` (or the
@@ -140,6 +142,18 @@ int kbuild_compiler_id(const char *arch, const char *compiler, char **out);
  */
 int kbuild_outputs_safe(const char *build, const char *const *files,
 			size_t nfiles);
+
+/*
+ * The cell o->arch/o->compiler's make variables, pushed on xargs (ARCH=,
+ * CROSS_COMPILE=, LLVM=1) and its CC (*cc: "CC=ccache clang", without
+ * ccache when o->no_ccache; owned), once its tools are there: ERR_NOTFOUND
+ * naming the Debian packages when one is missing, or when clang is older
+ * than the minimum of the tree in o->src_dir (scripts/min-tool-version.sh
+ * llvm): the cell cannot run here, which is not a failure of what it
+ * builds. ERR_INVALID for an arch or compiler kbuild does not know.
+ */
+int kbuild_cell_vars(const struct kbuild_opts *o, struct strvec *xargs,
+		     char **cc);
 
 /* 1 when prog is an executable in $PATH (a cross compiler, ...) */
 int kbuild_have_tool(const char *prog);

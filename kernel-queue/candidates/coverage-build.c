@@ -6,6 +6,7 @@
 #include "file.h"
 #include "kbuild.h"
 #include "sandbox.h"
+#include "spawn.h"
 #include "log.h"
 #include "strvec.h"
 
@@ -22,14 +23,14 @@ static const char *const ostate_names[] = { "unknown", "ok", "failed",
 
 /* ---- the broad builds ---- */
 
-static char *arch_dir(struct cov *c, int a)
+static char *arch_dir(struct cov *c, int a, int clang)
 {
-	return xstrfmt("%s/%s", c->bc->cfg.coverage_build_dir,
-		       karch_table[a].make_arch);
+	return xstrfmt("%s/%s%s", c->bc->cfg.coverage_build_dir,
+		       karch_table[a].make_arch, clang ? "-clang" : "");
 }
 
 /* The configuration key: label and a hash of the fragment. */
-static char *config_key(struct cov *c, int a)
+static char *config_key(struct cov *c, int a, int clang)
 {
 	struct strbuf sb = STRBUF_INIT;
 	unsigned long h = 5381;
@@ -39,7 +40,7 @@ static char *config_key(struct cov *c, int a)
 	for (size_t i = 0; i < sb.len; i++)
 		h = h * 33 + (unsigned char)sb.buf[i];
 	strbuf_release(&sb);
-	return xstrfmt("%s %08lx", karch_table[a].cov_config, h & 0xffffffffUL);
+	return xstrfmt("%s %08lx", cov_label(c, a, clang), h & 0xffffffffUL);
 }
 
 static const char wrapper_fmt[] =
@@ -60,6 +61,9 @@ struct mk {
 	struct sandbox sb; /* ko.sandbox */
 	char *dir, *odir, *arch, *cross, *cc, *jobs;
 	char *nm; /* NM=...gcc-nm, or NULL (kbuild_nm_var()) */
+	int clang;
+	struct strvec xargs; /* clang's: kbuild_cell_vars() (LLVM=1, ARCH=) */
+	const char *label;   /* cov_label() */
 };
 
 static void mk_release(struct mk *m)
@@ -71,27 +75,50 @@ static void mk_release(struct mk *m)
 	free(m->cc);
 	free(m->jobs);
 	free(m->nm);
+	strvec_clear(&m->xargs);
 	sandbox_release(&m->sb);
 }
 
-static int mk_init(struct cov *c, int a, struct mk *m)
+/*
+ * The make of arch a's broad build. With clang, kbuild_cell_vars() says
+ * what LLVM=1 needs and whether it can run here (ERR_NOTFOUND: the tools
+ * missing or clang older than the tree's minimum).
+ */
+static int mk_init(struct cov *c, int a, int clang, struct mk *m)
 {
-	char *wrapper, *text, *real;
-	long nj = c->bc->cfg.make_jobs > 0 ? c->bc->cfg.make_jobs
-					   : sysconf(_SC_NPROCESSORS_ONLN);
+	char *wrapper, *text, *real, *cc = NULL;
+	long nj;
 	int ret;
 
 	memset(m, 0, sizeof(*m));
-	m->dir = arch_dir(c, a);
-	if ((ret = mkdir_p(m->dir)) < 0)
+	m->xargs = (struct strvec)STRVEC_INIT;
+	m->clang = clang;
+	m->label = cov_label(c, a, clang);
+	if (clang) {
+		struct kbuild_opts ko = { .src_dir = c->src,
+					  .arch = karch_table[a].name,
+					  .compiler = "clang" };
+		if ((ret = kbuild_cell_vars(&ko, &m->xargs, &cc)) < 0)
+			return ret;
+	}
+	nj = c->bc->cfg.make_jobs > 0 ? c->bc->cfg.make_jobs
+				      : sysconf(_SC_NPROCESSORS_ONLN);
+	m->dir = arch_dir(c, a, clang);
+	if ((ret = mkdir_p(m->dir)) < 0) {
+		free(cc);
 		return ret;
+	}
 	char *abs = realpath(m->dir, NULL);
-	if (!abs)
+	if (!abs) {
+		free(cc);
 		return err_set(ERR_IO, "%s: %s", m->dir, strerror(errno));
+	}
 	free(m->dir);
 	m->dir = abs;
 	wrapper = xstrfmt("%s/stableq-cc", m->dir);
-	real = xstrfmt("ccache %sgcc", karch_table[a].cross);
+	/* kbuild's "CC=ccache clang" */
+	real = cc ? xstrdup(cc + 3) : xstrfmt("ccache %sgcc", karch_table[a].cross);
+	free(cc);
 	text = xstrfmt(wrapper_fmt, real, real);
 	ret = write_file_atomic(wrapper, text, strlen(text));
 	if (ret >= 0 && chmod(wrapper, 0755) < 0)
@@ -102,7 +129,7 @@ static int mk_init(struct cov *c, int a, struct mk *m)
 	m->arch = xstrfmt("ARCH=%s", karch_table[a].make_arch);
 	m->cross = xstrfmt("CROSS_COMPILE=%s", karch_table[a].cross);
 	m->cc = xstrfmt("CC=%s", wrapper);
-	m->nm = kbuild_nm_var(karch_table[a].cross);
+	m->nm = clang ? NULL : kbuild_nm_var(karch_table[a].cross);
 	m->jobs = xstrfmt("-j%ld", nj > 0 ? nj : 1);
 	free(wrapper);
 	m->ko = (struct kbuild_opts){
@@ -134,8 +161,12 @@ static int mk_run(struct cov *c, struct mk *m, const char *const *targets,
 	struct strvec argv = STRVEC_INIT, env = STRVEC_INIT;
 	int to, ret;
 
-	strvec_pushl(&argv, "make", m->odir, m->arch, m->cross, m->cc, m->jobs,
-		     NULL);
+	if (m->clang)
+		strvec_pushl(&argv, "make", m->odir, NULL);
+	else
+		strvec_pushl(&argv, "make", m->odir, m->arch, m->cross, NULL);
+	strvec_pushv(&argv, (const char *const *)m->xargs.v);
+	strvec_pushl(&argv, m->cc, m->jobs, NULL);
 	if (m->nm)
 		strvec_push(&argv, m->nm);
 	if (keep_going)
@@ -155,7 +186,7 @@ static int mk_run(struct cov *c, struct mk *m, const char *const *targets,
 }
 
 /* allmodconfig when the directory has no .config or the fragment changed */
-static int configure(struct cov *c, int a, struct mk *m, const char *key)
+static int configure(struct cov *c, struct mk *m, const char *key)
 {
 	char *dot = xstrfmt("%s/.config", m->dir);
 	char *stamp = xstrfmt("%s/.stableq-coverage-config", m->dir);
@@ -170,8 +201,7 @@ static int configure(struct cov *c, int a, struct mk *m, const char *key)
 	}
 	err_clear();
 	unlink(stamp);
-	cov_say(c, "coverage: make allmodconfig (%s) in %s",
-		karch_table[a].cov_config, m->dir);
+	cov_say(c, "coverage: make allmodconfig (%s) in %s", m->label, m->dir);
 	if ((ret = mk_run(c, m, t, 1, 0)) != 0) {
 		if (ret > 0)
 			ret = err_set(ERR_IO,
@@ -325,11 +355,12 @@ static char *first_error(const char *diag)
 	return NULL;
 }
 
-/* The objects of arch a a build compiles: all of them for the candidate;
- * before the queue, those that failed or warned and are not known yet. */
-static int wanted(const struct obj *o, int a, int before)
+/* The objects of arch a and m's compiler a build compiles: all of them for
+ * the candidate; before the queue, those that failed or warned and are not
+ * known yet. */
+static int wanted(const struct obj *o, const struct mk *m, int a, int before)
 {
-	if (o->arch != a)
+	if (o->arch != a || o->clang != m->clang)
 		return 0;
 	return !before ? o->after == O_UNKNOWN
 		       : o->need_before && o->before == O_UNKNOWN;
@@ -350,7 +381,7 @@ static void collect(struct cov *c, int a, struct mk *m, int before,
 	}
 	for (size_t i = 0; i < c->no; i++) {
 		struct obj *o = &c->o[i];
-		if (!wanted(o, a, before))
+		if (!wanted(o, m, a, before))
 			continue;
 		enum ostate st;
 		char *warn = NULL, *err = NULL;
@@ -380,7 +411,7 @@ static void collect(struct cov *c, int a, struct mk *m, int before,
 			st = O_NOTBUILT;
 			err = xstrfmt("%s does not reach %s (its directory is"
 				      " not built under this config)",
-				      karch_table[a].cov_config, o->target);
+				      m->label, o->target);
 		} else {
 			st = O_FAILED;
 			err = first_error(excerpt);
@@ -423,7 +454,7 @@ static int build_objects(struct cov *c, int a, struct mk *m, int before)
 
 	for (size_t i = 0; i < c->no; i++) {
 		struct obj *o = &c->o[i];
-		if (!wanted(o, a, before))
+		if (!wanted(o, m, a, before))
 			continue;
 		t[n++] = o->target;
 		/* compiled again (a ccache hit when nothing changed), so its
@@ -438,7 +469,7 @@ static int build_objects(struct cov *c, int a, struct mk *m, int before)
 	ret = 0;
 	if (!n)
 		goto out; /* every object known for this tree: nothing to do */
-	cov_say(c, "coverage: %s: make prepare (%s)", karch_table[a].cov_config,
+	cov_say(c, "coverage: %s: make prepare (%s)", m->label,
 	    before ? "the branch" : "the candidate");
 	off = log_size(c);
 	ret = mk_run(c, m, prep, 1, 0);
@@ -449,7 +480,7 @@ static int build_objects(struct cov *c, int a, struct mk *m, int before)
 		char *fe = first_error(ex);
 		for (size_t i = 0; i < c->no; i++) {
 			struct obj *o = &c->o[i];
-			if (!wanted(o, a, before))
+			if (!wanted(o, m, a, before))
 				continue;
 			if (before) {
 				o->before = O_FAILED;
@@ -458,9 +489,9 @@ static int build_objects(struct cov *c, int a, struct mk *m, int before)
 			}
 		}
 		if (!before) {
-			c->prepare_failed[a] = 1;
-			c->prepare_err[a] = xstrfmt("make prepare (%s): %s",
-						    karch_table[a].cov_config,
+			c->prepare_failed[m->clang][a] = 1;
+			c->prepare_err[m->clang][a] = xstrfmt(
+				"make prepare (%s): %s", m->label,
 						    fe ? fe : ex);
 		}
 		free(ex);
@@ -468,9 +499,8 @@ static int build_objects(struct cov *c, int a, struct mk *m, int before)
 		ret = 0;
 		goto out;
 	}
-	cov_say(c, "coverage: %s: compiling %zu object%s (%s)",
-		karch_table[a].cov_config, n, n == 1 ? "" : "s",
-		before ? "the branch" : "the candidate");
+	cov_say(c, "coverage: %s: compiling %zu object%s (%s)", m->label, n,
+	    n == 1 ? "" : "s", before ? "the branch" : "the candidate");
 	off = log_size(c);
 	ret = mk_run(c, m, t, n, 1);
 	if (ret < 0)
@@ -487,7 +517,8 @@ out:
  * branch tip's (before) for the objects that failed or warned, and the
  * candidate's, so that the same queue again compiles nothing.
  */
-static void load_results(struct cov *c, int a, const char *key, int before)
+static void load_results(struct cov *c, int a, int clang, const char *key,
+			 int before)
 {
 	for (size_t i = 0; i < c->no; i++) {
 		struct obj *o = &c->o[i];
@@ -496,7 +527,8 @@ static void load_results(struct cov *c, int a, const char *key, int before)
 		char **err = before ? &o->before_err : &o->after_err;
 		sqlite3_stmt *st;
 
-		if (o->arch != a || (before && !o->need_before) ||
+		if (o->arch != a || o->clang != clang ||
+		    (before && !o->need_before) ||
 		    *res != O_UNKNOWN)
 			continue;
 		st = db_stmt(c->bc->db,
@@ -522,12 +554,13 @@ static void load_results(struct cov *c, int a, const char *key, int before)
 	}
 }
 
-static void store_results(struct cov *c, int a, const char *key, int before)
+static void store_results(struct cov *c, int a, int clang, const char *key,
+			  int before)
 {
 	for (size_t i = 0; i < c->no; i++) {
 		struct obj *o = &c->o[i];
 		enum ostate res = before ? o->before : o->after;
-		if (o->arch != a || res == O_UNKNOWN)
+		if (o->arch != a || o->clang != clang || res == O_UNKNOWN)
 			continue;
 		/* a cache of results: one not stored is compiled again */
 		if (db_exec(c->bc->db,
@@ -555,57 +588,73 @@ static int lock_dir(const char *dir, int *fd)
 	return ret;
 }
 
-/* One architecture's broad build: config, the branch (once), the candidate. */
-int cov_build_arch(struct cov *c, int a, int *on_base)
+/*
+ * One architecture's broad build with one compiler: config, the branch
+ * (once), the candidate. Clang that cannot run here leaves why in
+ * c->not_run[a] (never a pass) and returns 0.
+ */
+int cov_build_arch(struct cov *c, int a, int clang, int *on_base)
 {
 	struct mk m;
 	char *key = NULL;
 	int ret, lockfd = -1, need_before = 0, need = 0;
+	double t0 = now_monotonic();
 
+	memset(&m, 0, sizeof(m));
 	for (size_t i = 0; i < c->no; i++)
-		need |= c->o[i].arch == a;
+		need |= c->o[i].arch == a && c->o[i].clang == clang;
 	for (size_t i = 0; i < c->ne; i++)
 		need |= c->e[i].config_step && c->e[i].arch == a &&
-			!c->e[i].status;
+			c->e[i].clang == clang && !c->e[i].status;
 	if (!need)
 		return 0;
-	if ((ret = mk_init(c, a, &m)) < 0)
+	if ((ret = mk_init(c, a, clang, &m)) < 0) {
+		if (clang && ret == ERR_NOTFOUND) {
+			c->not_run[a] = xstrdup(err_msg());
+			cov_say(c, "coverage: %s: not run (clang): %s", m.label,
+				c->not_run[a]);
+			err_clear();
+			ret = 0;
+		}
 		goto out;
+	}
 	if ((ret = lock_dir(m.dir, &lockfd)) < 0)
 		goto out;
-	key = config_key(c, a);
-	if ((ret = configure(c, a, &m, key)) < 0)
+	key = config_key(c, a, clang);
+	if ((ret = configure(c, &m, key)) < 0)
 		goto out;
-	load_results(c, a, key, 0);
+	load_results(c, a, clang, key, 0);
 	if ((ret = build_objects(c, a, &m, 0)) < 0)
 		goto out;
-	store_results(c, a, key, 0);
+	store_results(c, a, clang, key, 0);
 	/* only what failed or warned is compared with the branch: a clean
 	 * object needs no "before" (the cold cost stays one compile each) */
 	for (size_t i = 0; i < c->no; i++) {
 		struct obj *o = &c->o[i];
-		if (o->arch == a)
+		if (o->arch == a && o->clang == clang)
 			o->need_before = o->after == O_FAILED ||
 					 (o->after_warn && *o->after_warn);
 	}
-	load_results(c, a, key, 1);
+	load_results(c, a, clang, key, 1);
 	for (size_t i = 0; i < c->no; i++)
-		need_before |= wanted(&c->o[i], a, 1);
+		need_before |= wanted(&c->o[i], &m, a, 1);
 	if (need_before) {
 		if ((ret = repo_checkout(c->r, c->base)) < 0)
 			goto out;
 		*on_base = 1;
 		ret = build_objects(c, a, &m, 1);
 		if (ret >= 0)
-			store_results(c, a, key, 1);
+			store_results(c, a, clang, key, 1);
 		if (ret >= 0 && (ret = repo_checkout(c->r, c->commit)) >= 0)
 			*on_base = 0;
 	}
+	if (ret >= 0)
+		cov_say(c, "coverage: %s: done (%.1f s)", m.label,
+			now_monotonic() - t0);
 out:
 	if (lockfd >= 0)
 		close(lockfd);
 	free(key);
-	if (m.dir)
-		mk_release(&m);
+	mk_release(&m);
 	return ret;
 }

@@ -48,6 +48,7 @@ struct entry {
 	char *path;
 	enum kind kind;
 	int arch; /* index into karch_table (karch.h) */
+	int clang; /* compiled with clang (LLVM=1): a gcc entry's twin */
 	enum cov_status status;
 	const char *config;
 	struct strbuf detail;
@@ -63,6 +64,7 @@ enum ostate { O_UNKNOWN, O_OK, O_FAILED, O_NOTBUILT };
 struct obj {
 	char *target;
 	int arch;
+	int clang; /* LLVM=1 */
 	int need_before; /* it failed or warned: how was it before the queue? */
 	enum ostate before, after;
 	char *before_warn, *after_warn;
@@ -83,8 +85,12 @@ struct cov {
 	char *src;       /* absolute worktree */
 	char *log_path;
 	double deadline;
-	int prepare_failed[KARCH_N]; /* at the candidate, not before */
-	char *prepare_err[KARCH_N];
+	int clang; /* the branch's compilers name clang */
+	/* per compiler (0 gcc, 1 clang) and arch */
+	int prepare_failed[2][KARCH_N]; /* at the candidate, not before */
+	char *prepare_err[2][KARCH_N];
+	char *label[2][KARCH_N];     /* "x86_64 allmodconfig clang" */
+	char *not_run[KARCH_N];      /* clang cannot run for arch: why */
 	void (*progress)(const char *, void *);
 	void *ctx;
 };
@@ -104,8 +110,31 @@ void cov_entry_set(struct entry *e, enum cov_status status, const char *config,
  * guest build in build_dir (what it linked) and the tree.
  */
 int cov_plan(struct cov *c, const char *build_dir);
-/* The object target of arch, or NULL when the plan did not want it. */
-struct obj *cov_obj_find(struct cov *c, int arch, const char *target);
+/* The object target of arch and compiler, or NULL when the plan did not
+ * want it. */
+struct obj *cov_obj_find(struct cov *c, int arch, int clang,
+			 const char *target);
+/*
+ * Build coverage with clang (c->clang): after cov_plan(), every entry of
+ * an arch kbuild builds with clang (cov_clang_arch()) that has objects to
+ * compile gets a twin right
+ * after it, compiled under ARCH allmodconfig with LLVM=1 in a build
+ * directory of its own (coverage_build_dir/ARCH-clang); its objects are
+ * wanted (c->o, clang set). The twins are judged and stored as gcc's
+ * entries are: a new clang warning counts as a new gcc warning does. A
+ * file in the booted kernel gets none: the x86_64/clang cell's own build
+ * compiles it with clang, as the guest build does with gcc.
+ */
+void cov_plan_clang(struct cov *c);
+/* 1 when clang coverage compiles arch a (kbuild knows it: x86, arm64). */
+int cov_clang_arch(int a);
+/* The label of arch a's broad config: "x86_64 allmodconfig", with clang
+ * "x86_64 allmodconfig clang" (c's, borrowed). */
+const char *cov_label(struct cov *c, int a, int clang);
+/* Each entry's status, from the builds (coverage.c). */
+void cov_judge(struct cov *c);
+/* Frees what c owns (entries, objects, labels, src, log_path). */
+void cov_release(struct cov *c);
 
 /*
  * coverage-build.c: one architecture's broad build of the objects the plan
@@ -114,7 +143,7 @@ struct obj *cov_obj_find(struct cov *c, int arch, const char *target);
  * when the tree was checked out at the base (the caller checks the
  * candidate out again).
  */
-int cov_build_arch(struct cov *c, int a, int *on_base);
+int cov_build_arch(struct cov *c, int a, int clang, int *on_base);
 /* Warnings of after that before lacks, or NULL (caller frees). */
 char *cov_new_warnings(const char *before, const char *after, const char *src);
 

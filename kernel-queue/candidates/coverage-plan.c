@@ -51,23 +51,27 @@ static void entry_add_obj(struct entry *e, const char *target)
 	e->objs[e->nobjs++] = xstrdup(target);
 }
 
-struct obj *cov_obj_find(struct cov *c, int arch, const char *target)
+struct obj *cov_obj_find(struct cov *c, int arch, int clang,
+			 const char *target)
 {
 	for (size_t i = 0; i < c->no; i++)
-		if (c->o[i].arch == arch && !strcmp(c->o[i].target, target))
+		if (c->o[i].arch == arch && c->o[i].clang == clang &&
+		    !strcmp(c->o[i].target, target))
 			return &c->o[i];
 	return NULL;
 }
 
-static void obj_want(struct cov *c, int arch, const char *target)
+static void obj_want(struct cov *c, int arch, int clang, const char *target)
 {
-	if (cov_obj_find(c, arch, target))
+	if (cov_obj_find(c, arch, clang, target))
 		return;
 	if (c->no == c->ocap) {
 		c->ocap = c->ocap ? 2 * c->ocap : 16;
 		c->o = xrealloc(c->o, c->ocap * sizeof(*c->o));
 	}
-	c->o[c->no++] = (struct obj){ .target = xstrdup(target), .arch = arch };
+	c->o[c->no++] = (struct obj){ .target = xstrdup(target),
+				      .arch = arch,
+				      .clang = clang };
 }
 
 /* "drivers/x/y.c" -> "drivers/x/y.o" (caller frees) */
@@ -546,7 +550,7 @@ static int plan(struct cov *c, const struct guest *g)
 			if (e->status)
 				continue;
 			for (size_t j = 0; j < e->nobjs; j++)
-				obj_want(c, e->arch, e->objs[j]);
+				obj_want(c, e->arch, 0, e->objs[j]);
 		}
 	}
 out:
@@ -564,4 +568,60 @@ int cov_plan(struct cov *c, const char *build_dir)
 		ret = plan(c, &g);
 	guest_free(&g);
 	return ret;
+}
+
+int cov_clang_arch(int a)
+{
+	return a >= 0 && a < KARCH_N && karch_table[a].image;
+}
+
+/*
+ * Whether e gets a clang twin: an arch clang builds, objects to compile
+ * (a .dtb is dtc's, not the compiler's) or the config step. Not a file in
+ * the booted kernel: the x86_64/clang cell's own build compiles those with
+ * clang (and fails as "build-failed (clang)"), as the guest build does
+ * with gcc.
+ */
+static int wants_clang(const struct entry *e)
+{
+	if (e->kind == K_DTS || !cov_clang_arch(e->arch))
+		return 0;
+	if (e->status != CS_NONE)
+		return 0;
+	return e->nobjs > 0 || e->config_step;
+}
+
+void cov_plan_clang(struct cov *c)
+{
+	struct entry *e;
+	size_t n = 0, cap = 2 * c->ne + 1;
+
+	if (!c->clang)
+		return;
+	e = xcalloc(cap, sizeof(*e));
+	for (size_t i = 0; i < c->ne; i++) {
+		struct entry *g = &c->e[i];
+		e[n++] = *g; /* moved: the strbufs and objects go with it */
+		if (!wants_clang(g))
+			continue;
+		struct entry *t = &e[n++];
+		*t = (struct entry){
+			.patch_id = g->patch_id,
+			.path = xstrdup(g->path),
+			.kind = g->kind,
+			.arch = g->arch,
+			.clang = 1,
+			.detail = STRBUF_INIT,
+			.warnings = STRBUF_INIT,
+			.config_step = g->config_step,
+		};
+		for (size_t j = 0; j < g->nobjs; j++) {
+			entry_add_obj(t, g->objs[j]);
+			obj_want(c, t->arch, 1, g->objs[j]);
+		}
+	}
+	free(c->e);
+	c->e = e;
+	c->ne = n;
+	c->cap = cap;
 }

@@ -14,7 +14,7 @@
 static json_t *files_json(sqlite3 *db, long long cid, long long pid)
 {
 	json_t *rows = db_rows_json(db,
-				    "SELECT path, kind, status, config,"
+				    "SELECT path, kind, compiler, status, config,"
 				    " objects, detail, warnings FROM coverage"
 				    " WHERE candidate_id = ? AND patch_id = ?"
 				    " ORDER BY id",

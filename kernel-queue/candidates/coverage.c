@@ -2,6 +2,7 @@
 #include "coverage.h"
 #include "coverage-int.h"
 #include "candidate.h"
+#include "cell.h"
 #include "db.h"
 #include "event.h"
 #include "err.h"
@@ -70,6 +71,15 @@ void cov_entry_set(struct entry *e, enum cov_status status, const char *config,
 	}
 }
 
+const char *cov_label(struct cov *c, int a, int clang)
+{
+	if (!clang)
+		return karch_table[a].cov_config;
+	if (!c->label[1][a])
+		c->label[1][a] = xstrfmt("%s clang", karch_table[a].cov_config);
+	return c->label[1][a];
+}
+
 void coverage_result_release(struct coverage_result *res)
 {
 	if (!res)
@@ -81,23 +91,31 @@ void coverage_result_release(struct coverage_result *res)
 
 /* ---- verdicts ---- */
 
-static void judge(struct cov *c)
+void cov_judge(struct cov *c)
 {
 	for (size_t i = 0; i < c->ne; i++) {
 		struct entry *e = &c->e[i];
 		size_t ok = 0, failed = 0, notbuilt = 0;
-		const char *label = karch_table[e->arch].cov_config;
+		const char *label = cov_label(c, e->arch, e->clang);
 		struct strbuf why = STRBUF_INIT;
 
 		if (e->status)
 			continue;
-		if (c->prepare_failed[e->arch]) {
+		if (e->clang && c->not_run[e->arch]) {
+			/* never a pass: what kept clang from running */
+			cov_entry_set(e, CS_NOT_BUILT, label,
+				      "not run (clang): %s",
+				      c->not_run[e->arch]);
+			continue;
+		}
+		if (c->prepare_failed[e->clang][e->arch]) {
 			cov_entry_set(e, CS_FAILED, label, "%s",
-				  c->prepare_err[e->arch]);
+				  c->prepare_err[e->clang][e->arch]);
 			continue;
 		}
 		for (size_t j = 0; j < e->nobjs; j++) {
-			struct obj *o = cov_obj_find(c, e->arch, e->objs[j]);
+			struct obj *o = cov_obj_find(c, e->arch, e->clang,
+						     e->objs[j]);
 			if (!o)
 				continue;
 			if (o->after == O_OK) {
@@ -105,9 +123,11 @@ static void judge(struct cov *c)
 				char *nw = cov_new_warnings(o->before_warn,
 							o->after_warn, c->src);
 				if (nw) {
-					strbuf_addf(&e->warnings, "%s%s: %s",
+					strbuf_addf(&e->warnings, "%s%s%s: %s",
 						    e->warnings.len ? "\n" : "",
-						    o->target, nw);
+						    o->target,
+						    e->clang ? " (clang)" : "",
+						    nw);
 					free(nw);
 				}
 			} else if (o->after == O_FAILED &&
@@ -140,7 +160,8 @@ static void judge(struct cov *c)
 			cov_entry_set(e, CS_FAILED, label, "%s", why.buf);
 		else if (ok)
 			cov_entry_set(e, CS_COMPILED, label, NULL);
-		else if (e->config_step && !c->prepare_failed[e->arch])
+		else if (e->config_step &&
+			 !c->prepare_failed[e->clang][e->arch])
 			cov_entry_set(e, CS_COMPILED, label, "the config step");
 		else
 			cov_entry_set(e, CS_NOT_BUILT, NULL, "%s",
@@ -216,14 +237,16 @@ static int store(struct cov *c, struct coverage_result *res)
 		json_decref(objs);
 		ret = db_exec(db,
 			      "INSERT INTO coverage (candidate_id, patch_id, path,"
-			      " kind, status, config, objects, detail, warnings)"
-			      " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-			      "iitttttt" "t", c->id, e->patch_id, e->path,
+			      " kind, status, config, objects, detail, warnings,"
+			      " compiler)"
+			      " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			      "iitttttt" "tt", c->id, e->patch_id, e->path,
 			      kind_names[e->kind],
 			      e->status ? cov_status_names[e->status] : NULL,
 			      e->config, ot,
 			      e->detail.len ? e->detail.buf : NULL,
-			      e->warnings.len ? e->warnings.buf : NULL);
+			      e->warnings.len ? e->warnings.buf : NULL,
+			      e->clang ? "clang" : "gcc");
 		free(ot);
 		if (ret < 0)
 			goto fail;
@@ -238,9 +261,18 @@ static int store(struct cov *c, struct coverage_result *res)
 			strbuf_addf(&warn, "%s%s", warn.len ? "\n" : "",
 				    e->warnings.buf);
 	}
-	res->summary = xstrfmt("%d of %d patches compiled, %d in the booted"
-			       " kernel",
-			       res->compiled, res->with_code, res->booted);
+	{
+		struct strbuf sum = STRBUF_INIT;
+		strbuf_addf(&sum, "%d of %d patches compiled, %d in the booted"
+			    " kernel",
+			    res->compiled, res->with_code, res->booted);
+		/* clang that could not run is said, never passed over */
+		for (size_t a = 0; a < KARCH_N; a++)
+			if (c->not_run[a])
+				strbuf_addf(&sum, "; not run (clang): %s",
+					    c->not_run[a]);
+		res->summary = strbuf_detach(&sum, NULL);
+	}
 	ret = candidate_set_coverage(db, c->id, res->summary, c->log_path);
 fail:
 	strbuf_release(&warn);
@@ -281,7 +313,7 @@ static int load_entries(struct cov *c)
 	return 0;
 }
 
-static void cov_release(struct cov *c)
+void cov_release(struct cov *c)
 {
 	for (size_t i = 0; i < c->ne; i++) {
 		struct entry *e = &c->e[i];
@@ -302,10 +334,28 @@ static void cov_release(struct cov *c)
 		free(o->after_err);
 	}
 	free(c->o);
-	for (size_t a = 0; a < KARCH_N; a++)
-		free(c->prepare_err[a]);
+	for (size_t a = 0; a < KARCH_N; a++) {
+		for (int k = 0; k < 2; k++) {
+			free(c->prepare_err[k][a]);
+			free(c->label[k][a]);
+		}
+		free(c->not_run[a]);
+	}
 	free(c->src);
 	free(c->log_path);
+}
+
+/* Clang coverage runs when the branch's compilers name clang (cell.h). */
+static int clang_wanted(struct cov *c)
+{
+	struct cell *cells = NULL;
+	size_t n = 0;
+	int ret = cell_matrix(&c->bc->cfg, &cells, &n);
+
+	for (size_t i = 0; ret >= 0 && i < n; i++)
+		c->clang |= !strcmp(cells[i].compiler, "clang");
+	free(cells);
+	return ret < 0 ? ret : 0;
 }
 
 int coverage_run(struct branch_ctx *bc, struct repo *r, long long id,
@@ -332,16 +382,22 @@ int coverage_run(struct branch_ctx *bc, struct repo *r, long long id,
 	if ((ret = repo_tree_of(r, base, c.base_tree)) < 0 ||
 	    (ret = repo_tree_of(r, commit, c.cand_tree)) < 0 ||
 	    (ret = load_entries(&c)) < 0 ||
+	    (ret = clang_wanted(&c)) < 0 ||
 	    (ret = cov_plan(&c, bc->cfg.build_dir)) < 0)
 		goto out;
-	for (size_t a = 0; a < KARCH_N; a++)
-		if ((ret = cov_build_arch(&c, (int)a, &on_base)) < 0)
-			goto out;
-	judge(&c);
+	cov_plan_clang(&c);
+	for (int clang = 0; clang <= c.clang; clang++)
+		for (size_t a = 0; a < KARCH_N; a++)
+			if ((ret = cov_build_arch(&c, (int)a, clang,
+						  &on_base)) < 0)
+				goto out;
+	cov_judge(&c);
 	for (size_t i = 0; i < c.ne && !res->failed; i++)
 		if (c.e[i].status == CS_FAILED) {
 			res->failed = 1;
-			res->error = xstrfmt("patch %lld: %s", c.e[i].patch_id,
+			res->error = xstrfmt("patch %lld%s: %s",
+					     c.e[i].patch_id,
+					     c.e[i].clang ? " (clang)" : "",
 					     c.e[i].detail.buf);
 		}
 	ret = store(&c, res);

@@ -46,6 +46,14 @@
  * is 'not-built' (it does not compile on its own under that config). A
  * warning (file and message, without line numbers) that the object did not
  * have before is a new warning of the patches touching the file.
+ *
+ * With clang in the branch's compilers, each file a broad config of
+ * x86_64 or arm64 builds is compiled with clang too (LLVM=1, in
+ * cfg.coverage_build_dir/ARCH-clang), stored as a row of its own
+ * (compiler 'clang', config "x86_64 allmodconfig clang") and judged as
+ * gcc's: its new warnings and its failures count as gcc's do. Clang that
+ * cannot run (missing, older than the tree's minimum) leaves those rows
+ * 'not-built' with "not run (clang): why", and says so in the summary.
  */
 #define COVERAGE_HEADER_OBJS 3
 #define COVERAGE_DIR_OBJS 3
@@ -100,7 +108,8 @@ int coverage_route(const char *path, struct coverage_route *out);
 void coverage_route_release(struct coverage_route *r);
 
 /* {summary, with_code, compiled, booted, patches: [{patch_id, status,
- * files: [{path, kind, status, config, objects, detail, warnings}]}]} */
+ * files: [{path, kind, compiler, status, config, objects, detail,
+ * warnings}]}]} */
 json_t *coverage_candidate_json(sqlite3 *db, long long candidate_id);
 /* The coverage of the patch in the latest candidate that covered it:
  * {candidate_id, status, files: [...]}, or JSON null. */
