@@ -535,7 +535,8 @@ static int config_hash(const struct branch_ctx *bc, const struct cell *c,
 {
 	const struct guestconf *g = guest_of(bc);
 	char *frags = cell_fragments(guestconf_fragments(g, &bc->cfg), c);
-	int ret = guestconf_hash(g, src, frags, bc->cfg.kunit_deny, out);
+	int ret = guestconf_hash(g, c->arch, src, frags, bc->cfg.kunit_deny,
+				 out);
 
 	free(frags);
 	return ret;
