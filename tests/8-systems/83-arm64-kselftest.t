@@ -18,8 +18,6 @@ set -u
 T=$(mktemp -d)
 chmod 755 "$T" # the build user reaches the cells' build dirs in it
 trap 'rm -rf "$T"' EXIT
-py() { /usr/bin/python3 -c "$1"; }
-mkdir -p "$TOP/var"
 cp "$TOP/config/tests.conf" "$T/tests.conf"
 cat >> "$T/tests.conf" <<'CONF'
 
@@ -42,6 +40,7 @@ kernel_config_dir = $TOP/config/kernel/6.1/quick
 tests_file = $T/tests.conf
 CONF
 SQ() { (cd "$TOP" && "$STABLEQ" -c "$T/stableq.conf" "$@"); }
+py() { /usr/bin/python3 -c "$1"; }
 q() { sqlite3 "$T/stableq.db" "$1"; }
 
 SQ tree init > "$T/init.log" 2>&1
