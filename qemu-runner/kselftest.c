@@ -44,25 +44,37 @@ static const char *const key_paths[] = {
  * and gcc, the host's loader and libraries, bash. Another arch is cross-
  * built (ARCH=, CROSS_COMPILE=; its uapi headers installed for it) and its
  * programs take their loader and libraries from the cross compiler's
- * sysroot (Debian's libc6-ARCH-cross), put in the guest's /lib. target is
- * the arch's own selftests directory: a section's target that is another
- * arch's own is built as this arch's (x86 as arm64).
+ * sysroot (Debian's libc6-ARCH-cross), put in the guest's /lib; bash and
+ * its libtinfo come from the arch's Debian packages that `make deps`
+ * unpacks into the guest userland's root (ARM64_ROOT, as busybox:
+ * guestarch.c). target is the arch's own selftests directory: a section's
+ * target that is another arch's own is built as this arch's (x86 as
+ * arm64).
  */
+#define ARM64_ROOT "/usr/local/lib/stableq/arm64"
 static const struct ksft_arch {
 	const char *name;      /* the cell's arch (cell.h) */
 	const char *make_arch; /* ARCH=; NULL: the host's */
 	const char *cross;     /* CROSS_COMPILE= */
 	const char *gcc;
 	const char *target;
-	const char *sysroot;   /* "": the host's own */
+	const char *sysroot;   /* the loader's; "": the host's own */
 	const char *uapi[KEY_ARCH_PATHS];
-	int has_bash;          /* the guest can have bash */
+	const char *roots[2];  /* host dirs that are the guest's / */
+	const char *libs[4];   /* where its loader looks, on the host;
+				* NULL: lib_dirs */
+	const char *bash;      /* NULL: the host's */
 } ksft_arches[] = {
 	{ "x86_64", NULL, NULL, "gcc", "x86", "",
-	  { "arch/x86/include/uapi", "arch/x86/entry/syscalls" }, 1 },
+	  { "arch/x86/include/uapi", "arch/x86/entry/syscalls" }, { NULL },
+	  { NULL }, NULL },
 	{ "arm64", "arm64", "aarch64-linux-gnu-", "aarch64-linux-gnu-gcc",
 	  "arm64", "/usr/aarch64-linux-gnu",
-	  { "arch/arm64/include/uapi", "tools/arch/arm64" }, 0 },
+	  { "arch/arm64/include/uapi", "tools/arch/arm64" },
+	  { "/usr/aarch64-linux-gnu", ARM64_ROOT },
+	  { "/usr/aarch64-linux-gnu/lib", ARM64_ROOT "/lib/aarch64-linux-gnu",
+	    ARM64_ROOT "/usr/lib/aarch64-linux-gnu" },
+	  ARM64_ROOT "/bin/bash" },
 };
 #define NARCHES (sizeof(ksft_arches) / sizeof(ksft_arches[0]))
 
@@ -93,8 +105,12 @@ static const char *const lib_dirs[] = {
 	"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64",
 	"/usr/lib64",		 "/lib",		      "/usr/lib",
 };
-/* in a sysroot: the cross libc's directory (the guest's /lib) */
-static const char *const sysroot_lib_dirs[] = { "/lib" };
+
+/* 1 when a's guest can have bash: the host's, or the arch's unpacked */
+static int has_bash(const struct ksft_arch *a)
+{
+	return !a->bash || access(a->bash, R_OK) == 0;
+}
 
 static void test_free(struct kselftest_test *t)
 {
@@ -212,8 +228,11 @@ static int kselftest_key(const char *src_dir, const struct ksft_arch *a,
 	EVP_DigestInit_ex(md, EVP_sha256(), NULL);
 	EVP_DigestUpdate(md, "stableq kselftest 1", 20);
 	/* x86_64's key is as it was before other arches */
-	if (a != &ksft_arches[0])
+	if (a != &ksft_arches[0]) {
+		/* and whether its bash scripts run: see cannot_run() */
 		EVP_DigestUpdate(md, a->name, strlen(a->name) + 1);
+		EVP_DigestUpdate(md, has_bash(a) ? "bash" : "-", 2);
+	}
 	EVP_DigestUpdate(md, compiler_id ? compiler_id : "",
 			 strlen(compiler_id ? compiler_id : "") + 1);
 	for (size_t i = 0; i < ntargets; i++)
@@ -539,9 +558,10 @@ static char *cannot_run(const struct ksft_arch *a, const char *path,
 	const char *base = strrchr(word, '/') ? strrchr(word, '/') + 1 : word;
 	if (!strcmp(base, "sh"))
 		return NULL;
-	if (!strcmp(base, "bash") && !a->has_bash)
-		return xstrfmt("a bash script: the %s guest has no bash (its "
-			       "userland is busybox alone)", a->name);
+	if (!strcmp(base, "bash") && !has_bash(a))
+		return xstrfmt("a bash script: the %s guest has no bash (`make "
+			       "deps` unpacks Debian's bash:%s)", a->name,
+			       a->name);
 	if (!strcmp(base, "bash")) {
 		*bash = 1;
 		return NULL;
@@ -953,18 +973,19 @@ void kselftest_results_free(struct kselftest_result *r, size_t n)
 struct files {
 	struct kselftest_file *v;
 	size_t n;
-	const char *sysroot; /* the programs' loader and libraries: "" the
-			      * host's, else a cross libc's (its /lib is the
-			      * guest's /lib) */
+	const struct ksft_arch *a; /* the programs' loader and libraries:
+				    * x86_64's the host's, else under its
+				    * roots (their /lib the guest's /lib) */
 };
 
 /* Where host file path goes in the guest (no leading '/'). */
 static const char *guest_path(const struct files *f, const char *host)
 {
-	size_t l = strlen(f->sysroot);
-
-	if (l && !strncmp(host, f->sysroot, l) && host[l] == '/')
-		return host + l + 1;
+	for (size_t i = 0; i < 2 && f->a->roots[i]; i++) {
+		size_t l = strlen(f->a->roots[i]);
+		if (!strncmp(host, f->a->roots[i], l) && host[l] == '/')
+			return host + l + 1;
+	}
 	return host + 1;
 }
 
@@ -1135,20 +1156,21 @@ static int add_needs(struct files *f, const char *path, const char *who,
 		goto out;
 	ret = 0;
 	if (interp && interp[0] == '/' && !files_has(f, interp + 1)) {
-		char *host = xstrfmt("%s%s", f->sysroot, interp);
+		char *host = xstrfmt("%s%s", f->a->sysroot, interp);
 		ret = add_host_file(f, host);
 		free(host);
 		if (ret < 0)
 			goto out;
 	}
-	const char *const *dirs = *f->sysroot ? sysroot_lib_dirs : lib_dirs;
-	size_t ndirs = *f->sysroot ? sizeof(sysroot_lib_dirs) / sizeof(*dirs)
-				   : sizeof(lib_dirs) / sizeof(*dirs);
+	const char *const *dirs = f->a->libs[0] ? f->a->libs : lib_dirs;
+	size_t ndirs = sizeof(lib_dirs) / sizeof(*dirs);
+	if (f->a->libs[0])
+		for (ndirs = 0; ndirs < 4 && dirs[ndirs]; ndirs++)
+			;
 	for (size_t i = 0; i < n && ret == 0; i++) {
 		char *found = NULL;
 		for (size_t d = 0; d < ndirs; d++) {
-			char *p = xstrfmt("%s%s/%s", f->sysroot, dirs[d],
-					  needed[i]);
+			char *p = xstrfmt("%s/%s", dirs[d], needed[i]);
 			if (!found && access(p, R_OK) == 0)
 				found = p;
 			else
@@ -1250,7 +1272,7 @@ int kselftest_files(const struct kselftest_build *b,
 
 	*out = NULL;
 	*n = 0;
-	f.sysroot = arch_built(b)->sysroot;
+	f.a = arch_built(b);
 	for (size_t i = 0; b && i < b->ntargets && ret == 0; i++) {
 		const struct kselftest_target *t = &b->targets[i];
 		char *host, *guest;
@@ -1264,9 +1286,9 @@ int kselftest_files(const struct kselftest_build *b,
 		free(guest);
 	}
 	if (ret == 0 && b && b->needs_bash) {
-		const char *bash = access("/bin/bash", X_OK) == 0
-					   ? "/bin/bash"
-					   : "/usr/bin/bash";
+		const char *bash = f.a->bash			? f.a->bash
+				   : access("/bin/bash", X_OK) == 0 ? "/bin/bash"
+								    : "/usr/bin/bash";
 		char *real = realpath(bash, NULL);
 		if (!real) {
 			ret = err_set(ERR_NOTFOUND,

@@ -51,8 +51,10 @@
  * guest's /lib. The key holds the arch and arm64's uapi sources
  * (x86_64's key is as it was). A section's x86 target is built as arm64
  * (the build's note says so: "x86 built as arm64"), and its results are
- * kselftest.arm64.*. The arm64 guest has no bash: a bash script is a test
- * it cannot run (a skip saying so).
+ * kselftest.arm64.*. The arm64 guest's bash is Debian's bash:arm64 (with
+ * libtinfo6:arm64) that `make deps` unpacks beside its busybox; without
+ * it a bash script is a test the guest cannot run (a skip saying so), and
+ * the key says which.
  */
 
 #define KSELFTEST_CACHE_KEEP 6
