@@ -58,8 +58,9 @@ cid=$(j "j['id']")
 is "$(q "SELECT arch || '/' || compiler FROM candidates WHERE id = $cid")" "arm64/gcc" "the candidate's cell is arm64/gcc"
 is "$rc" 0 "the candidate passes on arm64" || diag "$(j "j['summary']")"
 line=$(grep -a 'kselftests ' "$T/c.log" | head -n 1)
-like "$line" ": 2 of 2 targets built, 2 tests \(built, [0-9.]+ s\) for arm64" \
-	"the kselftests are cross-built for arm64: both targets, a test each"
+like "$line" ": 2 of 2 targets built, 2 tests (built, " \
+	"the kselftests are built: both targets, a test each"
+like "$line" " s) for arm64" "... for arm64"
 like "$(grep -a 'ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu- .*headers_install' "$T"/var/log/kselftest-*.log | head -n 1)" "headers_install" \
 	"arm64's uapi headers are installed for them"
 like "$(grep -a 'selftests/sigaltstack ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu- ' "$T"/var/log/kselftest-*.log | head -n 1)" \
@@ -67,8 +68,8 @@ like "$(grep -a 'selftests/sigaltstack ARCH=arm64 CROSS_COMPILE=aarch64-linux-gn
 key=$(printf '%s\n' "$line" | sed -n 's/.*kselftests \([0-9a-f]*\):.*/\1/p')
 entry=$(ls -d "$T/build-arm64-gcc-kselftest-cache/$key"* 2>/dev/null | head -n 1)
 ok $([ -n "$key" ] && [ -d "$entry" ] && echo 0 || echo 1) "their cache entry is the arm64 cell's own ($entry)"
-like "$(readelf -h "$entry/size/get_size" 2>&1)" "Machine: +AArch64" "size's get_size is an aarch64 ELF"
-like "$(readelf -h "$entry/sigaltstack/sas" 2>&1)" "Machine: +AArch64" "sigaltstack's sas is an aarch64 ELF"
+like "$(readelf -h "$entry/size/get_size" 2>&1 | grep Machine:)" "AArch64" "size's get_size is an aarch64 ELF"
+like "$(readelf -h "$entry/sigaltstack/sas" 2>&1 | grep Machine:)" "AArch64" "sigaltstack's sas is an aarch64 ELF"
 like "$(readelf -l "$entry/sigaltstack/sas" 2>&1)" "/lib/ld-linux-aarch64.so.1" "... linked dynamically against the arm64 libc"
 ok $([ ! -e "$T/build-kselftest-cache" ] && echo 0 || echo 1) "x86_64's kselftest cache is not used"
 
