@@ -162,9 +162,10 @@ deps:
 	fi
 	@$(MAKE) --no-print-directory arm64-busybox
 
-# The arm64 guest's userland: Debian's busybox-static:arm64 through
-# multiarch, unpacked (not installed: it conflicts with the amd64 package
-# the x86_64 guest runs) where lib/karch.c looks for it.
+# The arm64 guest's userland: Debian's busybox-static:arm64 (and bash:arm64
+# for the kselftests) through multiarch, unpacked (not installed: it
+# conflicts with the amd64 package the x86_64 guest runs) where lib/karch.c
+# looks for it.
 ARM64_ROOT := /usr/local/lib/stableq/arm64
 .PHONY: arm64-busybox
 arm64-busybox:
@@ -176,6 +177,14 @@ arm64-busybox:
 		(cd $$tmp && apt-get download busybox-static:arm64); \
 		mkdir -p $(ARM64_ROOT) && dpkg-deb -x $$tmp/busybox-static_*_arm64.deb $(ARM64_ROOT); \
 		rm -rf $$tmp; echo "make deps: busybox-static:arm64 in $(ARM64_ROOT)"; \
+	fi
+	@# and bash for the kselftests' scripts (its libc is the cross one)
+	@if [ ! -x $(ARM64_ROOT)/bin/bash ]; then \
+		set -e; export DEBIAN_FRONTEND=noninteractive; \
+		tmp=$$(mktemp -d); chmod 755 $$tmp; \
+		(cd $$tmp && apt-get download bash:arm64 libtinfo6:arm64); \
+		for d in $$tmp/*_arm64.deb; do dpkg-deb -x $$d $(ARM64_ROOT); done; \
+		rm -rf $$tmp; echo "make deps: bash:arm64 in $(ARM64_ROOT)"; \
 	fi
 
 # The whole binary again with ASan+UBSan, from the unit tests' objects,

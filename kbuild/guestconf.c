@@ -130,14 +130,25 @@ static void hash_file(struct strbuf *sb, const char *what, const char *path)
 	strbuf_release(&f);
 }
 
-int guestconf_hash(const struct guestconf *g, const char *src_dir,
-		   const char *config_dir, const char *deny_path,
-		   char out[65])
+/* The tree's files a broad base is made of, per arch (NULL: x86_64). */
+static const struct {
+	const char *arch;
+	const char *files[2];
+} tree_bases[] = {
+	{ "x86_64",
+	  { "arch/x86/configs/x86_64_defconfig",
+	    "kernel/configs/kvm_guest.config" } },
+	{ "arm64",
+	  { "arch/arm64/configs/defconfig",
+	    "kernel/configs/kvm_guest.config" } },
+};
+
+int guestconf_hash(const struct guestconf *g, const char *arch,
+		   const char *src_dir, const char *config_dir,
+		   const char *deny_path, char out[65])
 {
-	static const char *const tree_files[] = {
-		"arch/x86/configs/x86_64_defconfig",
-		"kernel/configs/kvm_guest.config",
-	};
+	const char *const *tree_files = tree_bases[0].files;
+	int other_arch = arch && *arch && strcmp(arch, "x86_64");
 	struct strbuf sb = STRBUF_INIT;
 	char frag[65];
 	int ret;
@@ -150,11 +161,24 @@ int guestconf_hash(const struct guestconf *g, const char *src_dir,
 	}
 	strbuf_addf(&sb, "stableq-guestconf 1\n%s\n%s\n%s\n", g->name, g->base,
 		    frag);
+	if (other_arch) {
+		/* x86_64's text stays as it was: its builds stay cached */
+		size_t i = 1;
+		while (i < sizeof(tree_bases) / sizeof(*tree_bases) &&
+		       strcmp(tree_bases[i].arch, arch))
+			i++;
+		if (i == sizeof(tree_bases) / sizeof(*tree_bases)) {
+			ret = err_set(ERR_INVALID, "guest configuration: arch "
+					      "'%s' has no defconfig here", arch);
+			goto out;
+		}
+		tree_files = tree_bases[i].files;
+		strbuf_addf(&sb, "arch %s\n", arch);
+	}
 	if (deny_path && *deny_path)
 		hash_file(&sb, "deny", deny_path);
 	if (src_dir) {
-		for (size_t i = 0; i < sizeof(tree_files) / sizeof(*tree_files);
-		     i++) {
+		for (size_t i = 0; i < 2; i++) {
 			char *p = xstrfmt("%s/%s", src_dir, tree_files[i]);
 			hash_file(&sb, "tree", p);
 			free(p);

@@ -15,7 +15,9 @@ struct strbuf;
  *          small guest (a cold build in minutes; 6 KUnit suites), what the
  *          tests boot and `make run` builds by default
  *   broad  `make defconfig kvm_guest.config` (x86_64 defconfig with the
- *          virtio/KVM-guest options), then broad_config_dir's fragments
+ *          virtio/KVM-guest options; an arm64 cell's is arm64's
+ *          defconfig, its fragments broad_config_dir/arm64: cell.h),
+ *          then broad_config_dir's fragments
  *          (filesystems, networking, netfilter, BPF, crypto, block, the
  *          guest tests' modules), then every KUnit suite of the candidate's
  *          own tree (kunitconf_scan()) less the kunit_deny list: the
@@ -61,12 +63,14 @@ int guestconf_kunit(const char *src_dir, const char *deny_path,
 /*
  * The configuration's identity: kconfig_hash() of the fragments, and for a
  * row other than quick its name, base, the deny list's contents and, with
- * src_dir, the tree's defconfig files and its KUnit fragment. src_dir NULL
+ * src_dir, the tree's defconfig files of arch (NULL or "x86_64": x86_64's,
+ * hashed as before the matrix; "arm64": arch/arm64/configs/defconfig, and
+ * the arch's name) and its KUnit fragment. src_dir NULL
  * hashes what does not come from the tree (the build cache's key holds
  * the tree). 0 or negative.
  */
-int guestconf_hash(const struct guestconf *g, const char *src_dir,
-		   const char *config_dir, const char *deny_path,
-		   char out[65]);
+int guestconf_hash(const struct guestconf *g, const char *arch,
+		   const char *src_dir, const char *config_dir,
+		   const char *deny_path, char out[65]);
 
 #endif

@@ -825,7 +825,7 @@ int kbuild_run(const struct kbuild_opts *o, struct kbuild_result *r)
 		log_off = (unsigned long)st.st_size;
 	if ((ret = guestconf_hash(o->guest ? o->guest
 					    : guestconf_find("quick"),
-				  src, cfgdir, o->kunit_deny,
+				  o->arch, src, cfgdir, o->kunit_deny,
 				  r->config_hash)) < 0)
 		goto out;
 

@@ -5,9 +5,7 @@
 #include <stddef.h>
 #include <string.h>
 
-/* Where `make deps` unpacks Debian's busybox-static:arm64 (it conflicts
- * with the amd64 package, so it is not installed, only unpacked). */
-#define ARM64_ROOT "/usr/local/lib/stableq/arm64"
+#define ARM64_ROOT KARCH_ARM64_ROOT
 #define ARM64_CROSS "aarch64-linux-gnu-"
 
 /* A row build coverage only compiles for: ARCH=A, arch/A/, CROSS-gcc from

@@ -70,6 +70,11 @@ struct karch {
 	const char *kcidb;      /* KCIDB's architecture name */
 };
 
+/* Where `make deps` unpacks Debian's busybox-static:arm64 and bash:arm64
+ * (they conflict with the amd64 packages, so they are not installed, only
+ * unpacked): the arm64 guest's userland root. */
+#define KARCH_ARM64_ROOT "/usr/local/lib/stableq/arm64"
+
 #define KARCH_N 7
 /* Every row, the ones that boot first, x86_64 at [0]. */
 extern const struct karch karch_table[KARCH_N];

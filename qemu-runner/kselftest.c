@@ -2,6 +2,7 @@
 #include "kselftest.h"
 #include "err.h"
 #include "file.h"
+#include "karch.h"
 #include "log.h"
 #include "sandbox.h"
 #include "spawn.h"
@@ -27,22 +28,90 @@
 #define ERROR_MAX 4096
 #define MAX_TESTS_PER_TARGET 500
 
-/* What determines the build, besides the targets and the compiler. */
+/* What determines the build, besides the targets and the compiler; the
+ * arch's own uapi sources (KEY_ARCH_PATHS of them) go in at KEY_ARCH_AT. */
 static const char *const key_paths[] = {
 	"tools/testing/selftests",
 	"tools/include",
 	"include/uapi",
-	"arch/x86/include/uapi",
-	"arch/x86/entry/syscalls",
 	"scripts/headers_install.sh",
 	"scripts/unifdef.c",
 };
+#define KEY_ARCH_AT 3
+#define KEY_ARCH_PATHS 2
+
+/*
+ * The arches kselftests are built for. x86_64 is the host's: plain make
+ * and gcc, the host's loader and libraries, bash. Another arch is cross-
+ * built (ARCH=, CROSS_COMPILE=; its uapi headers installed for it) and its
+ * programs take their loader and libraries from the cross compiler's
+ * sysroot (Debian's libc6-ARCH-cross), put in the guest's /lib; bash and
+ * its libtinfo come from the arch's Debian packages that `make deps`
+ * unpacks into the guest userland's root (KARCH_ARM64_ROOT, as busybox:
+ * lib/karch.h). target is the arch's own selftests directory: a section's
+ * target that is another arch's own is built as this arch's (x86 as
+ * arm64).
+ */
+#define ARM64_ROOT KARCH_ARM64_ROOT
+static const struct ksft_arch {
+	const char *name;      /* the cell's arch (cell.h) */
+	const char *make_arch; /* ARCH=; NULL: the host's */
+	const char *cross;     /* CROSS_COMPILE= */
+	const char *gcc;
+	const char *target;
+	const char *sysroot;   /* the loader's; "": the host's own */
+	const char *uapi[KEY_ARCH_PATHS];
+	const char *roots[2];  /* host dirs that are the guest's / */
+	const char *libs[4];   /* where its loader looks, on the host;
+				* NULL: lib_dirs */
+	const char *bash;      /* NULL: the host's */
+} ksft_arches[] = {
+	{ "x86_64", NULL, NULL, "gcc", "x86", "",
+	  { "arch/x86/include/uapi", "arch/x86/entry/syscalls" }, { NULL },
+	  { NULL }, NULL },
+	{ "arm64", "arm64", "aarch64-linux-gnu-", "aarch64-linux-gnu-gcc",
+	  "arm64", "/usr/aarch64-linux-gnu",
+	  { "arch/arm64/include/uapi", "tools/arch/arm64" },
+	  { "/usr/aarch64-linux-gnu", ARM64_ROOT },
+	  { "/usr/aarch64-linux-gnu/lib", ARM64_ROOT "/lib/aarch64-linux-gnu",
+	    ARM64_ROOT "/usr/lib/aarch64-linux-gnu" },
+	  ARM64_ROOT "/bin/bash" },
+};
+#define NARCHES (sizeof(ksft_arches) / sizeof(ksft_arches[0]))
+
+/* The row of name (NULL or "": x86_64); NULL with err_msg() if none. */
+static const struct ksft_arch *ksft_arch_find(const char *name)
+{
+	if (!name || !*name)
+		return &ksft_arches[0];
+	for (size_t i = 0; i < NARCHES; i++)
+		if (!strcmp(ksft_arches[i].name, name))
+			return &ksft_arches[i];
+	err_set(ERR_INVALID, "kselftest: no cross build for arch '%s'", name);
+	return NULL;
+}
+
+/* The target a section's name is built as for a: another arch's own
+ * directory becomes a's own. */
+static const char *target_for(const struct ksft_arch *a, const char *name)
+{
+	for (size_t i = 0; a && i < NARCHES; i++)
+		if (&ksft_arches[i] != a && !strcmp(ksft_arches[i].target, name))
+			return a->target;
+	return name;
+}
 
 /* Where the loader looks (Debian's glibc: its system search path). */
 static const char *const lib_dirs[] = {
 	"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64",
 	"/usr/lib64",		 "/lib",		      "/usr/lib",
 };
+
+/* 1 when a's guest can have bash: the host's, or the arch's unpacked */
+static int has_bash(const struct ksft_arch *a)
+{
+	return !a->bash || access(a->bash, R_OK) == 0;
+}
 
 static void test_free(struct kselftest_test *t)
 {
@@ -64,6 +133,7 @@ void kselftest_build_release(struct kselftest_build *b)
 	if (!b)
 		return;
 	free(b->dir);
+	free(b->note);
 	for (size_t i = 0; i < b->ntargets; i++)
 		target_free(&b->targets[i]);
 	free(b->targets);
@@ -144,8 +214,9 @@ out:
 }
 
 /* The cache key of the state of src_dir (see above); 0 or negative. */
-static int kselftest_key(const char *src_dir, const char *const *targets,
-		  size_t ntargets, const char *compiler_id, char key[65])
+static int kselftest_key(const char *src_dir, const struct ksft_arch *a,
+			 const char *const *targets, size_t ntargets,
+			 const char *compiler_id, char key[65])
 {
 	EVP_MD_CTX *md = EVP_MD_CTX_new();
 	unsigned char h[EVP_MAX_MD_SIZE];
@@ -157,14 +228,26 @@ static int kselftest_key(const char *src_dir, const char *const *targets,
 		return err_set(ERR_IO, "kselftest: no sha256 context");
 	EVP_DigestInit_ex(md, EVP_sha256(), NULL);
 	EVP_DigestUpdate(md, "stableq kselftest 1", 20);
+	/* x86_64's key is as it was before other arches */
+	if (a != &ksft_arches[0]) {
+		/* and whether its bash scripts run: see cannot_run() */
+		EVP_DigestUpdate(md, a->name, strlen(a->name) + 1);
+		EVP_DigestUpdate(md, has_bash(a) ? "bash" : "-", 2);
+	}
 	EVP_DigestUpdate(md, compiler_id ? compiler_id : "",
 			 strlen(compiler_id ? compiler_id : "") + 1);
 	for (size_t i = 0; i < ntargets; i++)
 		EVP_DigestUpdate(md, targets[i], strlen(targets[i]) + 1);
 	for (size_t i = 0; i < sizeof(key_paths) / sizeof(key_paths[0]) &&
 			   ret == 0;
-	     i++)
-		ret = hash_tree(md, src_dir, key_paths[i]);
+	     i++) {
+		for (size_t k = 0; i == KEY_ARCH_AT && k < KEY_ARCH_PATHS &&
+				   ret == 0;
+		     k++)
+			ret = hash_tree(md, src_dir, a->uapi[k]);
+		if (ret == 0)
+			ret = hash_tree(md, src_dir, key_paths[i]);
+	}
 	EVP_DigestFinal_ex(md, h, &hl);
 	EVP_MD_CTX_free(md);
 	if (ret < 0)
@@ -288,9 +371,32 @@ out:
 
 /* --- building ------------------------------------------------------------- */
 
-/* The kselftest sections' targets and their timeouts, in file order. */
+/* The arch o builds for (kselftest_prepare() refused an unknown one). */
+static const struct ksft_arch *arch_of(const struct kselftest_opts *o)
+{
+	const struct ksft_arch *a = ksft_arch_find(o->arch);
+
+	if (!a)
+		err_clear();
+	return a ? a : &ksft_arches[0];
+}
+
+/* ARCH= and CROSS_COMPILE= of a cross build; nothing for the host's. */
+static void arch_vars(const struct ksft_arch *a, struct strvec *argv)
+{
+	if (!a->make_arch)
+		return;
+	strvec_pushf(argv, "ARCH=%s", a->make_arch);
+	strvec_pushf(argv, "CROSS_COMPILE=%s", a->cross);
+}
+
+/*
+ * The kselftest sections' targets as built for a (another arch's own
+ * directory as a's: *note says so) and their timeouts, in file order.
+ */
 static int section_targets(const char *tests_file, const char *guest,
-			   struct strvec *names, int **timeouts)
+			   const struct ksft_arch *a, struct strvec *names,
+			   int **timeouts, char **note)
 {
 	struct test_def *tests = NULL;
 	size_t n = 0;
@@ -304,10 +410,19 @@ static int section_targets(const char *tests_file, const char *guest,
 		for (size_t k = 0; tests[i].kind == TEST_KSELFTEST &&
 				   k < tests[i].ntargets;
 		     k++) {
+			const char *t = target_for(a, tests[i].targets[k]);
+			int dup = 0;
+			if (t != tests[i].targets[k] && !*note)
+				*note = xstrfmt("%s built as %s",
+						tests[i].targets[k], t);
+			for (size_t j = 0; j < names->nr; j++)
+				dup |= !strcmp(names->v[j], t);
+			if (dup)
+				continue; /* x86 and arm64 both named */
 			*timeouts = xrealloc(*timeouts, (names->nr + 1) *
 							       sizeof(**timeouts));
 			(*timeouts)[names->nr] = tests[i].timeout;
-			strvec_push(names, tests[i].targets[k]);
+			strvec_push(names, t);
 		}
 	testset_free(tests, n);
 	return 0;
@@ -409,7 +524,8 @@ static int valid_program(const char *s)
 }
 
 /* NULL if the guest runs path; else why not. Sets *bash for bash scripts. */
-static char *cannot_run(const char *path, int *bash)
+static char *cannot_run(const struct ksft_arch *a, const char *path,
+			int *bash)
 {
 	char head[128] = "";
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -443,6 +559,10 @@ static char *cannot_run(const char *path, int *bash)
 	const char *base = strrchr(word, '/') ? strrchr(word, '/') + 1 : word;
 	if (!strcmp(base, "sh"))
 		return NULL;
+	if (!strcmp(base, "bash") && !has_bash(a))
+		return xstrfmt("a bash script: the %s guest has no bash (`make "
+			       "deps` unpacks Debian's bash:%s)", a->name,
+			       a->name);
 	if (!strcmp(base, "bash")) {
 		*bash = 1;
 		return NULL;
@@ -457,12 +577,15 @@ static void list_tests(const struct kselftest_opts *o, const char *tdir,
 		       struct kselftest_target *t, int *bash)
 {
 	struct strbuf out = STRBUF_INIT;
-	char *ov = xstrfmt("OUTPUT=%s", outdir);
-	const char *argv[] = {"make", "-s", "--no-print-directory", "-C", tdir,
-			      ov,     "emit_tests", NULL};
+	struct strvec argv = STRVEC_INIT;
 	int status = 0;
 
-	if (run_make(o, NULL, argv, &out, &status) < 0 || status != 0) {
+	strvec_pushl(&argv, "make", "-s", "--no-print-directory", "-C", tdir,
+		     NULL);
+	arch_vars(arch_of(o), &argv); /* the arch's list of tests */
+	strvec_pushf(&argv, "OUTPUT=%s", outdir);
+	strvec_push(&argv, "emit_tests");
+	if (run_make(o, NULL, argv.v, &out, &status) < 0 || status != 0) {
 		err_clear();
 		goto out;
 	}
@@ -482,14 +605,14 @@ static void list_tests(const struct kselftest_opts *o, const char *tdir,
 		if (dup)
 			continue;
 		char *path = xstrfmt("%s/%s/%s", entry, t->name, name);
-		char *why = cannot_run(path, bash);
+		char *why = cannot_run(arch_of(o), path, bash);
 		test_add(t, name, why);
 		free(why);
 		free(path);
 	}
 out:
 	strbuf_release(&out);
-	free(ov);
+	strvec_clear(&argv);
 }
 
 static int build_target(const struct kselftest_opts *o, const char *hdr,
@@ -499,14 +622,8 @@ static int build_target(const struct kselftest_opts *o, const char *hdr,
 	char *tdir = xstrfmt("%s/tools/testing/selftests/%s", o->src_dir,
 			     t->name);
 	char *outdir = xstrfmt("%s/out/%s", o->build_dir, t->name);
-	char *ov = xstrfmt("OUTPUT=%s", outdir);
-	char *kh = xstrfmt("KHDR_INCLUDES=-isystem %s", hdr);
-	char *ip = xstrfmt("INSTALL_PATH=%s/%s", stage, t->name);
-	char *jobs = xstrfmt("-j%d", o->jobs > 0 ? o->jobs : 2);
-	int cc = o->ccache_dir && *o->ccache_dir;
-	const char *argv[] = {"make", jobs, "-C", tdir, ov, kh, ip,
-			      cc ? "CC=ccache gcc" : "install",
-			      cc ? "install" : NULL, NULL};
+	const struct ksft_arch *a = arch_of(o);
+	struct strvec argv = STRVEC_INIT;
 	struct strbuf out = STRBUF_INIT;
 	struct stat st;
 	int status = 0, ret = 0;
@@ -521,7 +638,17 @@ static int build_target(const struct kselftest_opts *o, const char *hdr,
 	if ((ret = rm_rf(outdir)) < 0 || (ret = mkdir_p(outdir)) < 0 ||
 	    (ret = sandbox_own(o->sandbox, outdir, 0)) < 0)
 		goto out;
-	if ((ret = run_make(o, stage, argv, &out, &status)) < 0)
+	strvec_pushf(&argv, "make");
+	strvec_pushf(&argv, "-j%d", o->jobs > 0 ? o->jobs : 2);
+	strvec_pushl(&argv, "-C", tdir, NULL);
+	arch_vars(a, &argv);
+	strvec_pushf(&argv, "OUTPUT=%s", outdir);
+	strvec_pushf(&argv, "KHDR_INCLUDES=-isystem %s", hdr);
+	strvec_pushf(&argv, "INSTALL_PATH=%s/%s", stage, t->name);
+	if (o->ccache_dir && *o->ccache_dir)
+		strvec_pushf(&argv, "CC=ccache %s", a->gcc);
+	strvec_push(&argv, "install");
+	if ((ret = run_make(o, stage, argv.v, &out, &status)) < 0)
 		goto out;
 	if (status != 0) {
 		t->error = error_excerpt(&out);
@@ -531,12 +658,9 @@ static int build_target(const struct kselftest_opts *o, const char *hdr,
 	list_tests(o, tdir, outdir, stage, t, bash);
 out:
 	strbuf_release(&out);
+	strvec_clear(&argv);
 	free(tdir);
 	free(outdir);
-	free(ov);
-	free(kh);
-	free(ip);
-	free(jobs);
 	return ret;
 }
 
@@ -604,8 +728,7 @@ static int build_all(const struct kselftest_opts *o, const struct strvec *names,
 	char *hdr_path = xstrfmt("INSTALL_HDR_PATH=%s/hdr/usr", o->build_dir);
 	char *hdr = xstrfmt("%s/hdr/usr/include", o->build_dir);
 	char *jobs = xstrfmt("-j%d", o->jobs > 0 ? o->jobs : 2);
-	const char *argv[] = {"make", jobs,	     "-C", o->src_dir, hdr_o,
-			      hdr_path, "headers_install", NULL};
+	struct strvec argv = STRVEC_INIT;
 	struct strbuf out = STRBUF_INIT;
 	int status = 0, ret;
 
@@ -614,7 +737,10 @@ static int build_all(const struct kselftest_opts *o, const struct strvec *names,
 	    (ret = sandbox_own(o->sandbox, stage, 0)) < 0 ||
 	    (ret = sandbox_own(o->sandbox, o->build_dir, 0)) < 0)
 		goto out;
-	if ((ret = run_make(o, stage, argv, &out, &status)) < 0)
+	strvec_pushl(&argv, "make", jobs, "-C", o->src_dir, NULL);
+	arch_vars(arch_of(o), &argv); /* the arch's uapi headers */
+	strvec_pushl(&argv, hdr_o, hdr_path, "headers_install", NULL);
+	if ((ret = run_make(o, stage, argv.v, &out, &status)) < 0)
 		goto out;
 	for (size_t i = 0; i < names->nr; i++) {
 		struct kselftest_target *t = target_add(b, names->v[i]);
@@ -645,6 +771,7 @@ out:
 	if (ret >= 0)
 		err_clear();
 	strbuf_release(&out);
+	strvec_clear(&argv);
 	free(stage);
 	free(hdr_o);
 	free(hdr_path);
@@ -657,8 +784,9 @@ int kselftest_prepare(const struct kselftest_opts *o,
 		      struct kselftest_build *out)
 {
 	struct strvec names = STRVEC_INIT;
+	const struct ksft_arch *a = ksft_arch_find(o->arch);
 	int *timeouts = NULL;
-	char *entry = NULL, key[65];
+	char *entry = NULL, *note = NULL, key[65];
 	struct stat st;
 	double t0 = now_monotonic();
 	int ret;
@@ -667,8 +795,10 @@ int kselftest_prepare(const struct kselftest_opts *o,
 	if (!o->tests_file || !o->src_dir || !o->build_dir || !o->cache_dir)
 		return err_set(ERR_INVALID, "kselftest: tests_file, src_dir, "
 					    "build_dir and cache_dir are needed");
-	if ((ret = section_targets(o->tests_file, o->guest_config, &names,
-				    &timeouts)) < 0 ||
+	if (!a)
+		return ERR_INVALID;
+	if ((ret = section_targets(o->tests_file, o->guest_config, a, &names,
+				   &timeouts, &note)) < 0 ||
 	    !names.nr)
 		goto out;
 	if (stat(o->src_dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
@@ -679,7 +809,7 @@ int kselftest_prepare(const struct kselftest_opts *o,
 	if ((ret = sandbox_check(o->sandbox, "kselftest build")) < 0 ||
 	    (ret = sandbox_reach(o->sandbox, o->src_dir)) < 0)
 		goto out;
-	if ((ret = kselftest_key(o->src_dir, names.v, names.nr,
+	if ((ret = kselftest_key(o->src_dir, a, names.v, names.nr,
 				 o->compiler_id, out->key)) < 0 ||
 	    (ret = mkdir_p(o->cache_dir)) < 0)
 		goto out;
@@ -711,13 +841,15 @@ int kselftest_prepare(const struct kselftest_opts *o,
 					  out->targets[i].name,
 					  out->targets[i].tests[k].name);
 			int bash = 0;
-			free(cannot_run(p, &bash));
+			free(cannot_run(a, p, &bash));
 			out->needs_bash |= bash;
 			free(p);
 		}
 	out->dir = entry;
 	entry = NULL;
 out:
+	out->arch = a->name;
+	out->note = note;
 	out->seconds = now_monotonic() - t0;
 	strvec_clear(&names);
 	free(timeouts);
@@ -726,6 +858,16 @@ out:
 }
 
 /* --- the guest's tests ---------------------------------------------------- */
+
+/* The arch b was built for (x86_64 when nothing was built). */
+static const struct ksft_arch *arch_built(const struct kselftest_build *b)
+{
+	const struct ksft_arch *a = b ? ksft_arch_find(b->arch) : NULL;
+
+	if (!a)
+		err_clear();
+	return a ? a : &ksft_arches[0];
+}
 
 void kselftest_expand(struct test_def **tests, size_t *n,
 		      const struct kselftest_build *b)
@@ -737,8 +879,9 @@ void kselftest_expand(struct test_def **tests, size_t *n,
 		if (d->kind != TEST_KSELFTEST)
 			continue;
 		for (size_t k = 0; k < d->ntargets; k++) {
-			const struct kselftest_target *t =
-				target_find(b, (*tests)[i].targets[k]);
+			const struct kselftest_target *t = target_find(
+				b, target_for(arch_built(b),
+					      (*tests)[i].targets[k]));
 			int timeout = (*tests)[i].timeout;
 			for (size_t j = 0; t && t->built && j < t->ntests; j++) {
 				const struct kselftest_test *x = &t->tests[j];
@@ -787,7 +930,8 @@ size_t kselftest_results(const struct test_def *tests, size_t n,
 		if (tests[i].kind != TEST_KSELFTEST)
 			continue;
 		for (size_t k = 0; k < tests[i].ntargets; k++) {
-			const char *tn = tests[i].targets[k];
+			const char *tn =
+				target_for(arch_built(b), tests[i].targets[k]);
 			const struct kselftest_target *t = target_find(b, tn);
 			char *name = xstrfmt("kselftest.%s", tn);
 			int keep = !only;
@@ -830,7 +974,21 @@ void kselftest_results_free(struct kselftest_result *r, size_t n)
 struct files {
 	struct kselftest_file *v;
 	size_t n;
+	const struct ksft_arch *a; /* the programs' loader and libraries:
+				    * x86_64's the host's, else under its
+				    * roots (their /lib the guest's /lib) */
 };
+
+/* Where host file path goes in the guest (no leading '/'). */
+static const char *guest_path(const struct files *f, const char *host)
+{
+	for (size_t i = 0; i < 2 && f->a->roots[i]; i++) {
+		size_t l = strlen(f->a->roots[i]);
+		if (!strncmp(host, f->a->roots[i], l) && host[l] == '/')
+			return host + l + 1;
+	}
+	return host + 1;
+}
 
 static int files_has(const struct files *f, const char *path)
 {
@@ -972,14 +1130,14 @@ static int add_host_file(struct files *f, const char *host)
 
 	if (!real)
 		return err_set(ERR_NOTFOUND, "%s: %s", host, strerror(errno));
-	if (!files_has(f, host + 1) && strcmp(real, host)) {
-		struct kselftest_file *l =
-			file_add(f, INITRAMFS_SYMLINK, xstrdup(host + 1));
-		l->target = xstrdup(real);
+	if (!files_has(f, guest_path(f, host)) && strcmp(real, host)) {
+		struct kselftest_file *l = file_add(
+			f, INITRAMFS_SYMLINK, xstrdup(guest_path(f, host)));
+		l->target = xstrfmt("/%s", guest_path(f, real));
 	}
-	if (!files_has(f, real + 1)) {
-		struct kselftest_file *e =
-			file_add(f, INITRAMFS_FILE, xstrdup(real + 1));
+	if (!files_has(f, guest_path(f, real))) {
+		struct kselftest_file *e = file_add(
+			f, INITRAMFS_FILE, xstrdup(guest_path(f, real)));
 		e->host_path = xstrdup(real);
 		e->mode = 0755;
 	}
@@ -998,14 +1156,22 @@ static int add_needs(struct files *f, const char *path, const char *who,
 	if (ret <= 0 || depth > 8)
 		goto out;
 	ret = 0;
-	if (interp && interp[0] == '/' && !files_has(f, interp + 1) &&
-	    (ret = add_host_file(f, interp)) < 0)
-		goto out;
+	if (interp && interp[0] == '/' && !files_has(f, interp + 1)) {
+		char *host = xstrfmt("%s%s", f->a->sysroot, interp);
+		ret = add_host_file(f, host);
+		free(host);
+		if (ret < 0)
+			goto out;
+	}
+	const char *const *dirs = f->a->libs[0] ? f->a->libs : lib_dirs;
+	size_t ndirs = sizeof(lib_dirs) / sizeof(*dirs);
+	if (f->a->libs[0])
+		for (ndirs = 0; ndirs < 4 && dirs[ndirs]; ndirs++)
+			;
 	for (size_t i = 0; i < n && ret == 0; i++) {
 		char *found = NULL;
-		for (size_t d = 0; d < sizeof(lib_dirs) / sizeof(lib_dirs[0]);
-		     d++) {
-			char *p = xstrfmt("%s/%s", lib_dirs[d], needed[i]);
+		for (size_t d = 0; d < ndirs; d++) {
+			char *p = xstrfmt("%s/%s", dirs[d], needed[i]);
 			if (!found && access(p, R_OK) == 0)
 				found = p;
 			else
@@ -1031,7 +1197,7 @@ static int add_needs(struct files *f, const char *path, const char *who,
 				  who, path, needed[i]);
 			continue;
 		}
-		if (!files_has(f, found + 1)) {
+		if (!files_has(f, guest_path(f, found))) {
 			if ((ret = add_host_file(f, found)) == 0)
 				ret = add_needs(f, found, who, depth + 1);
 		}
@@ -1107,6 +1273,7 @@ int kselftest_files(const struct kselftest_build *b,
 
 	*out = NULL;
 	*n = 0;
+	f.a = arch_built(b);
 	for (size_t i = 0; b && i < b->ntargets && ret == 0; i++) {
 		const struct kselftest_target *t = &b->targets[i];
 		char *host, *guest;
@@ -1120,9 +1287,9 @@ int kselftest_files(const struct kselftest_build *b,
 		free(guest);
 	}
 	if (ret == 0 && b && b->needs_bash) {
-		const char *bash = access("/bin/bash", X_OK) == 0
-					   ? "/bin/bash"
-					   : "/usr/bin/bash";
+		const char *bash = f.a->bash			? f.a->bash
+				   : access("/bin/bash", X_OK) == 0 ? "/bin/bash"
+								    : "/usr/bin/bash";
 		char *real = realpath(bash, NULL);
 		if (!real) {
 			ret = err_set(ERR_NOTFOUND,

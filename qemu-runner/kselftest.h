@@ -43,6 +43,18 @@
  * copies each program's interpreter and the libraries its ELF needs
  * (DT_NEEDED, resolved as the loader would, never by running ldd on a
  * program from a patch), and bash when a test script asks for it.
+ *
+ * For arch arm64 (an arm64 cell, cell.h) every make above gets ARCH=arm64
+ * CROSS_COMPILE=aarch64-linux-gnu- (Debian's gcc-aarch64-linux-gnu): the
+ * headers installed are arm64's, the programs aarch64 ELF, linked against
+ * the cross libc (libc6-arm64-cross), whose loader and libraries go in the
+ * guest's /lib. The key holds the arch and arm64's uapi sources
+ * (x86_64's key is as it was). A section's x86 target is built as arm64
+ * (the build's note says so: "x86 built as arm64"), and its results are
+ * kselftest.arm64.*. The arm64 guest's bash is Debian's bash:arm64 (with
+ * libtinfo6:arm64) that `make deps` unpacks beside its busybox; without
+ * it a bash script is a test the guest cannot run (a skip saying so), and
+ * the key says which.
  */
 
 #define KSELFTEST_CACHE_KEEP 6
@@ -67,6 +79,9 @@ struct kselftest_build {
 	char key[65];
 	int cached;    /* taken from the cache: nothing built */
 	int needs_bash;
+	const char *arch; /* built for (static): "x86_64", "arm64" */
+	char *note;    /* NULL, or a target the arch built as its own:
+			* "x86 built as arm64" */
 	double seconds;
 	struct kselftest_target *targets;
 	size_t ntargets;
@@ -77,6 +92,8 @@ struct kselftest_opts {
 	const char *guest_config; /* only the sections for this guest
 				   * (testset_for_guest); NULL: all */
 	const char *src_dir;     /* the kernel tree, checked out */
+	const char *arch;        /* NULL or "x86_64": the host's gcc;
+				  * "arm64": cross-built (see above) */
 	const char *build_dir;   /* headers and objects; made if missing */
 	const char *cache_dir;   /* entries; made if missing */
 	const char *compiler_id; /* part of the key (buildcache) */

@@ -543,7 +543,8 @@ static int config_hash(const struct branch_ctx *bc, const struct cell *c,
 {
 	const struct guestconf *g = guest_of(bc);
 	char *frags = cell_fragments(guestconf_fragments(g, &bc->cfg), c);
-	int ret = guestconf_hash(g, src, frags, bc->cfg.kunit_deny, out);
+	int ret = guestconf_hash(g, c->arch, src, frags, bc->cfg.kunit_deny,
+				 out);
 
 	free(frags);
 	return ret;
@@ -760,13 +761,16 @@ static int build_kselftests(struct branch_ctx *bc, struct repo *r, long long id,
 			    const char *commit, struct built *bs,
 			    void (*progress)(const char *, void *), void *ctx)
 {
-	/* beside the kernel's build directory: shared like it */
-	char *cc = NULL, *bdir = xstrfmt("%s-kselftest", bc->cfg.build_dir);
+	/* beside the cell's kernel build directory: shared like it (x86_64's
+	 * is the branch's build_dir-kselftest, as it always was) */
+	char *cc = NULL, *kdir = cell_build_dir(bc, &bs->cell);
+	char *bdir = xstrfmt("%s-kselftest", kdir);
 	char *cdir = xstrfmt("%s-cache", bdir);
 	struct kselftest_opts ko = {
 		.tests_file = bc->cfg.tests_file,
 		.guest_config = bc->cfg.guest_config,
 		.src_dir = bc->cfg.tree_dir,
+		.arch = bs->cell.arch,
 		.build_dir = bdir,
 		.cache_dir = cdir,
 		.ccache_dir = bc->cfg.ccache_dir,
@@ -776,13 +780,15 @@ static int build_kselftests(struct branch_ctx *bc, struct repo *r, long long id,
 	struct sandbox sb;
 	int ret;
 
+	free(kdir);
 	if ((ret = sandbox_from_config(&sb, &bc->cfg)) < 0) {
 		free(bdir);
 		free(cdir);
 		return ret;
 	}
 	ko.sandbox = &sb;
-	if (buildcache_compiler_id(&cc) < 0)
+	/* x86_64/gcc's is buildcache_compiler_id(): its keys as they were */
+	if (cell_compiler_id(&bs->cell, &cc) < 0)
 		err_clear();
 	ko.compiler_id = cc;
 	ko.log_path = xstrfmt("%s/log/kselftest-%lld.log", bc->cfg.var_dir, id);
@@ -794,9 +800,13 @@ static int build_kselftests(struct branch_ctx *bc, struct repo *r, long long id,
 			tests += bs->ksft.targets[i].ntests;
 		}
 		say(progress, ctx, "candidate %lld: kselftests %.12s: %zu of %zu"
-		    " targets built, %zu tests (%s, %.1f s)", id, bs->ksft.key,
-		    built, bs->ksft.ntargets, tests, bs->ksft.cached ? "cached"
-		    : "built", bs->ksft.seconds);
+		    " targets built, %zu tests (%s, %.1f s)%s%s%s%s", id,
+		    bs->ksft.key, built, bs->ksft.ntargets, tests,
+		    bs->ksft.cached ? "cached" : "built", bs->ksft.seconds,
+		    cell_is_default(&bs->cell) ? "" : " for ",
+		    cell_is_default(&bs->cell) ? "" : bs->cell.arch,
+		    bs->ksft.note ? "; " : "",
+		    bs->ksft.note ? bs->ksft.note : "");
 	}
 	free((char *)ko.log_path);
 	free(cc);
@@ -1735,13 +1745,14 @@ int candidate_run(struct branch_ctx *bc, long long id, int runs,
 		goto out;
 	}
 	int cached = bs.cached;
-	/* build coverage and kselftests are x86_64/gcc's (cell.h) */
+	/* build coverage is x86_64/gcc's; kselftests are built with each
+	 * arch's gcc, and run in its gcc cell only (cell.h) */
 	if (cell_is_default(&bs.cell) &&
 	    (ret = run_coverage(bc, r, id, commit, progress, ctx)) != 0) {
 		phase_end(bc, id, &ph, -1, "coverage", progress, ctx);
 		goto out; /* build-failed (1) or could not run */
 	}
-	if (cell_is_default(&bs.cell) &&
+	if (!strcmp(bs.cell.compiler, "gcc") &&
 	    (ret = build_kselftests(bc, r, id, commit, &bs, progress, ctx)) < 0)
 		goto out;
 	phase_end(bc, id, &ph, -1,

@@ -18,6 +18,10 @@
 
 static char dir[] = "/tmp/t-guestconf.XXXXXX";
 
+/* KUnit suites on in the arm64 broad guest's .config (at least) */
+#define ARM64_61 44
+#define ARM64_612 80
+
 static char *put(const char *name, const char *text)
 {
 	char *p = xstrfmt("%s/%s", dir, name);
@@ -119,19 +123,33 @@ static void test_hash(void)
 	const struct guestconf *b = guestconf_find("broad");
 	char *deny = put("deny.conf", "A_TEST why\n");
 
-	is_int(guestconf_hash(q, NULL, "config/kernel/6.1/quick", deny, q1), 0, "quick");
+	is_int(guestconf_hash(q, NULL, NULL, "config/kernel/6.1/quick", deny, q1), 0, "quick");
 	is_int(kconfig_hash(NULL, "config/kernel/6.1/quick", q2), 0, "kconfig_hash");
 	is_str(q1, q2, "quick hashes as before (its builds stay cached)");
-	is_int(guestconf_hash(b, NULL, "config/kernel/6.1/broad", deny, b1), 0,
+	is_int(guestconf_hash(b, NULL, NULL, "config/kernel/6.1/broad", deny, b1), 0,
 	       "broad");
 	ok(strcmp(b1, q1) != 0, "broad differs");
-	is_int(guestconf_hash(b, NULL, "config/kernel/6.1/quick", deny, b2), 0,
+	is_int(guestconf_hash(b, NULL, NULL, "config/kernel/6.1/quick", deny, b2), 0,
 	       "broad on quick's fragments");
 	ok(strcmp(b2, q1) != 0, "still differs from quick: the base");
 	free(put("deny.conf", "A_TEST why\nB_TEST why\n"));
-	is_int(guestconf_hash(b, NULL, "config/kernel/6.1/broad", deny, b3), 0,
+	is_int(guestconf_hash(b, NULL, NULL, "config/kernel/6.1/broad", deny, b3), 0,
 	       "after the deny list changed");
 	ok(strcmp(b3, b1) != 0, "the hash changed with it");
+	char a1[65], a2[65];
+	is_int(guestconf_hash(b, "x86_64", NULL, "config/kernel/6.1/broad",
+			      deny, a1), 0, "broad, x86_64 named");
+	is_str(a1, b3, "hashes as with no arch (x86_64's builds stay cached)");
+	is_int(guestconf_hash(b, "arm64", NULL, "config/kernel/6.1/broad",
+			      deny, a2), 0, "broad for arm64");
+	ok(strcmp(a2, b3) != 0, "the arch is part of the identity");
+	is_int(guestconf_hash(b, "mips", NULL, "config/kernel/6.1/broad",
+			      deny, a2), ERR_INVALID, "an arch without a row");
+	like(err_msg(), "arch 'mips'", "... is named");
+	err_clear();
+	is_int(guestconf_hash(q, "arm64", NULL, "config/kernel/6.1/quick",
+			      deny, a2), 0, "quick for arm64");
+	is_str(a2, q1, "quick hashes its fragments alone, as it did");
 	free(deny);
 }
 
@@ -151,12 +169,13 @@ static int kunit_on(const char *dot, const char *sym)
 /* The broad config step on a real tree: no build. */
 static struct sandbox box; /* make runs in it (sandbox.h) */
 
-static void test_config_step(const char *tree, const char *frags,
-			     size_t min_suites)
+static void test_config_step(const char *tree, const char *arch,
+			     const char *frags, size_t min_suites)
 {
 	struct kbuild_result r;
-	char *build = xstrfmt("%s/build-%s", dir, frags + 7);
+	char *build = xstrfmt("%s/build-%s-%s", dir, tree + 4, arch);
 	struct kbuild_opts o = {
+		.arch = arch,
 		.src_dir = tree,
 		.build_dir = build,
 		.config_dir = frags,
@@ -169,9 +188,12 @@ static void test_config_step(const char *tree, const char *frags,
 	struct strbuf k = STRBUF_INIT;
 	size_t suites = 0, denied = 0, on = 0;
 
-	is_int(kbuild_run(&o, &r), 0, "%s: the broad config step runs", tree);
-	ok(r.ok, "%s: and every fragment symbol survived olddefconfig%s%s",
-	   tree, r.error ? ": " : "", r.error ? r.error : "");
+	int rc = kbuild_run(&o, &r);
+	if (rc < 0)
+		diag("%s", err_msg());
+	is_int(rc, 0, "%s %s: the broad config step runs", tree, arch);
+	ok(r.ok, "%s %s: and every fragment symbol survived olddefconfig%s%s",
+	   tree, arch, r.error ? ": " : "", r.error ? r.error : "");
 	is_int(guestconf_kunit(tree, "config/kunit-deny.conf", &k, &suites,
 			       &denied),
 	       0, "%s: its KUnit fragment", tree);
@@ -184,8 +206,8 @@ static void test_config_step(const char *tree, const char *frags,
 		free(sym);
 	}
 	ok(on >= min_suites,
-	   "%s: %zu of %zu KUnit suites are on after olddefconfig (>= %zu)",
-	   tree, on, suites, min_suites);
+	   "%s %s: %zu of %zu KUnit suites are on after olddefconfig (>= %zu)",
+	   tree, arch, on, suites, min_suites);
 	ok(!kunit_on(dot, "KUNIT_FAULT_TEST") && !kunit_on(dot, "TIME_KUNIT_TEST"),
 	   "%s: the denied suites are off", tree);
 	ok(!kunit_on(dot, "KUNIT_ALL_TESTS"), "%s: KUNIT_ALL_TESTS is off",
@@ -194,6 +216,13 @@ static void test_config_step(const char *tree, const char *frags,
 		   kunit_on(dot, "NF_TABLES") && kunit_on(dot, "BPF_SYSCALL") &&
 		   kunit_on(dot, "VIRTIO_PCI"),
 	   "%s: ext4, btrfs, nf_tables, BPF and virtio are built in", tree);
+	if (!strcmp(arch, "arm64"))
+		ok(kunit_on(dot, "SERIAL_AMBA_PL011_CONSOLE") &&
+			   kunit_on(dot, "VIRTIO_PCI") &&
+			   kunit_on(dot, "PCI_HOST_GENERIC") &&
+			   !kunit_on(dot, "ARCH_QCOM"),
+		   "%s: arm64's has the virt board's PL011 console and PCI "
+		   "host, and no SoC platform", tree);
 	char *ku = xstrfmt("%s/.stableq-kunit.config", build);
 	ok(access(ku, R_OK) == 0, "%s: the KUnit fragment is kept in the build"
 				  " directory", tree);
@@ -216,11 +245,18 @@ int main(void)
 	test_deny();
 	test_hash();
 	/* the real trees, when `stableq tree init` made them */
-	if (access("var/linux/Makefile", R_OK) == 0)
-		test_config_step("var/linux", "config/kernel/6.1/broad", 40);
-	if (access("var/linux-6.12/Makefile", R_OK) == 0)
-		test_config_step("var/linux-6.12", "config/kernel/6.12/broad",
-				 75);
+	if (access("var/linux/Makefile", R_OK) == 0) {
+		test_config_step("var/linux", "x86_64",
+				 "config/kernel/6.1/broad", 40);
+		test_config_step("var/linux", "arm64",
+				 "config/kernel/6.1/broad/arm64", ARM64_61);
+	}
+	if (access("var/linux-6.12/Makefile", R_OK) == 0) {
+		test_config_step("var/linux-6.12", "x86_64",
+				 "config/kernel/6.12/broad", 75);
+		test_config_step("var/linux-6.12", "arm64",
+				 "config/kernel/6.12/broad/arm64", ARM64_612);
+	}
 	char *cmd = xstrfmt("rm -rf '%s'", dir);
 	if (system(cmd) != 0)
 		diag("cannot remove %s", dir);

@@ -292,13 +292,16 @@ static void make_tree(const char *d)
 	write_text(p, "headers_install:\n"
 		      "\tmkdir -p $(INSTALL_HDR_PATH)/include/linux\n"
 		      "\tcp $(CURDIR)/include/uapi/linux/*.h "
-		      "$(INSTALL_HDR_PATH)/include/linux/\n");
+		      "$(INSTALL_HDR_PATH)/include/linux/\n"
+		      "\techo '#define HDR_ARCH_$(ARCH) 1' > "
+		      "$(INSTALL_HDR_PATH)/include/linux/hdrarch.h\n");
 	free(p);
 	p = xstrfmt("%s/include/uapi/linux/answer.h", d);
 	write_text(p, "#define ANSWER 42\n");
 	free(p);
 	p = xstrfmt("%s/tools/testing/selftests/lib.mk", d);
 	write_text(p,
+		   "CC := $(CROSS_COMPILE)gcc\n"
 		   "TEST_GEN_PROGS := $(patsubst %,$(OUTPUT)/%,$(TEST_GEN_PROGS))\n"
 		   "all: $(TEST_GEN_PROGS)\n"
 		   "$(OUTPUT)/%: %.c\n\t$(CC) $(KHDR_INCLUDES) $< -o $@\n"
@@ -323,12 +326,135 @@ static void make_tree(const char *d)
 	write_text(p, "#!/usr/bin/env python3\nprint('ok 1 x')\n");
 	chmod(p, 0755);
 	free(p);
+	/* arm64's own target: built only with its headers */
+	static const char *const arm64[][2] = {
+		{ "Makefile", "TEST_GEN_PROGS := pac\nTEST_PROGS := run.sh\n"
+			      "include ../lib.mk\n" },
+		{ "pac.c", "#include <linux/hdrarch.h>\n#ifndef HDR_ARCH_arm64\n"
+			   "#error not arm64's headers\n#endif\n"
+			   "int main(void) { return 0; }\n" },
+		{ "run.sh", "#!/bin/bash\necho ok 1 run\n" },
+	};
+	p = xstrfmt("%s/tools/testing/selftests/arm64", d);
+	mkdir_p(p);
+	free(p);
+	for (size_t i = 0; i < sizeof(arm64) / sizeof(arm64[0]); i++) {
+		p = xstrfmt("%s/tools/testing/selftests/arm64/%s", d,
+			    arm64[i][0]);
+		write_text(p, arm64[i][1]);
+		chmod(p, 0755);
+		free(p);
+	}
 	p = xstrfmt("%s/tools/testing/selftests/broken/Makefile", d);
 	write_text(p, "TEST_GEN_PROGS := nope\ninclude ../lib.mk\n");
 	free(p);
 	p = xstrfmt("%s/tools/testing/selftests/broken/nope.c", d);
 	write_text(p, "int main(void) { return undeclared_thing; }\n");
 	free(p);
+}
+
+/* e_machine of an ELF file, 0 if none */
+static int elf_machine(const char *path)
+{
+	unsigned char h[20] = "";
+	FILE *f = fopen(path, "rb");
+	size_t n = f ? fread(h, 1, sizeof(h), f) : 0;
+
+	if (f)
+		fclose(f);
+	return n == sizeof(h) && !memcmp(h, "\177ELF", 4) ? h[18] | h[19] << 8
+							  : 0;
+}
+
+#define ARM64_BASH "/usr/local/lib/stableq/arm64/bin/bash"
+
+/* The same tree cross-built for arm64 (aarch64-linux-gnu-gcc). */
+static void test_arm64(struct kselftest_opts *o, const char *conf,
+		       const char *x86_key)
+{
+	struct kselftest_build b;
+	struct kselftest_file *files = NULL;
+	size_t nfiles = 0;
+
+	o->arch = "mips";
+	is_int(kselftest_prepare(o, &b), ERR_INVALID, "an arch without a row");
+	like(err_msg(), "no cross build for arch 'mips'", "... is named");
+	err_clear();
+	kselftest_build_release(&b);
+	o->arch = "arm64";
+	write_text(conf, "[test ks]\nkind = kselftest\ntargets = good x86\n"
+			 "timeout = 7\n");
+	is_int(kselftest_prepare(o, &b), 0, "arm64: kselftests cross-build: %s",
+	       err_msg());
+	ok(!b.cached && strcmp(b.key, x86_key), "... under a key of their own");
+	is_str(b.arch, "arm64", "... for arm64");
+	is_str(b.note ? b.note : "", "x86 built as arm64",
+	       "x86's own target is built as arm64's, and said");
+	ok(b.ntargets == 2 && !strcmp(b.targets[1].name, "arm64") &&
+		   b.targets[1].built,
+	   "good and arm64 built (arm64's with the arm64 headers)");
+	if (b.ntargets == 2 && b.targets[0].built) {
+		char *p = xstrfmt("%s/good/answer", b.dir);
+		is_int(elf_machine(p), 183, "good's program is aarch64 ELF");
+		free(p);
+	}
+	/* `make deps` unpacks Debian's bash:arm64 beside the busybox */
+	int have = access(ARM64_BASH, R_OK) == 0;
+	if (b.ntargets == 2 && b.targets[1].ntests == 2) {
+		ok(!b.targets[1].tests[0].why, "pac runs in the guest");
+		if (have)
+			ok(!b.targets[1].tests[1].why,
+			   "so does the bash script (bash:arm64 is unpacked)");
+		else
+			like(b.targets[1].tests[1].why
+				     ? b.targets[1].tests[1].why
+				     : "",
+			     "the arm64 guest has no bash",
+			     "a bash script does not (no bash:arm64 unpacked), "
+			     "saying why");
+	}
+	is_int(b.needs_bash, have, "the guest needs bash when it can have it");
+	is_int(kselftest_files(&b, &files, &nfiles), 0, "the guest's files");
+	int loader = 0, libc = 0, x86 = 0, bash = !have, tinfo = !have;
+	for (size_t i = 0; i < nfiles; i++) {
+		const char *hp = files[i].host_path ? files[i].host_path : "";
+		loader |= !strcmp(files[i].path, "lib/ld-linux-aarch64.so.1") &&
+			  !strncmp(hp, "/usr/aarch64-linux-gnu/", 23);
+		libc |= !strcmp(files[i].path, "lib/libc.so.6") &&
+			!strncmp(hp, "/usr/aarch64-linux-gnu/", 23);
+		x86 |= strstr(hp, "x86_64") != NULL ||
+		       !strcmp(hp, "/bin/bash") || !strcmp(hp, "/usr/bin/bash");
+		bash |= !strcmp(files[i].path, "bin/bash") &&
+			!strcmp(hp, ARM64_BASH);
+		tinfo |= !strncmp(files[i].path,
+				  "lib/aarch64-linux-gnu/libtinfo.so.6", 35);
+	}
+	ok(loader && libc, "the cross libc's loader and libc, in the "
+			   "guest's /lib");
+	ok(bash && tinfo, "bash:arm64 and its libtinfo, when unpacked");
+	ok(!x86, "nothing of the host's");
+	kselftest_files_free(files, nfiles);
+
+	struct test_def *tests = NULL;
+	size_t n = 0;
+	struct kselftest_result *r = NULL;
+	is_int(testset_load(conf, &tests, &n), 0, "the set");
+	size_t nr = kselftest_results(tests, n, &b, NULL, 0, &r);
+	ok(nr == 2 && !strcmp(r[1].name, "kselftest.arm64") && r[1].built == 1,
+	   "the section's x86 is the result kselftest.arm64");
+	kselftest_results_free(r, nr);
+	kselftest_expand(&tests, &n, &b);
+	ok(testset_find(tests, n, "kselftest.arm64.pac") != NULL,
+	   "... and its tests kselftest.arm64.*");
+	testset_free(tests, n);
+	kselftest_build_release(&b);
+	is_int(kselftest_prepare(o, &b), 0, "arm64 again");
+	ok(b.cached, "... from the cache");
+	is_str(b.note ? b.note : "", "x86 built as arm64", "... said again");
+	kselftest_build_release(&b);
+	o->arch = NULL;
+	write_text(conf, "[test ks]\nkind = kselftest\ntargets = good broken "
+			 "absent\ntimeout = 7\n");
 }
 
 static void test_prepare(void)
@@ -407,6 +533,13 @@ static void test_prepare(void)
 		   strstr(b.targets[1].error, "undeclared_thing"),
 	   "... with the failure and its error");
 	kselftest_build_release(&b);
+	o.arch = "x86_64";
+	is_int(kselftest_prepare(&o, &b), 0, "x86_64 named");
+	ok(b.cached && !strcmp(b.key, key1),
+	   "the same key as without an arch (x86_64's keys are as they were)");
+	ok(!b.note, "... and no note");
+	kselftest_build_release(&b);
+	test_arm64(&o, conf, key1);
 
 	/* a header of the tree changes: another state */
 	char *h = xstrfmt("%s/include/uapi/linux/answer.h", tree);
