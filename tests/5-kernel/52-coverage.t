@@ -23,18 +23,8 @@ py() { /usr/bin/python3 -c "$1"; }
 stable_tree
 git -C "$TREE" branch -f t52 "$tag"
 PORT=$(py "import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); print(s.getsockname()[1])")
-cat > "$T/stableq.conf" <<CONF
-db = $T/stableq.db
-var_dir = $T/var
-build_cache_dir = $TOP/var/build-cache
-tree_dir = $TREE
-branch = t52
-build_dir = $TOP/var/build
-coverage_build_dir = $TOP/var/build-cover
-coverage_config = $TOP/config/coverage.config
-queue_dir = $T/q
-kernel_config_dir = $TOP/config/kernel/6.1/quick
-tests_file = $TOP/config/tests.conf
+coverage_conf "$T" t52 "$T/q" > "$T/stableq.conf"
+cat >> "$T/stableq.conf" <<CONF
 listen = 127.0.0.1:$PORT
 # the daemon here only answers (52, 53) or reverts (56): no idle baseline
 baseline_idle = no

@@ -13,16 +13,13 @@
 # and why, never a pass.
 # check: serial (kernel trees, builds and QEMU: one such test at a time)
 . "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/../lib/kernel.sh"
 set -u
 T=$(mktemp -d)
 chmod 755 "$T" # the build user reaches the build dirs in it
 trap 'rm -rf "$T"' EXIT
 py() { /usr/bin/python3 -c "$1"; }
-TREE=$TOP/var/linux
-printf 'tree_dir = %s\n' "$TREE" > "$T/init.conf"
-(cd "$TOP" && "$STABLEQ" -c "$T/init.conf" --db "$T/init.db" tree init > "$T/init.log" 2>&1)
-ok $? "the stable tree is there"
-tag=$(git -C "$TREE" describe --tags --abbrev=0 linux-6.1.y)
+stable_tree
 git -C "$TREE" branch -f t84 "$tag"
 
 # mkpatch N SUBJECT FILE SED: a stable-style mail changing FILE of the tag
@@ -59,18 +56,8 @@ world() {
 	local w=$T/$1
 	mkdir -p "$w"
 	chmod 755 "$w"
-	cat > "$w/stableq.conf" <<CONF
-db = $w/stableq.db
-var_dir = $w/var
-build_cache_dir = $TOP/var/build-cache
-tree_dir = $TREE
-branch = t84
-build_dir = $TOP/var/build
-coverage_build_dir = $TOP/var/build-cover
-coverage_config = $TOP/config/coverage.config
-queue_dir = $T/q
-kernel_config_dir = $TOP/config/kernel/6.1/quick
-tests_file = $TOP/config/tests.conf
+	coverage_conf "$w" t84 "$T/q" > "$w/stableq.conf"
+	cat >> "$w/stableq.conf" <<CONF
 baseline_idle = no
 $2
 CONF

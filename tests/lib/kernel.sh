@@ -6,6 +6,11 @@
 #                        6.1 tag); one ok line saying so
 #   tip_known TESTS.CONF appends the guest test tip-known, which fails on
 #                        every kernel: a known failure of the tip
+#   coverage_conf DIR BRANCH QUEUE
+#                        prints a config of a store in DIR on BRANCH of
+#                        that tree, its queue in QUEUE, the quick guest, and
+#                        the build, its cache and build coverage in the
+#                        kernel tests' shared directories
 stable_tree() {
 	TREE=$TOP/var/linux
 	mkdir -p "$TOP/var"
@@ -25,5 +30,21 @@ kind = guest
 command = false
 timeout = 10
 description = fails on every kernel: a known failure of the tip
+CONF
+}
+
+coverage_conf() {
+	cat <<CONF
+db = $1/stableq.db
+var_dir = $1/var
+build_cache_dir = $TOP/var/build-cache
+tree_dir = $TREE
+branch = $2
+build_dir = $TOP/var/build
+coverage_build_dir = $TOP/var/build-cover
+coverage_config = $TOP/config/coverage.config
+queue_dir = $3
+kernel_config_dir = $TOP/config/kernel/6.1/quick
+tests_file = $TOP/config/tests.conf
 CONF
 }
