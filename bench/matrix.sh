@@ -9,12 +9,23 @@
 # hand with `flock /work/kernel.lock sh bench/matrix.sh` on a quiet
 # machine. CELLS="x86_64/gcc x86_64/clang arm64/gcc" BRANCHES="6.1 6.12"
 # JOBS=make -j (0: all cores); KEEP=1 keeps the temp dir.
+# GUEST=broad measures the broad guest (broad_config_dir, every KUnit suite,
+# the kselftests) instead of the quick one. MODES="cold warm" (or one of
+# them). CCACHE=DIR: every run uses that ccache (a cell's "cold" run then
+# has an empty build directory and build cache, but ccache as DIR holds it)
+# instead of a new one per cell. TREE_6_1, TREE_6_12: the trees (default
+# var/linux, var/linux-6.12; a run checks its states out in them).
 set -eu
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 STABLEQ=${STABLEQ:-$TOP/stableq}
 CELLS=${CELLS:-x86_64/gcc x86_64/clang arm64/gcc}
 BRANCHES=${BRANCHES:-6.1 6.12}
 JOBS=${JOBS:-0}
+GUEST=${GUEST:-quick}
+MODES=${MODES:-cold warm}
+TREE_6_1=${TREE_6_1:-$TOP/var/linux}
+TREE_6_12=${TREE_6_12:-$TOP/var/linux-6.12}
+case $GUEST in quick | broad) ;; *) echo "bench/matrix: GUEST is quick or broad, not $GUEST" >&2; exit 2 ;; esac
 T=$(mktemp -d)
 trap '[ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT INT TERM
 [ -x "$STABLEQ" ] || { echo "bench/matrix: build ./stableq first" >&2; exit 1; }
@@ -24,10 +35,14 @@ py() { /usr/bin/python3 -c "$1"; }
 section() {
 	case $1 in
 	6.1) printf 'tree_dir = %s\nkernel_config_dir = %s\ntests_file = %s\n' \
-		"$TOP/var/linux" "$TOP/config/kernel/6.1/quick" "$TOP/config/tests.conf" ;;
+		"$TREE_6_1" "$TOP/config/kernel/6.1/quick" "$TOP/config/tests.conf" ;;
 	6.12) printf 'linux_source = /usr/src/linux-source-6.12.tar.xz\nbranch = linux-6.12.y\ntree_dir = %s\nkernel_config_dir = %s\ntests_file = %s\ndebian_changelog = /usr/share/doc/linux-source-6.12/changelog.Debian.gz\n' \
-		"$TOP/var/linux-6.12" "$TOP/config/kernel/6.12/quick" "$TOP/config/tests-6.12.conf" ;;
+		"$TREE_6_12" "$TOP/config/kernel/6.12/quick" "$TOP/config/tests-6.12.conf" ;;
 	esac
+	[ "$GUEST" = broad ] &&
+		printf 'guest_config = broad\nbroad_config_dir = %s\nkunit_deny = %s\n' \
+			"$TOP/config/kernel/$1/broad" "$TOP/config/kunit-deny.conf"
+	return 0
 }
 
 # one run: branch cell tag (cold|warm) -> a line of figures
@@ -42,7 +57,7 @@ run() {
 db = $d/$kind.db
 var_dir = $d/var-$kind
 build_cache_dir = $d/cache-$kind
-ccache_dir = $d/ccache
+ccache_dir = ${CCACHE:-$d/ccache}
 make_jobs = $JOBS
 arches = $arch
 compilers = $cc
@@ -62,16 +77,20 @@ j = json.load(open('$d/$kind.json'))
 b = j.get('build') or {}
 log = open('$d/$kind.log', errors='replace').read()
 boot = sum(float(x) for x in re.findall(r'results in ([0-9.]+) s', log))
-kunit = len([t for t in j.get('tests', []) if t['name'].startswith('kunit.') and t['result'] == 'pass'])
-print('%-5s %-13s %-4s build %7.1f s  boot+set %6.1f s  whole %7.1f s  KUnit cases %4d  verdict %s' % (
-    '$b', '$cell', '$kind', b.get('seconds') or 0, boot, $t1 - $t0, kunit, j.get('verdict')))
+tests = j.get('tests', [])
+kunit = len([t for t in tests if t['name'].startswith('kunit.') and t['result'] == 'pass'])
+ksft = len([t for t in tests if t['name'].startswith('kselftest.') and t['result'] in ('pass', 'fail', 'skip')])
+print('%-5s %-13s %-4s %-5s build %7.1f s  boot+set %6.1f s  whole %7.1f s  KUnit cases %4d  kselftest results %4d  results %5d  verdict %s' % (
+    '$b', '$cell', '$kind', '$GUEST', b.get('seconds') or 0, boot, $t1 - $t0, kunit, ksft, len(tests), j.get('verdict')), flush=True)
 "
 }
 
-echo "bench/matrix: the quick guest per cell (CELLS=\"$CELLS\"), $(nproc) cores"
+echo "bench/matrix: the $GUEST guest per cell (CELLS=\"$CELLS\", MODES=\"$MODES\"${CCACHE:+, ccache $CCACHE}), $(nproc) cores"
 for b in $BRANCHES; do
 	for cell in $CELLS; do
-		run "$b" "$cell" cold
-		run "$b" "$cell" warm
+		for m in $MODES; do
+			case $m in cold | warm) run "$b" "$cell" "$m" ;;
+			*) echo "bench/matrix: MODES names cold or warm, not $m" >&2; exit 2 ;; esac
+		done
 	done
 done
