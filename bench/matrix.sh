@@ -27,6 +27,7 @@ TREE_6_1=${TREE_6_1:-$TOP/var/linux}
 TREE_6_12=${TREE_6_12:-$TOP/var/linux-6.12}
 case $GUEST in quick | broad) ;; *) echo "bench/matrix: GUEST is quick or broad, not $GUEST" >&2; exit 2 ;; esac
 T=$(mktemp -d)
+chmod 755 "$T" # the build user (docs/sandbox.md) works in it
 trap '[ -n "${KEEP:-}" ] || rm -rf "$T"' EXIT INT TERM
 [ -x "$STABLEQ" ] || { echo "bench/matrix: build ./stableq first" >&2; exit 1; }
 py() { /usr/bin/python3 -c "$1"; }
@@ -40,8 +41,7 @@ section() {
 		"$TREE_6_12" "$TOP/config/kernel/6.12/quick" "$TOP/config/tests-6.12.conf" ;;
 	esac
 	[ "$GUEST" = broad ] &&
-		printf 'guest_config = broad\nbroad_config_dir = %s\nkunit_deny = %s\n' \
-			"$TOP/config/kernel/$1/broad" "$TOP/config/kunit-deny.conf"
+		printf 'guest_config = broad\nbroad_config_dir = %s\n' "$TOP/config/kernel/$1/broad"
 	return 0
 }
 
@@ -61,13 +61,20 @@ ccache_dir = ${CCACHE:-$d/ccache}
 make_jobs = $JOBS
 arches = $arch
 compilers = $cc
+kunit_deny = $TOP/config/kunit-deny.conf
 [branch $b]
 build_dir = $d/build
 queue_dir = $d/q-$kind
 $(section "$b")
 CONF
-	(cd "$TOP" && "$STABLEQ" -c "$d/$kind.conf" tree init > "$d/$kind-init.log" 2>&1)
-	(cd "$TOP" && "$STABLEQ" -c "$d/$kind.conf" import "$TOP/config/queues/$b" > "$d/$kind-import.log" 2>&1)
+	for step in "tree init" "import $TOP/config/queues/$b"; do
+		# shellcheck disable=SC2086 # the step's words
+		(cd "$TOP" && "$STABLEQ" -c "$d/$kind.conf" $step > "$d/$kind-step.log" 2>&1) || {
+			echo "bench/matrix: $b $cell $kind: stableq $step failed:" >&2
+			cat "$d/$kind-step.log" >&2
+			exit 1
+		}
+	done
 	t0=$(date +%s.%N)
 	(cd "$TOP" && "$STABLEQ" -c "$d/$kind.conf" candidate --json > "$d/$kind.json" 2> "$d/$kind.log") || true
 	t1=$(date +%s.%N)
