@@ -884,12 +884,18 @@ int kbuild_run(const struct kbuild_opts *o, struct kbuild_result *r)
 				     ? (unsigned long)lst.st_size
 				     : 0;
 		unsigned long from = c.scan_off; /* scan_objects() moves it */
-		ret = step(&c, "make bzImage modules", a);
+		char *what = xstrfmt("make %s modules", ka->target);
+		ret = step(&c, what, a);
 		/* a build killed while fixdep wrote a .cmd file leaves it cut
 		 * short, and every later make stops on it: drop it, once */
 		if (ret < 0 && !r->timed_out &&
 		    kbuild_drop_broken_cmd(build, r->log_path, from) > 0)
-			ret = step(&c, "make bzImage modules (again)", a);
+		{
+			char *again = xstrfmt("%s (again)", what);
+			ret = step(&c, again, a);
+			free(again);
+		}
+		free(what);
 		c.count_objects = 0;
 		strvec_clear(&av);
 		if (o->progress)

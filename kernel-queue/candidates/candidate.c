@@ -709,7 +709,8 @@ static int build_state(struct branch_ctx *bc, struct repo *r, long long id,
 		      " VALUES (?, ?, ?, ?, ?, ?, ?, NULLIF(?, ''))",
 		      "tttt"
 		      "fttt",
-		      commit, tree, kb.config_hash, kb.ok ? "ok" : "failed",
+		      commit, tree, kb.config_hash,
+		      kb.ok ? "ok" : kb.timed_out ? "error" : "failed",
 		      kb.seconds, blog,
 		      kb.ok ? NULL : (kb.error ? kb.error : err_msg()), key);
 	if (ret < 0)
@@ -721,6 +722,19 @@ static int build_state(struct branch_ctx *bc, struct repo *r, long long id,
 		goto out;
 	say(progress, ctx, "candidate %lld: build %lld %s in %.1f s", id,
 	    build_id, kb.ok ? "ok" : "FAILED", kb.seconds);
+	if (!kb.ok && kb.timed_out) {
+		/* the machine's time ran out, not the patches': no verdict
+		 * (nothing bisects, no one is blamed); what make compiled
+		 * stays in the build directory and ccache for the next run */
+		ret = err_set(ERR_IO,
+			      "build %lld killed at the build deadline"
+			      " (build_timeout = %d s) after %.0f s: not a"
+			      " verdict on the patches; running it again goes"
+			      " on from what was compiled (or raise"
+			      " build_timeout)",
+			      build_id, bc->cfg.build_timeout, kb.seconds);
+		goto out;
+	}
 	ret = 0;
 	out->ok = kb.ok;
 	if (!kb.ok) {

@@ -47,17 +47,6 @@ listen = 127.0.0.1:$PORT
 poll_interval = 1
 CONF
 SQ() { (cd "$TOP" && "$STABLEQ" -c "$T/stableq.conf" "$@"); }
-db() { sqlite3 "$T/stableq.db" "$1"; }
-wait_for() { # SECONDS SQL: until the query answers non-empty, non-zero
-	local i
-	for i in $(seq "$1"); do
-		v=$(db "$2" 2> /dev/null)
-		[ -n "$v" ] && [ "$v" != 0 ] && return 0
-		kill -0 "$DPID" 2> /dev/null || return 1
-		sleep 1
-	done
-	return 1
-}
 
 # --- the daemon, idle: the tip's baseline ------------------------------------
 (cd "$TOP" && exec "$STABLEQ" -c "$T/stableq.conf" serve -d > "$T/daemon.log" 2>&1) &

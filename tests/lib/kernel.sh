@@ -11,6 +11,9 @@
 #                        that tree, its queue in QUEUE, the quick guest, and
 #                        the build, its cache and build coverage in the
 #                        kernel tests' shared directories
+#   db SQL               the answer of the store $T/stableq.db
+#   wait_for SECONDS SQL until SQL answers non-empty and non-zero (1 when
+#                        the time is up or the daemon $DPID has ended)
 stable_tree() {
 	TREE=$TOP/var/linux
 	mkdir -p "$TOP/var"
@@ -47,4 +50,17 @@ queue_dir = $3
 kernel_config_dir = $TOP/config/kernel/6.1/quick
 tests_file = $TOP/config/tests.conf
 CONF
+}
+
+db() { sqlite3 "$T/stableq.db" "$1"; }
+
+wait_for() {
+	local i
+	for i in $(seq "$1"); do
+		v=$(db "$2" 2> /dev/null)
+		[ -n "$v" ] && [ "$v" != 0 ] && return 0
+		kill -0 "$DPID" 2> /dev/null || return 1
+		sleep 1
+	done
+	return 1
 }
