@@ -15,6 +15,8 @@
 # has an empty build directory and build cache, but ccache as DIR holds it)
 # instead of a new one per cell. TREE_6_1, TREE_6_12: the trees (default
 # var/linux, var/linux-6.12; a run checks its states out in them).
+# BUILD_TIMEOUT: build_timeout (default 4 h: a cold broad arm64 build on 2
+# cores outlasts an hour).
 set -eu
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 STABLEQ=${STABLEQ:-$TOP/stableq}
@@ -59,6 +61,7 @@ var_dir = $d/var-$kind
 build_cache_dir = $d/cache-$kind
 ccache_dir = ${CCACHE:-$d/ccache}
 make_jobs = $JOBS
+build_timeout = ${BUILD_TIMEOUT:-14400}
 arches = $arch
 compilers = $cc
 kunit_deny = $TOP/config/kunit-deny.conf
