@@ -37,6 +37,15 @@ const struct karch karch_table[] = {
 		.cc = "gcc",
 		.cc_pkg = "build-essential",
 		.kcidb = "x86_64",
+		.defconfig = "arch/x86/configs/x86_64_defconfig",
+		.ksft_target = "x86",
+		.ksft_uapi = { "arch/x86/include/uapi",
+			       "arch/x86/entry/syscalls" },
+		.ksft_sysroot = "",
+		/* Debian's glibc: the loader's system search path */
+		.ksft_libs = { "/lib/x86_64-linux-gnu",
+			       "/usr/lib/x86_64-linux-gnu", "/lib64",
+			       "/usr/lib64", "/lib", "/usr/lib" },
 	},
 	{
 		.name = "arm64",
@@ -59,6 +68,17 @@ const struct karch karch_table[] = {
 		.cc = ARM64_CROSS "gcc",
 		.cc_pkg = "gcc-aarch64-linux-gnu libc6-dev-arm64-cross",
 		.kcidb = "arm64",
+		.defconfig = "arch/arm64/configs/defconfig",
+		.ksft_target = "arm64",
+		.ksft_uapi = { "arch/arm64/include/uapi", "tools/arch/arm64" },
+		/* the cross libc (libc6-arm64-cross) and what `make deps`
+		 * unpacks: their /lib is the guest's /lib */
+		.ksft_sysroot = "/usr/aarch64-linux-gnu",
+		.ksft_roots = { "/usr/aarch64-linux-gnu", ARM64_ROOT },
+		.ksft_libs = { "/usr/aarch64-linux-gnu/lib",
+			       ARM64_ROOT "/lib/aarch64-linux-gnu",
+			       ARM64_ROOT "/usr/lib/aarch64-linux-gnu" },
+		.ksft_bash = ARM64_ROOT "/bin/bash",
 	},
 	COMPILE_ONLY("arm", "arm-linux-gnueabihf-", "gcc-arm-linux-gnueabihf"),
 	COMPILE_ONLY("powerpc", "powerpc64le-linux-gnu-",
