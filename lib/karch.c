@@ -78,6 +78,8 @@ const struct karch karch_table[] = {
 		.ksft_libs = { "/usr/aarch64-linux-gnu/lib",
 			       ARM64_ROOT "/lib/aarch64-linux-gnu",
 			       ARM64_ROOT "/usr/lib/aarch64-linux-gnu" },
+		.ksft_include = ARM64_ROOT "/usr/include",
+		.ksft_machine = "arm64",
 		.ksft_bash = ARM64_ROOT "/bin/bash",
 	},
 	COMPILE_ONLY("arm", "arm-linux-gnueabihf-", "gcc-arm-linux-gnueabihf"),

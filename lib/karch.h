@@ -89,13 +89,21 @@ struct karch {
 	const char *ksft_roots[2]; /* host dirs that are the guest's /;
 				    * NULL: the host's / */
 	const char *ksft_libs[8]; /* where its loader looks, on the host,
-				   * NULL-terminated */
+				   * NULL-terminated; a cross build's -L */
+	const char *ksft_include; /* a cross build's -isystem: the headers
+				   * of the libraries its programs link
+				   * against (libcap, ...); NULL: none */
+	const char *ksft_machine; /* a cross build's MACHINE=: the guest's
+				   * `uname -m` as 6.1's vm Makefile spells
+				   * it (else it builds the host's) */
 	const char *ksft_bash;    /* the guest's bash; NULL: the host's */
 };
 
-/* Where `make deps` unpacks Debian's busybox-static:arm64 and bash:arm64
- * (they conflict with the amd64 packages, so they are not installed, only
- * unpacked): the arm64 guest's userland root. */
+/* Where `make deps` unpacks Debian's busybox-static:arm64, bash:arm64 and
+ * the libraries kselftests link against with their -dev packages (libcap,
+ * libcap-ng, libpopt): the arm64 guest's userland root. They are unpacked,
+ * not installed: busybox-static and bash conflict with the amd64 packages
+ * the x86_64 guest runs, and the guest's files stay in one place. */
 #define KARCH_ARM64_ROOT "/usr/local/lib/stableq/arm64"
 
 #define KARCH_N 7

@@ -81,6 +81,15 @@ static int has_bash(const struct karch *a)
 	return !a->ksft_bash || access(a->ksft_bash, R_OK) == 0;
 }
 
+/* 1 when a's cross build has its libraries' headers (`make deps`) */
+static int has_include(const struct karch *a)
+{
+	struct stat st;
+
+	return a->ksft_include && stat(a->ksft_include, &st) == 0 &&
+	       S_ISDIR(st.st_mode);
+}
+
 static void test_free(struct kselftest_test *t)
 {
 	free(t->name);
@@ -201,6 +210,10 @@ static int kselftest_key(const char *src_dir, const struct karch *a,
 		/* and whether its bash scripts run: see cannot_run() */
 		EVP_DigestUpdate(md, a->name, strlen(a->name) + 1);
 		EVP_DigestUpdate(md, has_bash(a) ? "bash" : "-", 2);
+		/* the libraries' headers (libcap, ...: which targets link),
+		 * when unpacked; a key without them is as it was */
+		if (has_include(a))
+			ret = hash_tree(md, a->ksft_include, ".");
 	}
 	EVP_DigestUpdate(md, compiler_id ? compiler_id : "",
 			 strlen(compiler_id ? compiler_id : "") + 1);
@@ -356,6 +369,35 @@ static void arch_vars(const struct karch *a, struct strvec *argv)
 		return;
 	strvec_pushf(argv, "ARCH=%s", a->make_arch);
 	strvec_pushf(argv, "CROSS_COMPILE=%s", a->cross);
+}
+
+/*
+ * A target's make, for a: ARCH= and CROSS_COMPILE= (arch_vars()), and for a
+ * cross build where it finds the libraries its targets link against
+ * (-lcap, -lcap-ng, -lpopt, -lnuma): their headers, and the dirs the
+ * guest's loader takes them from, through lib.mk's USERCFLAGS and
+ * USERLDFLAGS (a target's own CFLAGS and LDLIBS stay; a dir not there is
+ * skipped by gcc and ld), and MACHINE= for 6.1's vm, which otherwise
+ * takes the host's `uname -m`.
+ */
+static void target_vars(const struct karch *a, struct strvec *argv)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	arch_vars(a, argv);
+	if (karch_is_host(a))
+		return;
+	if (a->ksft_machine)
+		strvec_pushf(argv, "MACHINE=%s", a->ksft_machine);
+	if (a->ksft_include)
+		strvec_pushf(argv, "USERCFLAGS=-isystem %s", a->ksft_include);
+	for (size_t i = 0; i < sizeof(a->ksft_libs) / sizeof(*a->ksft_libs) &&
+			   a->ksft_libs[i];
+	     i++)
+		strbuf_addf(&sb, "%s-L%s", i ? " " : "", a->ksft_libs[i]);
+	if (sb.len)
+		strvec_pushf(argv, "USERLDFLAGS=%s", sb.buf);
+	strbuf_release(&sb);
 }
 
 /*
@@ -549,7 +591,7 @@ static void list_tests(const struct kselftest_opts *o, const char *tdir,
 
 	strvec_pushl(&argv, "make", "-s", "--no-print-directory", "-C", tdir,
 		     NULL);
-	arch_vars(arch_of(o), &argv); /* the arch's list of tests */
+	target_vars(arch_of(o), &argv); /* the arch's list of tests */
 	strvec_pushf(&argv, "OUTPUT=%s", outdir);
 	strvec_push(&argv, "emit_tests");
 	if (run_make(o, NULL, argv.v, &out, &status) < 0 || status != 0) {
@@ -608,7 +650,7 @@ static int build_target(const struct kselftest_opts *o, const char *hdr,
 	strvec_pushf(&argv, "make");
 	strvec_pushf(&argv, "-j%d", o->jobs > 0 ? o->jobs : 2);
 	strvec_pushl(&argv, "-C", tdir, NULL);
-	arch_vars(a, &argv);
+	target_vars(a, &argv);
 	strvec_pushf(&argv, "OUTPUT=%s", outdir);
 	strvec_pushf(&argv, "KHDR_INCLUDES=-isystem %s", hdr);
 	strvec_pushf(&argv, "INSTALL_PATH=%s/%s", stage, t->name);

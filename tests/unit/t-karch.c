@@ -16,7 +16,8 @@
 			X(ksft_target) X(ksft_uapi[0]) X(ksft_uapi[1])         \
 				X(ksft_sysroot) X(ksft_libs[0])
 /* ... and one that boots another arch's programs: where they come from */
-#define CROSS_FIELDS(X) X(ksft_roots[0]) X(ksft_bash)
+#define CROSS_FIELDS(X)                                                        \
+	X(ksft_roots[0]) X(ksft_bash) X(ksft_include) X(ksft_machine)
 
 /* The kselftest fields of a row that boots, whole (kselftest.c). */
 static void ksft_fields(const struct karch *a)
@@ -36,8 +37,9 @@ static void ksft_fields(const struct karch *a)
 	   "%s: its loader's dirs end with NULL", a->name);
 	if (karch_is_host(a)) {
 		is_str(a->ksft_sysroot, "", "%s: the host's loader", a->name);
-		ok(!a->ksft_roots[0] && !a->ksft_bash,
-		   "%s: the host's / and bash", a->name);
+		ok(!a->ksft_roots[0] && !a->ksft_bash && !a->ksft_include &&
+			   !a->ksft_machine,
+		   "%s: the host's /, bash, libraries and uname", a->name);
 	} else {
 #define SET(f)                                                                 \
 	ok(a->f != NULL, "%s: another arch's guest, so has " #f, a->name);
