@@ -162,11 +162,19 @@ deps:
 	fi
 	@$(MAKE) --no-print-directory arm64-busybox
 
-# The arm64 guest's userland: Debian's busybox-static:arm64 (and bash:arm64
-# for the kselftests) through multiarch, unpacked (not installed: it
-# conflicts with the amd64 package the x86_64 guest runs) where lib/karch.c
-# looks for it.
+# The arm64 guest's userland: Debian's busybox-static:arm64 (and bash:arm64,
+# libcap, libcap-ng, libpopt and libnuma for the kselftests) through multiarch,
+# unpacked (not installed: it conflicts with the amd64 package the x86_64
+# guest runs) where lib/karch.c looks for it.
 ARM64_ROOT := /usr/local/lib/stableq/arm64
+ARM64_DEV_PKGS := libcap2:arm64 libcap-dev:arm64 libcap-ng0:arm64 \
+	libcap-ng-dev:arm64 libpopt0:arm64 libpopt-dev:arm64 \
+	libnuma1:arm64 libnuma-dev:arm64
+ARM64_DEV_FILES := usr/include/sys/capability.h usr/include/cap-ng.h \
+	usr/include/popt.h usr/include/numa.h \
+	usr/lib/aarch64-linux-gnu/libcap.so \
+	usr/lib/aarch64-linux-gnu/libcap-ng.so \
+	usr/lib/aarch64-linux-gnu/libpopt.so usr/lib/aarch64-linux-gnu/libnuma.so
 .PHONY: arm64-busybox
 arm64-busybox:
 	@if [ ! -x $(ARM64_ROOT)/bin/busybox ]; then \
@@ -185,6 +193,20 @@ arm64-busybox:
 		(cd $$tmp && apt-get download bash:arm64 libtinfo6:arm64); \
 		for d in $$tmp/*_arm64.deb; do dpkg-deb -x $$d $(ARM64_ROOT); done; \
 		rm -rf $$tmp; echo "make deps: bash:arm64 in $(ARM64_ROOT)"; \
+	fi
+	@# and the libraries kselftests link against, with their headers (the
+	@# cross build's -isystem and -L: lib/karch.c); the -dev packages' .so
+	@# links are absolute (/lib/...): they are made to point into the root
+	@if ! (for f in $(ARM64_DEV_FILES); do [ -e $(ARM64_ROOT)/$$f ] || exit 1; done); then \
+		set -e; export DEBIAN_FRONTEND=noninteractive; \
+		tmp=$$(mktemp -d); chmod 755 $$tmp; \
+		(cd $$tmp && apt-get download $(ARM64_DEV_PKGS)); \
+		for d in $$tmp/*_arm64.deb; do dpkg-deb -x $$d $(ARM64_ROOT); done; \
+		for l in $(ARM64_ROOT)/usr/lib/aarch64-linux-gnu/*.so; do \
+			t=$$(readlink $$l) || continue; \
+			case $$t in /*) ln -sfn $(ARM64_ROOT)$$t $$l ;; esac; \
+		done; \
+		rm -rf $$tmp; echo "make deps: $(ARM64_DEV_PKGS) in $(ARM64_ROOT)"; \
 	fi
 
 # The whole binary again with ASan+UBSan, from the unit tests' objects,

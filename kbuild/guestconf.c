@@ -2,6 +2,7 @@
 #include "guestconf.h"
 #include "config.h"
 #include "err.h"
+#include "karch.h"
 #include "kconfig.h"
 #include "kunitconf.h"
 #include "sha256.h"
@@ -130,24 +131,14 @@ static void hash_file(struct strbuf *sb, const char *what, const char *path)
 	strbuf_release(&f);
 }
 
-/* The tree's files a broad base is made of, per arch (NULL: x86_64). */
-static const struct {
-	const char *arch;
-	const char *files[2];
-} tree_bases[] = {
-	{ "x86_64",
-	  { "arch/x86/configs/x86_64_defconfig",
-	    "kernel/configs/kvm_guest.config" } },
-	{ "arm64",
-	  { "arch/arm64/configs/defconfig",
-	    "kernel/configs/kvm_guest.config" } },
-};
+/* The tree's file a broad base adds to the arch's defconfig (karch.h). */
+#define KVM_GUEST_CONFIG "kernel/configs/kvm_guest.config"
 
 int guestconf_hash(const struct guestconf *g, const char *arch,
 		   const char *src_dir, const char *config_dir,
 		   const char *deny_path, char out[65])
 {
-	const char *const *tree_files = tree_bases[0].files;
+	const struct karch *ka = &karch_table[0];
 	int other_arch = arch && *arch && strcmp(arch, "x86_64");
 	struct strbuf sb = STRBUF_INIT;
 	char frag[65];
@@ -163,21 +154,17 @@ int guestconf_hash(const struct guestconf *g, const char *arch,
 		    frag);
 	if (other_arch) {
 		/* x86_64's text stays as it was: its builds stay cached */
-		size_t i = 1;
-		while (i < sizeof(tree_bases) / sizeof(*tree_bases) &&
-		       strcmp(tree_bases[i].arch, arch))
-			i++;
-		if (i == sizeof(tree_bases) / sizeof(*tree_bases)) {
+		if (!(ka = karch_boot_find(arch))) {
 			ret = err_set(ERR_INVALID, "guest configuration: arch "
 					      "'%s' has no defconfig here", arch);
 			goto out;
 		}
-		tree_files = tree_bases[i].files;
 		strbuf_addf(&sb, "arch %s\n", arch);
 	}
 	if (deny_path && *deny_path)
 		hash_file(&sb, "deny", deny_path);
 	if (src_dir) {
+		const char *tree_files[] = {ka->defconfig, KVM_GUEST_CONFIG};
 		for (size_t i = 0; i < 2; i++) {
 			char *p = xstrfmt("%s/%s", src_dir, tree_files[i]);
 			hash_file(&sb, "tree", p);

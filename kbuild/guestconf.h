@@ -63,9 +63,10 @@ int guestconf_kunit(const char *src_dir, const char *deny_path,
 /*
  * The configuration's identity: kconfig_hash() of the fragments, and for a
  * row other than quick its name, base, the deny list's contents and, with
- * src_dir, the tree's defconfig files of arch (NULL or "x86_64": x86_64's,
- * hashed as before the matrix; "arm64": arch/arm64/configs/defconfig, and
- * the arch's name) and its KUnit fragment. src_dir NULL
+ * src_dir, the tree's defconfig files of arch (its row's defconfig in
+ * lib/karch.h, and kvm_guest.config; NULL or "x86_64": x86_64's, hashed
+ * as before the matrix; another: and the arch's name) and its KUnit
+ * fragment. src_dir NULL
  * hashes what does not come from the tree (the build cache's key holds
  * the tree). 0 or negative.
  */

@@ -3,14 +3,20 @@
 #define STABLEQ_KARCH_H
 
 /*
- * A row is one architecture, with everything the three users need of it:
+ * A row is one architecture, with everything its users need of it:
  *
  *   kbuild (kbuild/kbuild.c)       builds a cell's kernel: make ARCH=,
  *                                  CROSS_COMPILE=, the image and its make
- *                                  target, the Debian package of the gcc
+ *                                  target, the Debian package of the gcc,
+ *                                  the defconfig the broad guest starts
+ *                                  from (kbuild/guestconf.c)
  *   the runner (qemu-runner/)      boots it: the QEMU binary and package,
  *                                  -M, -cpu under TCG, the console, the
- *                                  guest's busybox and C compiler
+ *                                  guest's busybox and C compiler; its
+ *                                  kselftests (kselftest.c): the arch's
+ *                                  own selftests directory, its uapi
+ *                                  sources, where the programs' loader,
+ *                                  libraries and bash come from
  *   build coverage                 compiles the touched objects of every
  *   (kernel-queue/candidates/      row under allmodconfig (arch/DIR/ of a
  *   coverage*.c)                   path says which row builds it)
@@ -35,11 +41,13 @@
  * To add an architecture: add its row to karch_table in lib/karch.c
  * (build coverage's order is the table's, so add it last) and bump
  * KARCH_N; the build side needs a Debian cross gcc (add its package to
- * the Makefile's deps list). One that boots goes after the last
- * row that boots, with all its boot fields, its name added to
- * KARCH_BOOT_CHOICES and karch_boot_names(), its kernel fragments in
- * config/kernel/VERSION/quick/NAME and its guest's busybox; tests/unit/
- * t-karch.c checks that the lists and the rows agree.
+ * config/debian-packages). One that boots goes after the last row that
+ * boots, with all its boot, defconfig and ksft_* fields, its name added
+ * to KARCH_BOOT_CHOICES and karch_boot_names(); outside the table it
+ * needs only its kernel fragments in config/kernel/VERSION/quick/NAME
+ * (and broad/NAME) and its guest's userland (busybox, bash) unpacked by
+ * `make deps`. No other file holds a per-arch list: tests/unit/t-karch.c
+ * checks that every row is whole and the lists and rows agree.
  */
 struct karch {
 	const char *name;       /* "x86_64", "arm64": the arches key, a
@@ -68,11 +76,34 @@ struct karch {
 	const char *cc;         /* compiles the guest programs, -static */
 	const char *cc_pkg;     /* its Debian packages */
 	const char *kcidb;      /* KCIDB's architecture name */
+	const char *defconfig;  /* its defconfig in a tree, the broad
+				 * guest's base (kbuild/guestconf.c) */
+
+	/* its kselftests (qemu-runner/kselftest.c), for a row that boots;
+	 * the host's row has NULL where the host's own is meant */
+	const char *ksft_target;  /* its own selftests directory, what
+				   * another arch's own is built as: "x86" */
+	const char *ksft_uapi[2]; /* its uapi sources, in the build's key */
+	const char *ksft_sysroot; /* the programs' loader is under it; ""
+				   * for the host's */
+	const char *ksft_roots[2]; /* host dirs that are the guest's /;
+				    * NULL: the host's / */
+	const char *ksft_libs[8]; /* where its loader looks, on the host,
+				   * NULL-terminated; a cross build's -L */
+	const char *ksft_include; /* a cross build's -isystem: the headers
+				   * of the libraries its programs link
+				   * against (libcap, ...); NULL: none */
+	const char *ksft_machine; /* a cross build's MACHINE=: the guest's
+				   * `uname -m` as 6.1's vm Makefile spells
+				   * it (else it builds the host's) */
+	const char *ksft_bash;    /* the guest's bash; NULL: the host's */
 };
 
-/* Where `make deps` unpacks Debian's busybox-static:arm64 and bash:arm64
- * (they conflict with the amd64 packages, so they are not installed, only
- * unpacked): the arm64 guest's userland root. */
+/* Where `make deps` unpacks Debian's busybox-static:arm64, bash:arm64 and
+ * the libraries kselftests link against with their -dev packages (libcap,
+ * libcap-ng, libpopt): the arm64 guest's userland root. They are unpacked,
+ * not installed: busybox-static and bash conflict with the amd64 packages
+ * the x86_64 guest runs, and the guest's files stay in one place. */
 #define KARCH_ARM64_ROOT "/usr/local/lib/stableq/arm64"
 
 #define KARCH_N 7

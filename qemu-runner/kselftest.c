@@ -38,79 +38,56 @@ static const char *const key_paths[] = {
 	"scripts/unifdef.c",
 };
 #define KEY_ARCH_AT 3
-#define KEY_ARCH_PATHS 2
+#define KEY_ARCH_PATHS 2 /* karch.h's ksft_uapi */
 
 /*
- * The arches kselftests are built for. x86_64 is the host's: plain make
- * and gcc, the host's loader and libraries, bash. Another arch is cross-
- * built (ARCH=, CROSS_COMPILE=; its uapi headers installed for it) and its
- * programs take their loader and libraries from the cross compiler's
- * sysroot (Debian's libc6-ARCH-cross), put in the guest's /lib; bash and
- * its libtinfo come from the arch's Debian packages that `make deps`
- * unpacks into the guest userland's root (KARCH_ARM64_ROOT, as busybox:
- * lib/karch.h). target is the arch's own selftests directory: a section's
- * target that is another arch's own is built as this arch's (x86 as
- * arm64).
+ * The arches kselftests are built for: the rows of lib/karch.h that boot,
+ * their ksft_* fields. x86_64 is the host's: plain make and gcc, the
+ * host's loader and libraries, bash. Another arch is cross-built (ARCH=,
+ * CROSS_COMPILE=; its uapi headers installed for it) and its programs take
+ * their loader and libraries from the cross compiler's sysroot (Debian's
+ * libc6-ARCH-cross), put in the guest's /lib; bash and its libtinfo come
+ * from the arch's Debian packages that `make deps` unpacks into the guest
+ * userland's root (KARCH_ARM64_ROOT, as busybox). ksft_target is the
+ * arch's own selftests directory: a section's target that is another
+ * arch's own is built as this arch's (x86 as arm64).
  */
-#define ARM64_ROOT KARCH_ARM64_ROOT
-static const struct ksft_arch {
-	const char *name;      /* the cell's arch (cell.h) */
-	const char *make_arch; /* ARCH=; NULL: the host's */
-	const char *cross;     /* CROSS_COMPILE= */
-	const char *gcc;
-	const char *target;
-	const char *sysroot;   /* the loader's; "": the host's own */
-	const char *uapi[KEY_ARCH_PATHS];
-	const char *roots[2];  /* host dirs that are the guest's / */
-	const char *libs[4];   /* where its loader looks, on the host;
-				* NULL: lib_dirs */
-	const char *bash;      /* NULL: the host's */
-} ksft_arches[] = {
-	{ "x86_64", NULL, NULL, "gcc", "x86", "",
-	  { "arch/x86/include/uapi", "arch/x86/entry/syscalls" }, { NULL },
-	  { NULL }, NULL },
-	{ "arm64", "arm64", "aarch64-linux-gnu-", "aarch64-linux-gnu-gcc",
-	  "arm64", "/usr/aarch64-linux-gnu",
-	  { "arch/arm64/include/uapi", "tools/arch/arm64" },
-	  { "/usr/aarch64-linux-gnu", ARM64_ROOT },
-	  { "/usr/aarch64-linux-gnu/lib", ARM64_ROOT "/lib/aarch64-linux-gnu",
-	    ARM64_ROOT "/usr/lib/aarch64-linux-gnu" },
-	  ARM64_ROOT "/bin/bash" },
-};
-#define NARCHES (sizeof(ksft_arches) / sizeof(ksft_arches[0]))
 
 /* The row of name (NULL or "": x86_64); NULL with err_msg() if none. */
-static const struct ksft_arch *ksft_arch_find(const char *name)
+static const struct karch *ksft_arch_find(const char *name)
 {
-	if (!name || !*name)
-		return &ksft_arches[0];
-	for (size_t i = 0; i < NARCHES; i++)
-		if (!strcmp(ksft_arches[i].name, name))
-			return &ksft_arches[i];
-	err_set(ERR_INVALID, "kselftest: no cross build for arch '%s'", name);
-	return NULL;
+	const struct karch *a = karch_boot_find(name);
+
+	if (!a)
+		err_set(ERR_INVALID, "kselftest: no cross build for arch '%s'",
+			name);
+	return a;
 }
 
 /* The target a section's name is built as for a: another arch's own
  * directory becomes a's own. */
-static const char *target_for(const struct ksft_arch *a, const char *name)
+static const char *target_for(const struct karch *a, const char *name)
 {
-	for (size_t i = 0; a && i < NARCHES; i++)
-		if (&ksft_arches[i] != a && !strcmp(ksft_arches[i].target, name))
-			return a->target;
+	for (size_t i = 0; a && i < KARCH_N && karch_table[i].image; i++)
+		if (&karch_table[i] != a &&
+		    !strcmp(karch_table[i].ksft_target, name))
+			return a->ksft_target;
 	return name;
 }
 
-/* Where the loader looks (Debian's glibc: its system search path). */
-static const char *const lib_dirs[] = {
-	"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64",
-	"/usr/lib64",		 "/lib",		      "/usr/lib",
-};
-
 /* 1 when a's guest can have bash: the host's, or the arch's unpacked */
-static int has_bash(const struct ksft_arch *a)
+static int has_bash(const struct karch *a)
 {
-	return !a->bash || access(a->bash, R_OK) == 0;
+	return !a->ksft_bash || access(a->ksft_bash, R_OK) == 0;
+}
+
+/* 1 when a's cross build has its libraries' headers (`make deps`) */
+static int has_include(const struct karch *a)
+{
+	struct stat st;
+
+	return a->ksft_include && stat(a->ksft_include, &st) == 0 &&
+	       S_ISDIR(st.st_mode);
 }
 
 static void test_free(struct kselftest_test *t)
@@ -214,7 +191,7 @@ out:
 }
 
 /* The cache key of the state of src_dir (see above); 0 or negative. */
-static int kselftest_key(const char *src_dir, const struct ksft_arch *a,
+static int kselftest_key(const char *src_dir, const struct karch *a,
 			 const char *const *targets, size_t ntargets,
 			 const char *compiler_id, char key[65])
 {
@@ -229,10 +206,14 @@ static int kselftest_key(const char *src_dir, const struct ksft_arch *a,
 	EVP_DigestInit_ex(md, EVP_sha256(), NULL);
 	EVP_DigestUpdate(md, "stableq kselftest 1", 20);
 	/* x86_64's key is as it was before other arches */
-	if (a != &ksft_arches[0]) {
+	if (!karch_is_host(a)) {
 		/* and whether its bash scripts run: see cannot_run() */
 		EVP_DigestUpdate(md, a->name, strlen(a->name) + 1);
 		EVP_DigestUpdate(md, has_bash(a) ? "bash" : "-", 2);
+		/* the libraries' headers (libcap, ...: which targets link),
+		 * when unpacked; a key without them is as it was */
+		if (has_include(a))
+			ret = hash_tree(md, a->ksft_include, ".");
 	}
 	EVP_DigestUpdate(md, compiler_id ? compiler_id : "",
 			 strlen(compiler_id ? compiler_id : "") + 1);
@@ -244,7 +225,7 @@ static int kselftest_key(const char *src_dir, const struct ksft_arch *a,
 		for (size_t k = 0; i == KEY_ARCH_AT && k < KEY_ARCH_PATHS &&
 				   ret == 0;
 		     k++)
-			ret = hash_tree(md, src_dir, a->uapi[k]);
+			ret = hash_tree(md, src_dir, a->ksft_uapi[k]);
 		if (ret == 0)
 			ret = hash_tree(md, src_dir, key_paths[i]);
 	}
@@ -372,22 +353,51 @@ out:
 /* --- building ------------------------------------------------------------- */
 
 /* The arch o builds for (kselftest_prepare() refused an unknown one). */
-static const struct ksft_arch *arch_of(const struct kselftest_opts *o)
+static const struct karch *arch_of(const struct kselftest_opts *o)
 {
-	const struct ksft_arch *a = ksft_arch_find(o->arch);
+	const struct karch *a = ksft_arch_find(o->arch);
 
 	if (!a)
 		err_clear();
-	return a ? a : &ksft_arches[0];
+	return a ? a : &karch_table[0];
 }
 
 /* ARCH= and CROSS_COMPILE= of a cross build; nothing for the host's. */
-static void arch_vars(const struct ksft_arch *a, struct strvec *argv)
+static void arch_vars(const struct karch *a, struct strvec *argv)
 {
-	if (!a->make_arch)
+	if (karch_is_host(a))
 		return;
 	strvec_pushf(argv, "ARCH=%s", a->make_arch);
 	strvec_pushf(argv, "CROSS_COMPILE=%s", a->cross);
+}
+
+/*
+ * A target's make, for a: ARCH= and CROSS_COMPILE= (arch_vars()), and for a
+ * cross build where it finds the libraries its targets link against
+ * (-lcap, -lcap-ng, -lpopt, -lnuma): their headers, and the dirs the
+ * guest's loader takes them from, through lib.mk's USERCFLAGS and
+ * USERLDFLAGS (a target's own CFLAGS and LDLIBS stay; a dir not there is
+ * skipped by gcc and ld), and MACHINE= for 6.1's vm, which otherwise
+ * takes the host's `uname -m`.
+ */
+static void target_vars(const struct karch *a, struct strvec *argv)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	arch_vars(a, argv);
+	if (karch_is_host(a))
+		return;
+	if (a->ksft_machine)
+		strvec_pushf(argv, "MACHINE=%s", a->ksft_machine);
+	if (a->ksft_include)
+		strvec_pushf(argv, "USERCFLAGS=-isystem %s", a->ksft_include);
+	for (size_t i = 0; i < sizeof(a->ksft_libs) / sizeof(*a->ksft_libs) &&
+			   a->ksft_libs[i];
+	     i++)
+		strbuf_addf(&sb, "%s-L%s", i ? " " : "", a->ksft_libs[i]);
+	if (sb.len)
+		strvec_pushf(argv, "USERLDFLAGS=%s", sb.buf);
+	strbuf_release(&sb);
 }
 
 /*
@@ -395,7 +405,7 @@ static void arch_vars(const struct ksft_arch *a, struct strvec *argv)
  * directory as a's: *note says so) and their timeouts, in file order.
  */
 static int section_targets(const char *tests_file, const char *guest,
-			   const struct ksft_arch *a, struct strvec *names,
+			   const struct karch *a, struct strvec *names,
 			   int **timeouts, char **note)
 {
 	struct test_def *tests = NULL;
@@ -524,8 +534,7 @@ static int valid_program(const char *s)
 }
 
 /* NULL if the guest runs path; else why not. Sets *bash for bash scripts. */
-static char *cannot_run(const struct ksft_arch *a, const char *path,
-			int *bash)
+static char *cannot_run(const struct karch *a, const char *path, int *bash)
 {
 	char head[128] = "";
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -582,7 +591,7 @@ static void list_tests(const struct kselftest_opts *o, const char *tdir,
 
 	strvec_pushl(&argv, "make", "-s", "--no-print-directory", "-C", tdir,
 		     NULL);
-	arch_vars(arch_of(o), &argv); /* the arch's list of tests */
+	target_vars(arch_of(o), &argv); /* the arch's list of tests */
 	strvec_pushf(&argv, "OUTPUT=%s", outdir);
 	strvec_push(&argv, "emit_tests");
 	if (run_make(o, NULL, argv.v, &out, &status) < 0 || status != 0) {
@@ -622,7 +631,7 @@ static int build_target(const struct kselftest_opts *o, const char *hdr,
 	char *tdir = xstrfmt("%s/tools/testing/selftests/%s", o->src_dir,
 			     t->name);
 	char *outdir = xstrfmt("%s/out/%s", o->build_dir, t->name);
-	const struct ksft_arch *a = arch_of(o);
+	const struct karch *a = arch_of(o);
 	struct strvec argv = STRVEC_INIT;
 	struct strbuf out = STRBUF_INIT;
 	struct stat st;
@@ -641,12 +650,12 @@ static int build_target(const struct kselftest_opts *o, const char *hdr,
 	strvec_pushf(&argv, "make");
 	strvec_pushf(&argv, "-j%d", o->jobs > 0 ? o->jobs : 2);
 	strvec_pushl(&argv, "-C", tdir, NULL);
-	arch_vars(a, &argv);
+	target_vars(a, &argv);
 	strvec_pushf(&argv, "OUTPUT=%s", outdir);
 	strvec_pushf(&argv, "KHDR_INCLUDES=-isystem %s", hdr);
 	strvec_pushf(&argv, "INSTALL_PATH=%s/%s", stage, t->name);
 	if (o->ccache_dir && *o->ccache_dir)
-		strvec_pushf(&argv, "CC=ccache %s", a->gcc);
+		strvec_pushf(&argv, "CC=ccache %s", a->cc);
 	strvec_push(&argv, "install");
 	if ((ret = run_make(o, stage, argv.v, &out, &status)) < 0)
 		goto out;
@@ -784,7 +793,7 @@ int kselftest_prepare(const struct kselftest_opts *o,
 		      struct kselftest_build *out)
 {
 	struct strvec names = STRVEC_INIT;
-	const struct ksft_arch *a = ksft_arch_find(o->arch);
+	const struct karch *a = ksft_arch_find(o->arch);
 	int *timeouts = NULL;
 	char *entry = NULL, *note = NULL, key[65];
 	struct stat st;
@@ -860,13 +869,13 @@ out:
 /* --- the guest's tests ---------------------------------------------------- */
 
 /* The arch b was built for (x86_64 when nothing was built). */
-static const struct ksft_arch *arch_built(const struct kselftest_build *b)
+static const struct karch *arch_built(const struct kselftest_build *b)
 {
-	const struct ksft_arch *a = b ? ksft_arch_find(b->arch) : NULL;
+	const struct karch *a = b ? ksft_arch_find(b->arch) : NULL;
 
 	if (!a)
 		err_clear();
-	return a ? a : &ksft_arches[0];
+	return a ? a : &karch_table[0];
 }
 
 void kselftest_expand(struct test_def **tests, size_t *n,
@@ -974,17 +983,17 @@ void kselftest_results_free(struct kselftest_result *r, size_t n)
 struct files {
 	struct kselftest_file *v;
 	size_t n;
-	const struct ksft_arch *a; /* the programs' loader and libraries:
-				    * x86_64's the host's, else under its
-				    * roots (their /lib the guest's /lib) */
+	const struct karch *a; /* the programs' loader and libraries:
+				* x86_64's the host's, else under its
+				* roots (their /lib the guest's /lib) */
 };
 
 /* Where host file path goes in the guest (no leading '/'). */
 static const char *guest_path(const struct files *f, const char *host)
 {
-	for (size_t i = 0; i < 2 && f->a->roots[i]; i++) {
-		size_t l = strlen(f->a->roots[i]);
-		if (!strncmp(host, f->a->roots[i], l) && host[l] == '/')
+	for (size_t i = 0; i < 2 && f->a->ksft_roots[i]; i++) {
+		size_t l = strlen(f->a->ksft_roots[i]);
+		if (!strncmp(host, f->a->ksft_roots[i], l) && host[l] == '/')
 			return host + l + 1;
 	}
 	return host + 1;
@@ -1157,17 +1166,16 @@ static int add_needs(struct files *f, const char *path, const char *who,
 		goto out;
 	ret = 0;
 	if (interp && interp[0] == '/' && !files_has(f, interp + 1)) {
-		char *host = xstrfmt("%s%s", f->a->sysroot, interp);
+		char *host = xstrfmt("%s%s", f->a->ksft_sysroot, interp);
 		ret = add_host_file(f, host);
 		free(host);
 		if (ret < 0)
 			goto out;
 	}
-	const char *const *dirs = f->a->libs[0] ? f->a->libs : lib_dirs;
-	size_t ndirs = sizeof(lib_dirs) / sizeof(*dirs);
-	if (f->a->libs[0])
-		for (ndirs = 0; ndirs < 4 && dirs[ndirs]; ndirs++)
-			;
+	const char *const *dirs = f->a->ksft_libs;
+	size_t ndirs = 0;
+	while (ndirs < sizeof(f->a->ksft_libs) / sizeof(*dirs) && dirs[ndirs])
+		ndirs++;
 	for (size_t i = 0; i < n && ret == 0; i++) {
 		char *found = NULL;
 		for (size_t d = 0; d < ndirs; d++) {
@@ -1287,9 +1295,10 @@ int kselftest_files(const struct kselftest_build *b,
 		free(guest);
 	}
 	if (ret == 0 && b && b->needs_bash) {
-		const char *bash = f.a->bash			? f.a->bash
-				   : access("/bin/bash", X_OK) == 0 ? "/bin/bash"
-								    : "/usr/bin/bash";
+		const char *bash = f.a->ksft_bash ? f.a->ksft_bash
+				   : access("/bin/bash", X_OK) == 0
+					   ? "/bin/bash"
+					   : "/usr/bin/bash";
 		char *real = realpath(bash, NULL);
 		if (!real) {
 			ret = err_set(ERR_NOTFOUND,

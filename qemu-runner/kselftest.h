@@ -54,7 +54,12 @@
  * kselftest.arm64.*. The arm64 guest's bash is Debian's bash:arm64 (with
  * libtinfo6:arm64) that `make deps` unpacks beside its busybox; without
  * it a bash script is a test the guest cannot run (a skip saying so), and
- * the key says which.
+ * the key says which. The libraries some targets link against (libcap,
+ * libcap-ng, libpopt, libnuma) are Debian's arm64 packages `make deps`
+ * unpacks there too: each target's make gets their headers and library
+ * dirs (USERCFLAGS, USERLDFLAGS: lib/karch.h's ksft_include, ksft_libs)
+ * and MACHINE=arm64 (6.1's vm), the guest their .so files, and the key
+ * their headers when they are there (without them it is as it was).
  */
 
 #define KSELFTEST_CACHE_KEEP 6

@@ -153,6 +153,59 @@ static void test_hash(void)
 	free(deny);
 }
 
+/* The broad base's defconfig is the arch's own (karch.h's defconfig): a
+ * change to one arch's defconfig changes that arch's identity alone. */
+static void test_hash_defconfig(void)
+{
+	const struct guestconf *b = guestconf_find("broad");
+	char *tree = xstrfmt("%s/tree", dir);
+	const char *files[] = {"arch/x86/configs/x86_64_defconfig",
+			       "arch/arm64/configs/defconfig"};
+	const char *arches[] = {"x86_64", "arm64"};
+	char h[2][2][65];
+
+	const char *dirs[] = {"tree/lib", "tree/kernel/configs",
+			      "tree/arch/x86/configs",
+			      "tree/arch/arm64/configs"};
+	for (size_t i = 0; i < 4; i++) {
+		char *d = xstrfmt("%s/%s", dir, dirs[i]);
+		if (mkdir_p(d) < 0)
+			diag("%s", err_msg());
+		free(d);
+	}
+	free(put("tree/lib/Kconfig",
+		 "config A_TEST\n"
+		 "\ttristate \"a test\" if !KUNIT_ALL_TESTS\n"
+		 "\tdepends on KUNIT\n\tdefault KUNIT_ALL_TESTS\n"));
+	free(put("tree/kernel/configs/kvm_guest.config", "CONFIG_VIRTIO=y\n"));
+	for (size_t i = 0; i < 2; i++) {
+		char *p = xstrfmt("tree/%s", files[i]);
+		free(put(p, "CONFIG_A=y\n"));
+		free(p);
+	}
+	for (size_t i = 0; i < 2; i++)
+		if (!ok(guestconf_hash(b, arches[i], tree,
+				       "config/kernel/6.1/broad", NULL,
+				       h[0][i]) == 0,
+			"broad for %s on a tree", arches[i]))
+			diag("%s", err_msg());
+	for (size_t i = 0; i < 2; i++) {
+		/* arch i's defconfig changes */
+		char *p = xstrfmt("tree/%s", files[i]);
+		free(put(p, "CONFIG_B=y\n"));
+		for (size_t k = 0; k < 2; k++)
+			guestconf_hash(b, arches[k], tree,
+				       "config/kernel/6.1/broad", NULL,
+				       h[1][k]);
+		ok(strcmp(h[1][i], h[0][i]) != 0, "%s's identity holds %s",
+		   arches[i], files[i]);
+		is_str(h[1][!i], h[0][!i], "... %s's does not", arches[!i]);
+		free(put(p, "CONFIG_A=y\n"));
+		free(p);
+	}
+	free(tree);
+}
+
 /* KUnit symbols set in a .config */
 static int kunit_on(const char *dot, const char *sym)
 {
@@ -244,6 +297,7 @@ int main(void)
 	test_table();
 	test_deny();
 	test_hash();
+	test_hash_defconfig();
 	/* the real trees, when `stableq tree init` made them */
 	if (access("var/linux/Makefile", R_OK) == 0) {
 		test_config_step("var/linux", "x86_64",

@@ -1,15 +1,63 @@
-/* t-karch.c: the architectures' table: its rows whole, the booting ones first, the lists that name them, the lookup. */
+/* t-karch.c: the architectures' table: its rows whole (kselftest and defconfig
+ * fields too), the booting ones first, the lists that name them, the lookup. */
 #include "err.h"
 #include "karch.h"
 #include "strbuf.h"
 #include "tap.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* Fields a row that boots must have, by name, for the messages. */
 #define BOOT_FIELDS(X)                                                         \
-	X(image) X(target) X(qemu) X(qemu_pkg) X(tcg_cpu) X(console)          \
-	X(busybox) X(busybox_how) X(cc) X(cc_pkg) X(kcidb)
+	X(image)                                                               \
+	X(target) X(qemu) X(qemu_pkg) X(tcg_cpu) X(console) X(busybox)         \
+		X(busybox_how) X(cc) X(cc_pkg) X(kcidb) X(defconfig)           \
+			X(ksft_target) X(ksft_uapi[0]) X(ksft_uapi[1])         \
+				X(ksft_sysroot) X(ksft_libs[0])
+/* ... and one that boots another arch's programs: where they come from */
+#define CROSS_FIELDS(X)                                                        \
+	X(ksft_roots[0]) X(ksft_bash) X(ksft_include) X(ksft_machine)
+
+/* The kselftest fields of a row that boots, whole (kselftest.c). */
+static void ksft_fields(const struct karch *a)
+{
+	char *uapi = xstrfmt("arch/%s/include/uapi", a->srcarch);
+	char *defc = xstrfmt("arch/%s/configs/", a->srcarch);
+	size_t nlibs = 0;
+
+	is_str(a->ksft_uapi[0], uapi, "%s: its uapi headers are its own",
+	       a->name);
+	ok(!strncmp(a->defconfig, defc, strlen(defc)),
+	   "%s: its defconfig is under %s", a->name, defc);
+	while (nlibs < sizeof(a->ksft_libs) / sizeof(a->ksft_libs[0]) &&
+	       a->ksft_libs[nlibs])
+		nlibs++;
+	ok(nlibs < sizeof(a->ksft_libs) / sizeof(a->ksft_libs[0]),
+	   "%s: its loader's dirs end with NULL", a->name);
+	if (karch_is_host(a)) {
+		is_str(a->ksft_sysroot, "", "%s: the host's loader", a->name);
+		ok(!a->ksft_roots[0] && !a->ksft_bash && !a->ksft_include &&
+			   !a->ksft_machine,
+		   "%s: the host's /, bash, libraries and uname", a->name);
+	} else {
+#define SET(f)                                                                 \
+	ok(a->f != NULL, "%s: another arch's guest, so has " #f, a->name);
+		CROSS_FIELDS(SET)
+#undef SET
+		ok(*a->ksft_sysroot &&
+			   !strncmp(a->ksft_libs[0], a->ksft_sysroot,
+				    strlen(a->ksft_sysroot)),
+		   "%s: its loader's libraries are first under its sysroot",
+		   a->name);
+	}
+	for (size_t k = 0; &karch_table[k] != a; k++)
+		ok(strcmp(a->ksft_target, karch_table[k].ksft_target) != 0,
+		   "%s: its selftests target is not %s's", a->name,
+		   karch_table[k].name);
+	free(uapi);
+	free(defc);
+}
 
 static void rows(void)
 {
@@ -49,9 +97,11 @@ static void rows(void)
 #undef SET
 			is_str(a->image, img, "%s: its image is its target's",
 			       a->name);
+			ksft_fields(a);
 		} else {
 #define UNSET(f) ok(a->f == NULL, "%s: compiles only, no " #f, a->name);
 			BOOT_FIELDS(UNSET)
+			CROSS_FIELDS(UNSET)
 #undef UNSET
 			ok(!a->machine && !a->tcg_only,
 			   "%s: ... no machine, no TCG flag", a->name);
