@@ -49,6 +49,7 @@ struct entry {
 	enum kind kind;
 	int arch; /* index into karch_table (karch.h) */
 	int clang; /* compiled with clang (LLVM=1): a gcc entry's twin */
+	int booted; /* a clang twin of a file in the booted kernel */
 	enum cov_status status;
 	const char *config;
 	struct strbuf detail;
@@ -86,6 +87,7 @@ struct cov {
 	char *log_path;
 	double deadline;
 	int clang; /* the branch's compilers name clang */
+	int clang_cell[KARCH_N]; /* the matrix has an ARCH/clang cell */
 	/* per compiler (0 gcc, 1 clang) and arch */
 	int prepare_failed[2][KARCH_N]; /* at the candidate, not before */
 	char *prepare_err[2][KARCH_N];
@@ -122,10 +124,17 @@ struct obj *cov_obj_find(struct cov *c, int arch, int clang,
  * directory of its own (coverage_build_dir/ARCH-clang); its objects are
  * wanted (c->o, clang set). The twins are judged and stored as gcc's
  * entries are: a new clang warning counts as a new gcc warning does. A
- * file in the booted kernel gets none: the x86_64/clang cell's own build
- * compiles it with clang, as the guest build does with gcc.
+ * file in the booted kernel gets one too (booted set), for its warnings:
+ * its failure is the x86_64/clang cell's to judge (cov_fails()).
  */
 void cov_plan_clang(struct cov *c);
+/*
+ * 1 when e's status fails the candidate: a failed entry, except the clang
+ * twin of a file in the booted kernel when the matrix has that arch's
+ * clang cell, whose own build compiles the file with clang and fails as
+ * "build-failed (clang)" (bisected there); its row says so (cov_judge()).
+ */
+int cov_fails(const struct cov *c, const struct entry *e);
 /* 1 when clang coverage compiles arch a (kbuild knows it: x86, arm64). */
 int cov_clang_arch(int a);
 /* The label of arch a's broad config: "x86_64 allmodconfig", with clang

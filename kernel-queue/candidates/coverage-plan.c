@@ -577,16 +577,15 @@ int cov_clang_arch(int a)
 
 /*
  * Whether e gets a clang twin: an arch clang builds, objects to compile
- * (a .dtb is dtc's, not the compiler's) or the config step. Not a file in
- * the booted kernel: the x86_64/clang cell's own build compiles those with
- * clang (and fails as "build-failed (clang)"), as the guest build does
- * with gcc.
+ * (a .dtb is dtc's, not the compiler's) or the config step. A file in the
+ * booted kernel too: the guest build compiled it with gcc only, and its
+ * new clang warnings count as any file's (its failure: cov_fails()).
  */
 static int wants_clang(const struct entry *e)
 {
 	if (e->kind == K_DTS || !cov_clang_arch(e->arch))
 		return 0;
-	if (e->status != CS_NONE)
+	if (e->status != CS_NONE && e->status != CS_BOOTED)
 		return 0;
 	return e->nobjs > 0 || e->config_step;
 }
@@ -611,6 +610,7 @@ void cov_plan_clang(struct cov *c)
 			.kind = g->kind,
 			.arch = g->arch,
 			.clang = 1,
+			.booted = g->status == CS_BOOTED,
 			.detail = STRBUF_INIT,
 			.warnings = STRBUF_INIT,
 			.config_step = g->config_step,

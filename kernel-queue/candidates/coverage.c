@@ -168,6 +168,18 @@ void cov_judge(struct cov *c)
 				  why.len ? why.buf : "nothing builds it here");
 		strbuf_release(&why);
 	}
+	/* a failure left to the clang cell says so on its row */
+	for (size_t i = 0; i < c->ne; i++)
+		if (c->e[i].status == CS_FAILED && !cov_fails(c, &c->e[i]))
+			strbuf_addf(&c->e[i].detail, " (in the booted kernel:"
+				    " the %s/clang cell's build decides)",
+				    karch_table[c->e[i].arch].name);
+}
+
+int cov_fails(const struct cov *c, const struct entry *e)
+{
+	return e->status == CS_FAILED &&
+	       !(e->booted && e->clang && c->clang_cell[e->arch]);
 }
 
 /* Per patch: failed > booted > compiled > not-built > no-code. */
@@ -345,15 +357,22 @@ void cov_release(struct cov *c)
 	free(c->log_path);
 }
 
-/* Clang coverage runs when the branch's compilers name clang (cell.h). */
+/* Clang coverage runs when the branch's compilers name clang (cell.h);
+ * which arches have a clang cell. */
 static int clang_wanted(struct cov *c)
 {
 	struct cell *cells = NULL;
 	size_t n = 0;
 	int ret = cell_matrix(&c->bc->cfg, &cells, &n);
 
-	for (size_t i = 0; ret >= 0 && i < n; i++)
-		c->clang |= !strcmp(cells[i].compiler, "clang");
+	for (size_t i = 0; ret >= 0 && i < n; i++) {
+		if (strcmp(cells[i].compiler, "clang"))
+			continue;
+		c->clang = 1;
+		for (size_t a = 0; a < KARCH_N; a++)
+			c->clang_cell[a] |= !strcmp(cells[i].arch,
+						    karch_table[a].name);
+	}
 	free(cells);
 	return ret < 0 ? ret : 0;
 }
@@ -392,8 +411,12 @@ int coverage_run(struct branch_ctx *bc, struct repo *r, long long id,
 						  &on_base)) < 0)
 				goto out;
 	cov_judge(&c);
+	for (size_t i = 0; i < c.ne; i++)
+		if (c.e[i].status == CS_FAILED && !cov_fails(&c, &c.e[i]))
+			cov_say(&c, "coverage: patch %lld (clang): %s",
+				c.e[i].patch_id, c.e[i].detail.buf);
 	for (size_t i = 0; i < c.ne && !res->failed; i++)
-		if (c.e[i].status == CS_FAILED) {
+		if (cov_fails(&c, &c.e[i])) {
 			res->failed = 1;
 			res->error = xstrfmt("patch %lld%s: %s",
 					     c.e[i].patch_id,

@@ -51,7 +51,11 @@
  * x86_64 or arm64 builds is compiled with clang too (LLVM=1, in
  * cfg.coverage_build_dir/ARCH-clang), stored as a row of its own
  * (compiler 'clang', config "x86_64 allmodconfig clang") and judged as
- * gcc's: its new warnings and its failures count as gcc's do. Clang that
+ * gcc's: its new warnings and its failures count as gcc's do. So is each
+ * .c, .S and header in the booted kernel (its gcc row stays 'booted'):
+ * its new clang warnings count the same; its clang failure is shown on its
+ * row and left to the x86_64/clang cell, whose own build compiles that
+ * file with clang and fails as "build-failed (clang)". Clang that
  * cannot run (missing, older than the tree's minimum) leaves those rows
  * 'not-built' with "not run (clang): why", and says so in the summary.
  */

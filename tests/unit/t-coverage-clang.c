@@ -56,7 +56,7 @@ static void twins(void)
 	c.e[6].config_step = 1;
 	entry_add(&c, 3, "include/linux/x.h", K_HEADER, 0, CS_NOT_BUILT, NULL);
 	cov_plan_clang(&c);
-	is_int((int)c.ne, 11, "three twins: 8 entries become 11");
+	is_int((int)c.ne, 12, "four twins: 8 entries become 12");
 	static const struct {
 		const char *path;
 		int clang;
@@ -65,6 +65,7 @@ static void twins(void)
 		{ "drivers/misc/ds1682.c", 1 },
 		{ "Documentation/x.rst", 0 },
 		{ "lib/ctype.c", 0 },
+		{ "lib/ctype.c", 1 },
 		{ "arch/arm64/kernel/cpuinfo.c", 0 },
 		{ "arch/arm64/kernel/cpuinfo.c", 1 },
 		{ "arch/riscv/kernel/x.c", 0 },
@@ -73,7 +74,7 @@ static void twins(void)
 		{ "drivers/net/Kconfig", 1 },
 		{ "include/linux/x.h", 0 },
 	};
-	for (size_t i = 0; i < c.ne && i < 11; i++) {
+	for (size_t i = 0; i < c.ne && i < 12; i++) {
 		is_str(c.e[i].path, want[i].path, "entry %zu: %s", i, want[i].path);
 		is_int(c.e[i].clang, want[i].clang, "... %s", want[i].clang ? "clang's twin, right after gcc's" : "gcc's");
 	}
@@ -82,10 +83,14 @@ static void twins(void)
 	for (size_t i = 1; i < c.ne; i++)
 		grouped &= c.e[i].patch_id >= c.e[i - 1].patch_id;
 	ok(grouped, "each patch's entries stay together, in order");
-	ok(c.e[9].config_step, "the twin of a Kconfig file has the config step");
+	ok(c.e[10].config_step, "the twin of a Kconfig file has the config step");
+	is_int(c.e[3].status, CS_BOOTED, "the booted file's gcc entry stays booted");
+	is_int(c.e[4].status, CS_NONE, "... its clang twin is to be compiled");
+	ok(c.e[4].booted, "... marked as the twin of a booted file");
+	ok(!c.e[1].booted && !c.e[6].booted, "... the other twins are not");
 	ok(cov_obj_find(&c, 0, 1, "drivers/misc/ds1682.o") != NULL, "the twin's object is wanted with clang");
-	ok(cov_obj_find(&c, 0, 1, "lib/ctype.o") == NULL,
-	   "none for a file in the booted kernel (the clang cell builds it)");
+	ok(cov_obj_find(&c, 0, 1, "lib/ctype.o") != NULL,
+	   "a file in the booted kernel: its object is wanted with clang too");
 	ok(cov_obj_find(&c, 1, 1, "arch/arm64/kernel/cpuinfo.o") != NULL, "... arm64's under arm64");
 	ok(cov_obj_find(&c, 0, 0, "lib/ctype.o") == NULL, "gcc does not compile the booted object again");
 	ok(cov_obj_find(&c, 4, 1, "arch/riscv/kernel/x.o") == NULL, "no clang object for riscv");
@@ -175,6 +180,61 @@ static void judge(void)
 	cov_release(&c);
 }
 
+/*
+ * A file in the booted kernel: its twin's new warnings count as any
+ * file's; its failure is shown on its row, the x86_64/clang cell's build
+ * deciding the candidate (cov_fails()) when the matrix has that cell.
+ */
+static void booted(void)
+{
+	struct cov c = { .clang = 1, .src = xstrdup("/src") };
+	struct obj *k;
+
+	c.clang_cell[0] = 1;
+	entry_add(&c, 1, "lib/test_user_copy.c", K_C, 0, CS_BOOTED,
+		  "lib/test_user_copy.o");
+	entry_add(&c, 2, "lib/ctype.c", K_C, 0, CS_BOOTED, "lib/ctype.o");
+	entry_add(&c, 3, "drivers/misc/isl29003.c", K_C, 0, CS_NONE,
+		  "drivers/misc/isl29003.o");
+	cov_plan_clang(&c);
+	is_int((int)c.ne, 6, "each file with its twin");
+	is_int((int)c.no, 3, "three objects wanted, all with clang (gcc's booted ones are the guest's)");
+	k = cov_obj_find(&c, 0, 1, "lib/test_user_copy.o");
+	k->after = O_OK;
+	k->before = O_OK;
+	k->after_warn = xstrdup("lib/test_user_copy.c:102:6: warning: explicitly"
+				" assigning value of variable of type 'int' to"
+				" itself [-Wself-assign]\n");
+	k = cov_obj_find(&c, 0, 1, "lib/ctype.o");
+	k->after = O_FAILED;
+	k->before = O_OK;
+	k->after_err = xstrdup("lib/ctype.c:11:2: error: \"clang only\"");
+	k = cov_obj_find(&c, 0, 1, "drivers/misc/isl29003.o");
+	k->after = O_FAILED;
+	k->before = O_OK;
+	k->after_err = xstrdup("drivers/misc/isl29003.c:17:2: error: \"clang only\"");
+	cov_judge(&c);
+
+	is_int(c.e[0].status, CS_BOOTED, "gcc: test_user_copy.c stays booted");
+	is_int((int)c.e[0].warnings.len, 0, "... no gcc warning of its own");
+	is_int(c.e[1].status, CS_COMPILED, "clang: test_user_copy.c compiled");
+	is_str(c.e[1].config, "x86_64 allmodconfig clang", "... under clang's label");
+	like(c.e[1].warnings.buf, "lib/test_user_copy.o (clang): ", "... its new warning names clang and the object");
+	like(c.e[1].warnings.buf, "[-Wself-assign]", "... -Wself-assign");
+	is_int(c.e[3].status, CS_FAILED, "clang: ctype.c failed, on its row");
+	like(c.e[3].detail.buf, "lib/ctype.o: lib/ctype.c:11:2: error: ", "... the object and clang's error");
+	like(c.e[3].detail.buf, "(in the booted kernel: the x86_64/clang cell's build decides)",
+	     "... and who decides");
+	ok(!cov_fails(&c, &c.e[3]), "... which does not fail the candidate by itself");
+	ok(!cov_fails(&c, &c.e[2]), "gcc's booted row fails nothing");
+	is_int(c.e[5].status, CS_FAILED, "clang: isl29003.c (not booted) failed");
+	ok(!strstr(c.e[5].detail.buf, "cell"), "... its detail names no cell");
+	ok(cov_fails(&c, &c.e[5]), "... and fails the candidate, as before");
+	c.clang_cell[0] = 0;
+	ok(cov_fails(&c, &c.e[3]), "without an x86_64/clang cell, the booted twin's failure fails it");
+	cov_release(&c);
+}
+
 /* clang missing or too old: cov_build_arch() says so and builds nothing. */
 static void not_run(const char *dir)
 {
@@ -227,6 +287,7 @@ int main(void)
 		return 1;
 	twins();
 	judge();
+	booted();
 	not_run(dir);
 	warnings();
 	rm_rf(dir);
