@@ -28,17 +28,6 @@
 #define ERROR_MAX 4096
 #define MAX_TESTS_PER_TARGET 500
 
-/* What determines the build, besides the targets and the compiler; the
- * arch's own uapi sources (KEY_ARCH_PATHS of them) go in at KEY_ARCH_AT. */
-static const char *const key_paths[] = {
-	"tools/testing/selftests",
-	"tools/include",
-	"include/uapi",
-	"scripts/headers_install.sh",
-	"scripts/unifdef.c",
-};
-#define KEY_ARCH_AT 3
-#define KEY_ARCH_PATHS 2 /* karch.h's ksft_uapi */
 
 /*
  * The arches kselftests are built for: the rows of lib/karch.h that boot,
@@ -219,16 +208,17 @@ static int kselftest_key(const char *src_dir, const struct karch *a,
 			 strlen(compiler_id ? compiler_id : "") + 1);
 	for (size_t i = 0; i < ntargets; i++)
 		EVP_DigestUpdate(md, targets[i], strlen(targets[i]) + 1);
-	for (size_t i = 0; i < sizeof(key_paths) / sizeof(key_paths[0]) &&
-			   ret == 0;
-	     i++) {
-		for (size_t k = 0; i == KEY_ARCH_AT && k < KEY_ARCH_PATHS &&
-				   ret == 0;
-		     k++)
-			ret = hash_tree(md, src_dir, a->ksft_uapi[k]);
-		if (ret == 0)
-			ret = hash_tree(md, src_dir, key_paths[i]);
-	}
+	/* what determines the build, besides the targets and the compiler
+	 * (in this order: the keys of builds made before stay) */
+	const char *const paths[] = {
+		"tools/testing/selftests",    "tools/include",
+		"include/uapi",		      a->ksft_uapi[0],
+		a->ksft_uapi[1],	      "scripts/headers_install.sh",
+		"scripts/unifdef.c",
+	};
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]) && ret == 0;
+	     i++)
+		ret = hash_tree(md, src_dir, paths[i]);
 	EVP_DigestFinal_ex(md, h, &hl);
 	EVP_MD_CTX_free(md);
 	if (ret < 0)
@@ -352,14 +342,20 @@ out:
 
 /* --- building ------------------------------------------------------------- */
 
-/* The arch o builds for (kselftest_prepare() refused an unknown one). */
-static const struct karch *arch_of(const struct kselftest_opts *o)
+/* The row of name, the host's when there is none: the arch o builds for
+ * (kselftest_prepare() refused an unknown one) or a build was made for. */
+static const struct karch *arch_or_host(const char *name)
 {
-	const struct karch *a = ksft_arch_find(o->arch);
+	const struct karch *a = karch_boot_find(name);
 
 	if (!a)
 		err_clear();
 	return a ? a : &karch_table[0];
+}
+
+static const struct karch *arch_of(const struct kselftest_opts *o)
+{
+	return arch_or_host(o->arch);
 }
 
 /* ARCH= and CROSS_COMPILE= of a cross build; nothing for the host's. */
@@ -587,11 +583,12 @@ static void list_tests(const struct kselftest_opts *o, const char *tdir,
 {
 	struct strbuf out = STRBUF_INIT;
 	struct strvec argv = STRVEC_INIT;
+	const struct karch *a = arch_of(o);
 	int status = 0;
 
 	strvec_pushl(&argv, "make", "-s", "--no-print-directory", "-C", tdir,
 		     NULL);
-	target_vars(arch_of(o), &argv); /* the arch's list of tests */
+	target_vars(a, &argv); /* the arch's list of tests */
 	strvec_pushf(&argv, "OUTPUT=%s", outdir);
 	strvec_push(&argv, "emit_tests");
 	if (run_make(o, NULL, argv.v, &out, &status) < 0 || status != 0) {
@@ -614,7 +611,7 @@ static void list_tests(const struct kselftest_opts *o, const char *tdir,
 		if (dup)
 			continue;
 		char *path = xstrfmt("%s/%s/%s", entry, t->name, name);
-		char *why = cannot_run(arch_of(o), path, bash);
+		char *why = cannot_run(a, path, bash);
 		test_add(t, name, why);
 		free(why);
 		free(path);
@@ -871,11 +868,7 @@ out:
 /* The arch b was built for (x86_64 when nothing was built). */
 static const struct karch *arch_built(const struct kselftest_build *b)
 {
-	const struct karch *a = b ? ksft_arch_find(b->arch) : NULL;
-
-	if (!a)
-		err_clear();
-	return a ? a : &karch_table[0];
+	return arch_or_host(b ? b->arch : NULL);
 }
 
 void kselftest_expand(struct test_def **tests, size_t *n,
