@@ -74,6 +74,16 @@ int repo_open(struct repo **out, const char *dir);
 void repo_free(struct repo *r);
 /* The worktree path (borrowed from r). */
 const char *repo_workdir(const struct repo *r);
+/*
+ * Makes dir a linked worktree of the repository at main_dir, named name in
+ * its .git/worktrees, with a branch of that name at main_dir's HEAD (the
+ * first repo_checkout() writes its files: it is made without any). Once
+ * made it is kept: 0 at once when dir is already a worktree of main_dir.
+ * Refused when dir is another repository, or holds files and is none; a
+ * worktree registered under name whose directory is gone is pruned first.
+ */
+int repo_worktree_ensure(const char *main_dir, const char *dir,
+			 const char *name);
 
 /*
  * Resolves spec to an object id (tags peeled). ERR_NOTFOUND if nothing

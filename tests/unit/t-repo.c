@@ -1528,6 +1528,59 @@ static int rm_cb(const char *p, const struct stat *st, int flag,
 	return remove(p);
 }
 
+/* A cell's worktree: made once beside the tree, kept, checked out alone. */
+static void test_worktree(struct repo *main_r)
+{
+	char *wt = xstrfmt("%s/fix-cell", tmp), *s, *want;
+	struct repo *r = NULL;
+
+	is_int(repo_worktree_ensure(fix, wt, "stableq-cell-t"), 0,
+	       "worktree: made beside the repository");
+	ok(access(P("%s/.git", wt), F_OK) == 0, "  its .git is there");
+	is_int(repo_open(&r, wt), 0, "  it opens");
+	is_int(repo_checkout(r, "modes"), 0, "  a checkout there (full)");
+	s = slurp(wt, "lib/added.c");
+	is_str(s, "int added;\n", "  writes the commit's files");
+	free(s);
+	s = git(wt, "rev-parse", "HEAD", NULL);
+	want = git(fix, "rev-parse", "modes", NULL);
+	is_str(s, want, "  its HEAD is its own: at the commit");
+	free(s);
+	free(want);
+	s = git(fix, "rev-parse", "HEAD", NULL);
+	want = git(fix, "rev-parse", "main", NULL);
+	is_str(s, want, "  the repository's own worktree did not move");
+	free(s);
+	free(want);
+	repo_free(r);
+	r = NULL;
+	is_int(repo_worktree_ensure(fix, wt, "stableq-cell-t"), 0,
+	       "worktree: there already: kept");
+	s = slurp(wt, "lib/added.c");
+	is_str(s, "int added;\n", "  its files as they were");
+	free(s);
+	/* its directory removed: made again (the registration pruned) */
+	gitq(fix, "worktree", "list", NULL);
+	nftw(wt, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+	is_int(repo_worktree_ensure(fix, wt, "stableq-cell-t"), 0,
+	       "worktree: its directory gone: made again");
+	is_int(repo_open(&r, wt), 0, "  it opens");
+	is_int(repo_checkout(r, "main"), 0, "  and checks out");
+	repo_free(r);
+	/* a directory of other files, or another repository: refused */
+	char *other = xstrfmt("%s/not-a-worktree", tmp);
+	mkdir_p(other);
+	write_file_atomic(P("%s/keep.txt", other), "mine\n", 5);
+	is_int(repo_worktree_ensure(fix, other, "stableq-cell-u"),
+	       ERR_INVALID, "a directory of other files: refused");
+	like(err_msg(), "not-a-worktree: there, and not a worktree of",
+	     "  naming it");
+	ok(access(P("%s/keep.txt", other), F_OK) == 0, "  its files kept");
+	free(other);
+	free(wt);
+	(void)main_r;
+}
+
 int main(void)
 {
 	struct repo *r = NULL;
@@ -1549,6 +1602,7 @@ int main(void)
 	test_apply_like_git(r);
 	test_commit_and_branch(r);
 	test_checkout(r);
+	test_worktree(r);
 	repo_free(r);
 	test_revert();
 	test_tarball();
