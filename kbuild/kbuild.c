@@ -821,6 +821,15 @@ int kbuild_run(const struct kbuild_opts *o, struct kbuild_result *r)
 	}
 	r->log_path = o->log_path ? xstrdup(o->log_path)
 				  : xstrfmt("%s/stableq-build.log", build);
+	{
+		/* which worktree: a cell builds from its own (cell.h) */
+		int lfd = open(r->log_path,
+			       O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+		if (lfd >= 0) {
+			dprintf(lfd, "stableq: the source: %s\n", src);
+			close(lfd);
+		}
+	}
 	if (stat(r->log_path, &st) == 0)
 		log_off = (unsigned long)st.st_size;
 	if ((ret = guestconf_hash(o->guest ? o->guest

@@ -65,6 +65,7 @@ static const struct key keys[] = {
 	{ "web_root", K_STR, S(web_root), "", NULL },
 	{ "public_url", K_STR, S(public_url), "", NULL },
 	{ "make_jobs", K_INT, S(make_jobs), "0", NULL },
+	{ "cell_jobs", K_INT, S(cell_jobs), "0", NULL },
 	{ "build_timeout", K_INT, S(build_timeout), "10800", NULL },
 	{ "coverage_build_dir", K_STR, S(coverage_build_dir), "var/build-cover",
 	  NULL },

@@ -79,6 +79,7 @@ struct config {
 	char *coverage_config;  /* KCONFIG_ALLCONFIG of its allmodconfig */
 	char *coverage_boot;    /* yes: a gcov boot counts each patch's executed lines */
 	int make_jobs;
+	int cell_jobs;          /* cells of a candidate at once; 0: one per CPU */
 	int build_timeout;      /* seconds */
 	int boot_timeout;       /* seconds */
 	int qemu_memory;        /* MiB */

@@ -399,13 +399,15 @@ static int apply_all(struct branch_ctx *bc, struct repo *r, long long id,
 	return ret;
 }
 
-/* One build directory, one worktree: one candidate at a time. */
-static int lock_builds(struct branch_ctx *bc, int *fd)
+/* One cell's build directory and worktree: one candidate at a time. */
+static int lock_builds(struct branch_ctx *bc, const struct cell *c, int *fd)
 {
-	char *path = xstrfmt("%s/.stableq-candidate.lock", bc->cfg.build_dir);
+	char *dir = cell_build_dir(bc, c);
+	char *path = xstrfmt("%s/.stableq-candidate.lock", dir);
 	int ret = 0;
 
-	mkdir_p(bc->cfg.build_dir);
+	mkdir_p(dir);
+	free(dir);
 	*fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (*fd < 0)
 		ret = err_set(ERR_IO, "%s: %s", path, strerror(errno));
@@ -681,11 +683,23 @@ static int build_state(struct branch_ctx *bc, struct repo *r, long long id,
 		.sandbox = &sb,
 	};
 	{
+		/* the next build's number; a cell's build beside it may have
+		 * taken it: the log is made, never shared */
 		long long next = 0;
 		db_query_int(bc->db, &next,
 			     "SELECT COALESCE(MAX(id), 0) + 1 FROM builds",
 			     NULL);
-		blog = xstrfmt("%s/log/build-%lld.log", bc->cfg.var_dir, next);
+		for (int fd = -1; fd < 0; next++) {
+			free(blog);
+			blog = xstrfmt("%s/log/build-%lld.log",
+				       bc->cfg.var_dir, next);
+			fd = open(blog, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+				  0644);
+			if (fd >= 0)
+				close(fd);
+			else if (errno != EEXIST)
+				break; /* kbuild says why it cannot write it */
+		}
 	}
 	ko.log_path = blog;
 	say(progress, ctx, "candidate %lld: building %.12s (log %s)", id, commit,
@@ -1018,7 +1032,11 @@ static int boot_once(struct branch_ctx *bc, long long id,
 		     const struct runner_retry *retry, struct boot_times *bt,
 		     void (*progress)(const char *line, void *ctx), void *ctx)
 {
-	char *work = xstrfmt("%s/guest", bc->cfg.var_dir);
+	/* a cell's own: cells side by side write their initramfs there */
+	char *work = cell_is_default(&bs->cell)
+			     ? xstrfmt("%s/guest", bc->cfg.var_dir)
+			     : xstrfmt("%s/guest-%s-%s", bc->cfg.var_dir,
+				       bs->cell.arch, bs->cell.compiler);
 	char *clog =
 		xstrfmt("%s/log/console-%lld-%d.log", bc->cfg.var_dir, id, run);
 	struct runner_opts ro;
@@ -1668,8 +1686,10 @@ int candidate_run(struct branch_ctx *bc, long long id, int runs,
 {
 	struct repo *r = NULL;
 	struct strbuf why = STRBUF_INIT;
+	struct cell_runs *cells = NULL;
 	char commit[REPO_HEX_SIZE], tree[REPO_HEX_SIZE], base[REPO_HEX_SIZE];
-	char *logdir, *purpose = NULL, *key = NULL;
+	char *logdir, *purpose = NULL, *key = NULL, *cell_tree = NULL;
+	char *branch_tree = bc->cfg.tree_dir;
 	json_t *ids = NULL;
 	struct built bs = { 0 };
 	struct phase ph = { 0 };
@@ -1694,7 +1714,15 @@ int candidate_run(struct branch_ctx *bc, long long id, int runs,
 	}
 	baseline = is_baseline(bc->db, id);
 	if ((ret = cell_get(bc, id, &bs.cell)) < 0 ||
-	    (ret = lock_builds(bc, &lockfd)) < 0)
+	    (ret = lock_builds(bc, &bs.cell, &lockfd)) < 0)
+		goto out;
+	/* a cell other than the branch's first builds in a worktree of its
+	 * own, so cells side by side each check their states out alone */
+	if ((ret = cell_tree_ready(bc, &bs.cell, &cell_tree)) < 0)
+		goto out;
+	bc->cfg.tree_dir = cell_tree;
+	/* the other cells of the matrix start beside this one (cell.h) */
+	if ((ret = cell_runs_start(bc, id, &cells, progress, ctx)) < 0)
 		goto out;
 	logdir = xstrfmt("%s/log", bc->cfg.var_dir);
 	mkdir_p(logdir);
@@ -1822,7 +1850,7 @@ int candidate_run(struct branch_ctx *bc, long long id, int runs,
 			tip_id = 0;
 		}
 		tip_secs = now_monotonic() - tb;
-		if ((ret = lock_builds(bc, &lockfd)) < 0)
+		if ((ret = lock_builds(bc, &bs.cell, &lockfd)) < 0)
 			goto out;
 	}
 	/* a test that only failed runs again alone before the verdict */
@@ -1883,15 +1911,17 @@ judge:;
 	if (lockfd >= 0)
 		close(lockfd);
 	lockfd = -1;
-	if ((ret = cell_run_matrix(bc, id, &verdict, &why, progress, ctx)) < 0)
+	if ((ret = cell_run_matrix(bc, cells, &verdict, &why)) < 0)
 		goto out;
+	cell_runs_end(bc, cells, "the matrix ended");
+	cells = NULL;
 	ret = finish(bc, id, verdict, why.len ? why.buf : NULL);
 	/* which of the patches' lines ran: after the verdict, never
 	 * changing it (gcov.h) */
 	if (ret >= 0 && !strcmp(bc->cfg.coverage_boot, "yes") &&
 	    cell_is_default(&bs.cell) &&
 	    verdict != CV_HANG && of_queue_with(bc->db, id, 1)) {
-		if (lockfd >= 0 || lock_builds(bc, &lockfd) >= 0)
+		if (lockfd >= 0 || lock_builds(bc, &bs.cell, &lockfd) >= 0)
 			gcov_boot(bc, r, id, commit, progress, ctx);
 		err_clear(); /* a failure is the coverage boot's summary */
 	}
@@ -1912,9 +1942,29 @@ out:
 		err_set(ret, "%s", msg);
 		free(msg);
 	}
+	if (cells) {
+		/* its own cell ended first: no verdict waits for the others */
+		enum cand_verdict own = candidate_verdict_of(bc->db, id);
+		char *keep = ret < 0 ? xstrdup(err_msg()) : NULL;
+		char *stop = own != CV_NONE
+				     ? xstrfmt("candidate %lld's own cell was"
+					       " %s first",
+					       id, candidate_verdict_name(own))
+				     : xstrfmt("candidate %lld's own cell could"
+					       " not run",
+					       id);
+		err_clear();
+		cell_runs_end(bc, cells, stop);
+		free(stop);
+		if (keep)
+			err_set(ret, "%s", keep);
+		free(keep);
+	}
 	built_release(&bs);
 	if (lockfd >= 0)
 		close(lockfd);
+	bc->cfg.tree_dir = branch_tree;
+	free(cell_tree);
 	json_decref(ids);
 	strbuf_release(&why);
 	repo_free(r);

@@ -2,15 +2,20 @@
 #include "cell.h"
 #include "db.h"
 #include "err.h"
+#include "file.h"
 #include "karch.h"
 #include "kbuild.h"
 #include "log.h"
 #include "strbuf.h"
+#include "repo.h"
+#include "spawn.h"
+#include "strvec.h"
 #include "testcase.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The compilers a cell may use (config: compilers). */
 static const char *const compilers[] = { "gcc", "clang" };
@@ -212,59 +217,209 @@ static char *cell_label(const struct cell *first, const struct cell *c)
 	return cell_name(c);
 }
 
-/* One other cell: a child candidate of the same patches, run now. */
-static int run_child(struct branch_ctx *bc, long long id, const char *purpose,
-		     const long long *ids, size_t nids, const struct cell *c,
-		     long long *child,
-		     void (*progress)(const char *line, void *ctx), void *ctx)
+/* c is the branch's first cell: the candidate's own, in the tree itself. */
+static int is_first(const struct config *cfg, const struct cell *c)
 {
-	char *name = cell_name(c);
+	struct cell first;
+
+	if (cell_first(cfg, &first) < 0) {
+		err_clear();
+		first.arch = "x86_64";
+		first.compiler = "gcc";
+	}
+	return !strcmp(first.arch, c->arch) &&
+	       !strcmp(first.compiler, c->compiler);
+}
+
+char *cell_tree_dir(const struct branch_ctx *bc, const struct cell *c)
+{
+	const char *t = bc->cfg.branches[bc->cfg.selected].tree_dir;
+	size_t n = strlen(t);
+
+	if (is_first(&bc->cfg, c))
+		return xstrdup(t);
+	while (n > 1 && t[n - 1] == '/')
+		n--;
+	return xstrfmt("%.*s-%s-%s", (int)n, t, c->arch, c->compiler);
+}
+
+int cell_tree_ready(const struct branch_ctx *bc, const struct cell *c,
+		    char **dir)
+{
+	char *name;
 	int ret;
 
-	*child = candidate_create_on(bc->db, bc->branch_id, ids, nids, 0,
-				     purpose, 0, bc->actor);
-	if (*child < 0) {
-		ret = (int)*child;
-		*child = 0;
-		goto out;
-	}
-	if ((ret = db_exec(bc->db,
-			   "UPDATE candidates SET arch = ?, compiler = ?,"
-			   " cell_of = ? WHERE id = ?",
-			   "ttii", c->arch, c->compiler, id, *child)) < 0)
-		goto out;
-	tell(progress, ctx,
-	     xstrfmt("candidate %lld: cell %s: candidate %lld", id, name,
-		     *child));
-	if (candidate_run(bc, *child, 1, progress, ctx) < 0 ||
-	    candidate_verdict_of(bc->db, *child) == CV_NONE) {
-		/* it could not run: say why, never a verdict */
-		char *why = xstrdup(err_msg());
-		tell(progress, ctx,
-		     xstrfmt("candidate %lld: cell %s not run: %s", id, name,
-			     why));
-		err_clear();
-		ret = db_exec(bc->db,
-			      "UPDATE candidates SET not_run = ? WHERE id = ?",
-			      "ti", *why ? why : "could not run", *child);
-		free(why);
-	}
-	ret = ret < 0 ? ret : 0;
-out:
+	*dir = cell_tree_dir(bc, c);
+	if (is_first(&bc->cfg, c))
+		return 0;
+	name = xstrfmt("stableq-cell-%s-%s", c->arch, c->compiler);
+	ret = repo_worktree_ensure(bc->cfg.branches[bc->cfg.selected].tree_dir,
+				   *dir, name);
 	free(name);
+	if (ret < 0) {
+		err_prefix(ret, "the %s/%s cell's worktree", c->arch,
+			   c->compiler);
+		free(*dir);
+		*dir = NULL;
+	}
 	return ret;
 }
 
-int cell_run_matrix(struct branch_ctx *bc, long long id,
-		    enum cand_verdict *verdict, struct strbuf *why,
+/* One other cell of a candidate: its child candidate, and the process running it. */
+struct cell_job {
+	struct cell cell;
+	long long child;
+	struct strvec argv;
+	struct spawn sp;
+	char *log;
+	int state; /* JOB_WAITING, JOB_RUNNING, JOB_ENDED */
+};
+
+enum { JOB_WAITING, JOB_RUNNING, JOB_ENDED };
+
+struct cell_runs {
+	long long id;
+	struct cell first;
+	struct cell_job *jobs;
+	size_t n;
+	int slots; /* cells at once, the candidate's own among them */
+	void (*progress)(const char *line, void *ctx);
+	void *ctx;
+};
+
+static int cell_slots(const struct config *c)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (c->cell_jobs > 0)
+		return c->cell_jobs;
+	return cpus > 1 ? (int)cpus : 1;
+}
+
+static int running(const struct cell_runs *cr)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < cr->n; i++)
+		n += cr->jobs[i].state == JOB_RUNNING;
+	return n;
+}
+
+/* A child that ran to no verdict: done, and why it was not run. */
+static void not_run(sqlite3 *db, long long child, const char *why)
+{
+	if (db_exec(db,
+		    "UPDATE candidates SET step = 'done', not_run = ?,"
+		    " finished_at = COALESCE(finished_at,"
+		    " strftime('%Y-%m-%dT%H:%M:%SZ','now')) WHERE id = ? AND"
+		    " verdict IS NULL",
+		    "ti", why, child) < 0) {
+		log_warnx("candidate %lld: cannot record why its cell did not"
+			  " run: %s", child, err_msg());
+		err_clear();
+	}
+}
+
+/* The cell's process: `stableq candidate --run CHILD`, its output in a log. */
+static void job_start(struct branch_ctx *bc, struct cell_runs *cr,
+		      struct cell_job *j)
+{
+	struct spawn init = SPAWN_INIT;
+	char *name = cell_name(&j->cell);
+
+	j->state = JOB_ENDED;
+	{
+		char *dir = xstrfmt("%s/log", bc->cfg.var_dir);
+		mkdir_p(dir);
+		free(dir);
+	}
+	j->log = xstrfmt("%s/log/cell-%lld.log", bc->cfg.var_dir, j->child);
+	strvec_push(&j->argv, bc->self ? bc->self : "stableq");
+	if (bc->cfg.path)
+		strvec_pushl(&j->argv, "-c", bc->cfg.path, NULL);
+	strvec_pushl(&j->argv, "--db", bc->cfg.db, "--branch",
+		     bc->cfg.branch_key, "candidate", "--run", NULL);
+	strvec_pushf(&j->argv, "%lld", j->child);
+	j->sp = init;
+	j->sp.argv = j->argv.v;
+	j->sp.log_path = j->log;
+	if (!bc->self) {
+		err_set(ERR_INVALID, "no stableq binary to run the cell with");
+	} else if (spawn_start(&j->sp) == 0) {
+		j->state = JOB_RUNNING;
+		tell(cr->progress, cr->ctx,
+		     xstrfmt("candidate %lld: cell %s: candidate %lld runs"
+			     " (pid %ld, log %s)",
+			     cr->id, name, j->child, (long)j->sp.pid, j->log));
+		free(name);
+		return;
+	}
+	char *why = xstrfmt("could not start: %s", err_msg());
+	err_clear();
+	tell(cr->progress, cr->ctx,
+	     xstrfmt("candidate %lld: cell %s not run: %s", cr->id, name, why));
+	not_run(bc->db, j->child, why);
+	free(why);
+	free(name);
+}
+
+/* The cell's process ended: its verdict, or why there is none. */
+static void job_ended(struct branch_ctx *bc, struct cell_runs *cr,
+		      struct cell_job *j)
+{
+	enum cand_verdict cv = candidate_verdict_of(bc->db, j->child);
+	char *name = cell_name(&j->cell);
+
+	err_clear();
+	j->state = JOB_ENDED;
+	if (cv == CV_NONE) {
+		/* it could not run: say why, never a verdict */
+		char *detail = db_text(bc->db,
+				       "SELECT detail FROM candidates WHERE"
+				       " id = ?",
+				       "i", j->child);
+		char *why = detail && *detail
+				    ? xstrdup(detail)
+				    : xstrfmt("its process ended with status %d"
+					      " and no verdict (log %s)",
+					      j->sp.status, j->log);
+		err_clear();
+		tell(cr->progress, cr->ctx,
+		     xstrfmt("candidate %lld: cell %s not run: %s", cr->id,
+			     name, why));
+		not_run(bc->db, j->child, why);
+		free(detail);
+		free(why);
+	} else {
+		tell(cr->progress, cr->ctx,
+		     xstrfmt("candidate %lld: cell %s: candidate %lld: %s in"
+			     " %.1f s",
+			     cr->id, name, j->child,
+			     candidate_verdict_name(cv), j->sp.seconds));
+	}
+	free(name);
+}
+
+/* Starts waiting cells while fewer than max run. */
+static void fill(struct branch_ctx *bc, struct cell_runs *cr, int max)
+{
+	for (size_t i = 0; i < cr->n && running(cr) < max; i++)
+		if (cr->jobs[i].state == JOB_WAITING)
+			job_start(bc, cr, &cr->jobs[i]);
+}
+
+int cell_runs_start(struct branch_ctx *bc, long long id,
+		    struct cell_runs **out,
 		    void (*progress)(const char *line, void *ctx), void *ctx)
 {
-	struct cell *cells = NULL, first;
+	struct cell *cells = NULL;
+	struct cell_runs *cr = NULL;
 	long long parent = 0, *ids = NULL;
 	size_t n = 0, nids = 0;
 	char *purpose = NULL;
 	int ret;
 
+	*out = NULL;
 	if ((ret = db_query_int(bc->db, &parent,
 				"SELECT COALESCE(cell_of, 0) FROM candidates"
 				" WHERE id = ?",
@@ -278,39 +433,139 @@ int cell_run_matrix(struct branch_ctx *bc, long long id,
 		free(purpose);
 		return 0;
 	}
-	if ((ret = cell_matrix(&bc->cfg, &cells, &n)) < 0 || n < 2 ||
-	    (ret = cell_get(bc, id, &first)) < 0 ||
+	if ((ret = cell_matrix(&bc->cfg, &cells, &n)) < 0 || n < 2)
+		goto out;
+	cr = xcalloc(1, sizeof(*cr));
+	cr->id = id;
+	cr->progress = progress;
+	cr->ctx = ctx;
+	cr->slots = cell_slots(&bc->cfg);
+	cr->jobs = xcalloc(n - 1, sizeof(*cr->jobs));
+	if ((ret = cell_get(bc, id, &cr->first)) < 0 ||
 	    (ret = candidate_patch_ids(bc->db, id, &ids, &nids)) < 0)
 		goto out;
+	/* every cell's child now (the matrix shows them), of the same patches */
 	for (size_t i = 1; i < n; i++) {
-		long long child = 0;
-		if ((ret = run_child(bc, id, purpose, ids, nids, &cells[i],
-				     &child, progress, ctx)) < 0)
+		struct cell_job *j = &cr->jobs[cr->n];
+		long long child = candidate_create_on(bc->db, bc->branch_id,
+						      ids, nids, 0, purpose, 0,
+						      bc->actor);
+		if (child < 0) {
+			ret = (int)child;
 			goto out;
-		enum cand_verdict cv = candidate_verdict_of(bc->db, child);
-		if (*verdict != CV_PASS || cv == CV_NONE || cv == CV_PASS)
-			continue;
-		/* the first failing cell fails the candidate, named */
-		char *label = cell_label(&first, &cells[i]);
-		char *detail = db_text(bc->db,
-				       "SELECT detail FROM candidates WHERE"
-				       " id = ?",
-				       "i", child);
-		err_clear();
-		*verdict = cv;
-		strbuf_reset(why);
-		strbuf_addf(why, "%s (%s): candidate %lld%s%s",
-			    candidate_verdict_name(cv), label, child,
-			    detail ? ": " : "", detail ? detail : "");
-		free(label);
-		free(detail);
+		}
+		struct spawn init = SPAWN_INIT;
+		j->cell = cells[i];
+		j->child = child;
+		j->sp = init;
+		strvec_init(&j->argv);
+		cr->n++;
+		if ((ret = db_exec(bc->db,
+				   "UPDATE candidates SET arch = ?, compiler = ?,"
+				   " cell_of = ? WHERE id = ?",
+				   "ttii", cells[i].arch, cells[i].compiler, id,
+				   child)) < 0)
+			goto out;
 	}
+	tell(progress, ctx,
+	     xstrfmt("candidate %lld: %zu cells, %d at once (cell_jobs)", id,
+		     n, cr->slots < (int)n ? cr->slots : (int)n));
+	/* beside the candidate's own cell, which takes a slot */
+	fill(bc, cr, cr->slots - 1);
+	*out = cr;
+	cr = NULL;
 	ret = 0;
 out:
+	if (cr)
+		cell_runs_end(bc, cr, "the matrix could not start");
 	free(cells);
 	free(ids);
 	free(purpose);
 	return ret;
+}
+
+int cell_run_matrix(struct branch_ctx *bc, struct cell_runs *cr,
+		    enum cand_verdict *verdict, struct strbuf *why)
+{
+	if (!cr)
+		return 0;
+	/* the candidate's own cell is done: every slot is the others' */
+	for (;;) {
+		fill(bc, cr, cr->slots);
+		if (!running(cr))
+			break;
+		int ended = 0;
+		for (size_t i = 0; i < cr->n; i++) {
+			struct cell_job *j = &cr->jobs[i];
+			if (j->state != JOB_RUNNING)
+				continue;
+			int r = spawn_poll(&j->sp, 0);
+			if (r < 0) {
+				log_warnx("candidate %lld: %s", j->child,
+					  err_msg());
+				err_clear();
+				spawn_kill(&j->sp, 5000);
+				spawn_poll(&j->sp, 1);
+				r = 1;
+			}
+			if (r == 1) {
+				job_ended(bc, cr, j);
+				ended = 1;
+			}
+		}
+		if (!ended)
+			usleep(200 * 1000);
+	}
+	/* the first failing cell, in matrix order, fails the candidate */
+	for (size_t i = 0; i < cr->n && *verdict == CV_PASS; i++) {
+		const struct cell_job *j = &cr->jobs[i];
+		enum cand_verdict cv = candidate_verdict_of(bc->db, j->child);
+		err_clear();
+		if (cv == CV_NONE || cv == CV_PASS)
+			continue;
+		char *label = cell_label(&cr->first, &j->cell);
+		char *detail = db_text(bc->db,
+				       "SELECT detail FROM candidates WHERE"
+				       " id = ?",
+				       "i", j->child);
+		err_clear();
+		*verdict = cv;
+		strbuf_reset(why);
+		strbuf_addf(why, "%s (%s): candidate %lld%s%s",
+			    candidate_verdict_name(cv), label, j->child,
+			    detail ? ": " : "", detail ? detail : "");
+		free(label);
+		free(detail);
+	}
+	return 0;
+}
+
+void cell_runs_end(struct branch_ctx *bc, struct cell_runs *cr,
+		   const char *why)
+{
+	if (!cr)
+		return;
+	for (size_t i = 0; i < cr->n; i++) {
+		struct cell_job *j = &cr->jobs[i];
+		if (j->state == JOB_RUNNING) {
+			spawn_kill(&j->sp, 5000);
+			spawn_poll(&j->sp, 1);
+			err_clear();
+		}
+		if (j->state != JOB_ENDED) {
+			char *name = cell_name(&j->cell);
+			tell(cr->progress, cr->ctx,
+			     xstrfmt("candidate %lld: cell %s not run: %s",
+				     cr->id, name, why));
+			free(name);
+			not_run(bc->db, j->child, why);
+		}
+		spawn_release(&j->sp);
+		strvec_clear(&j->argv);
+		free(j->log);
+	}
+	free(cr->jobs);
+	free(cr);
 }
 
 long long cell_failing(sqlite3 *db, long long id)

@@ -67,16 +67,39 @@ char *cell_fragments(const char *fragments, const struct cell *c);
 int cell_compiler_id(const struct cell *c, char **out);
 
 /*
- * The other cells of queue or confirm candidate id, run after its own
- * cell gave *verdict (with *why its detail): each a child candidate run to
- * its verdict, then *verdict and *why as said above. Candidates of other
- * purposes (bisect, baseline) and children run their one cell: 0 at once.
- * The caller holds no build lock (each child takes it). 0, or negative
- * when the store failed.
+ * The worktree a cell builds from: the branch's tree_dir for its first
+ * cell (the candidate's own), else TREE_DIR-ARCH-COMPILER, a linked
+ * worktree of it (repo_worktree_ensure()), so that cells run side by side
+ * each check their states out alone. cell_tree_ready() makes it when it
+ * is not there yet. Caller frees.
  */
-int cell_run_matrix(struct branch_ctx *bc, long long id,
-		    enum cand_verdict *verdict, struct strbuf *why,
+char *cell_tree_dir(const struct branch_ctx *bc, const struct cell *c);
+int cell_tree_ready(const struct branch_ctx *bc, const struct cell *c,
+		    char **dir);
+
+/*
+ * The other cells of queue or confirm candidate id, each a child candidate
+ * of the same patches run by a process of its own (`stableq candidate
+ * --run CHILD`, its output in VAR_DIR/log/cell-CHILD.log), in its own
+ * worktree and build directory. cell_runs_start() makes every child and
+ * starts as many as cell_jobs allows beside the candidate's own cell
+ * (*out NULL when there are no other cells, or id is a child or of another
+ * purpose: bisect, baseline). Once the own cell gave *verdict (with *why
+ * its detail), cell_run_matrix() runs the rest and waits for all: a cell
+ * that failed fails the candidate by name ("build-failed (clang):
+ * candidate N: ..."), the first in matrix order; a cell that could not run
+ * is marked not run with why, never a pass. cell_runs_end() stops the
+ * cells still waiting or running (the own cell ended first: they are
+ * marked not run, why) and frees cr. Negative when the store failed.
+ */
+struct cell_runs;
+int cell_runs_start(struct branch_ctx *bc, long long id,
+		    struct cell_runs **out,
 		    void (*progress)(const char *line, void *ctx), void *ctx);
+int cell_run_matrix(struct branch_ctx *bc, struct cell_runs *cr,
+		    enum cand_verdict *verdict, struct strbuf *why);
+void cell_runs_end(struct branch_ctx *bc, struct cell_runs *cr,
+		   const char *why);
 
 /*
  * The candidate whose failure a bisection of id should follow: the child

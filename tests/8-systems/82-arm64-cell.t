@@ -9,6 +9,7 @@
 # "build-failed (arm64)"; the bisection runs in the arm64 cell alone and
 # finds the patch; the revert drops it and its confirmation boots arm64
 # (qemu-system-aarch64 -M virt under TCG) and passes. KCIDB names arm64.
+# The arm64 cell builds from its own worktree of the tree (cell.h).
 # check: serial (kernel trees, builds and QEMU: one such test at a time)
 . "$(dirname "$0")/../lib/tap.sh"
 . "$(dirname "$0")/../lib/matrix.sh"
@@ -23,6 +24,7 @@ is "$cov" "compiled arm64 allmodconfig" "build coverage compiled the touched fil
 is "$(j "[t['result'] for t in j['tests'] if t['name'] == 'user-copy'][0]")" pass "x86_64/gcc's own results are as before: user-copy passes"
 is "$(j "' '.join(c['arch'] + '/' + c['compiler'] + ':' + str(c['verdict']) for c in j['cells'])")" "arm64/gcc:build-failed x86_64/gcc:pass" "the matrix, the failing cell first"
 like "$(grep -a 'ARCH=arm64' "$T"/var/log/build-*.log | head -n 1)" "CROSS_COMPILE=aarch64-linux-gnu-" "the arm64 cell cross-builds with Debian's aarch64-linux-gnu-gcc"
+is "$(grep -a -l 'ARCH=arm64' "$T"/var/log/build-*.log | head -n 1 | xargs grep -a -m1 'stableq: the source:')" "stableq: the source: $TREE-arm64-gcc" "... from the arm64 cell's own worktree of the tree"
 
 cid=$(db "SELECT MAX(id) FROM candidates WHERE purpose = 'queue' AND cell_of IS NULL")
 SQ bisect "$cid" --json > "$T/bisect.json" 2> "$T/bisect.log"
