@@ -231,7 +231,8 @@ static int is_first(const struct config *cfg, const struct cell *c)
 	       !strcmp(first.compiler, c->compiler);
 }
 
-char *cell_tree_dir(const struct branch_ctx *bc, const struct cell *c)
+/* TREE_DIR-ARCH-COMPILER, or the tree itself for the first cell (cell.h). */
+static char *cell_tree_dir(const struct branch_ctx *bc, const struct cell *c)
 {
 	const char *t = bc->cfg.branches[bc->cfg.selected].tree_dir;
 	size_t n = strlen(t);

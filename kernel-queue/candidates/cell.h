@@ -70,10 +70,9 @@ int cell_compiler_id(const struct cell *c, char **out);
  * The worktree a cell builds from: the branch's tree_dir for its first
  * cell (the candidate's own), else TREE_DIR-ARCH-COMPILER, a linked
  * worktree of it (repo_worktree_ensure()), so that cells run side by side
- * each check their states out alone. cell_tree_ready() makes it when it
- * is not there yet. Caller frees.
+ * each check their states out alone: *dir, made when it is not there yet.
+ * Caller frees *dir.
  */
-char *cell_tree_dir(const struct branch_ctx *bc, const struct cell *c);
 int cell_tree_ready(const struct branch_ctx *bc, const struct cell *c,
 		    char **dir);
 
