@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -90,6 +91,11 @@ static void child_exec(const struct spawn *s, const char *const *argv,
 
 	if (!sandboxed)
 		setpgid(0, 0);
+	/* SIGTERM when this process dies, even by SIGKILL; if it already
+	 * has, the child ends now */
+	if (s->die_with_parent &&
+	    (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != s->parent))
+		_exit(127);
 	signal(SIGPIPE, SIG_DFL);
 	signal(SIGCHLD, SIG_DFL);
 	signal(SIGINT, SIG_DFL);
@@ -163,6 +169,7 @@ static int start(struct spawn *s, const char *const *argv)
 	s->timed_out = 0;
 	s->signaled = 0;
 	s->status = -1;
+	s->parent = getpid();
 	s->pid = fork();
 	if (s->pid < 0) {
 		e = errno;

@@ -32,6 +32,13 @@ struct spawn {
 	 */
 	const struct sandbox *sandbox;
 	const struct sandbox_bind *binds; /* {NULL}-terminated; may be NULL */
+	/*
+	 * The child gets SIGTERM when this process ends, however it ends
+	 * (a SIGKILL at a step's deadline too): for a stableq child that
+	 * must not outlive the one that waits for it.
+	 */
+	int die_with_parent;
+	pid_t parent; /* set by spawn_start() */
 
 	pid_t pid;
 	int out_fd;

@@ -344,6 +344,7 @@ static void job_start(struct branch_ctx *bc, struct cell_runs *cr,
 	j->sp = init;
 	j->sp.argv = j->argv.v;
 	j->sp.log_path = j->log;
+	j->sp.die_with_parent = 1; /* never a cell with no one to wait for it */
 	if (!bc->self) {
 		err_set(ERR_INVALID, "no stableq binary to run the cell with");
 	} else if (spawn_start(&j->sp) == 0) {

@@ -6,6 +6,8 @@
 #include "tap.h"
 
 #include <signal.h>
+#include <stdio.h>
+#include <sys/wait.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -14,6 +16,61 @@ static int run(const char *const *argv, struct spawn *s)
 	s->argv = argv;
 	s->capture = 1;
 	return spawn_run(s);
+}
+
+/* pid has ended (gone, or a zombie nobody reaped yet). */
+static int ended(pid_t pid)
+{
+	char path[64], st[512] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+	if (!(f = fopen(path, "r")))
+		return 1;
+	if (!fgets(st, sizeof(st), f))
+		st[0] = '\0';
+	fclose(f);
+	const char *p = strrchr(st, ')');
+	return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+}
+
+/*
+ * die_with_parent: a child whose parent is SIGKILLed (a step killed at
+ * its deadline) gets SIGTERM; without it the child lives on.
+ */
+static void parent_killed(int die)
+{
+	int fds[2];
+	pid_t mid, child = 0;
+
+	if (pipe(fds) < 0)
+		return;
+	if ((mid = fork()) == 0) {
+		struct spawn s = SPAWN_INIT;
+		const char *argv[] = { "sleep", "30", NULL };
+		s.argv = argv;
+		s.die_with_parent = die;
+		if (spawn_start(&s) == 0 &&
+		    write(fds[1], &s.pid, sizeof(s.pid)) == sizeof(s.pid))
+			pause();
+		_exit(1);
+	}
+	close(fds[1]);
+	ssize_t got = read(fds[0], &child, sizeof(child));
+	ok(got == sizeof(child) && child > 0,
+	   "die_with_parent %d: a child started (pid %ld)", die, (long)child);
+	close(fds[0]);
+	kill(mid, SIGKILL);
+	waitpid(mid, NULL, 0);
+	int gone = 0;
+	for (int i = 0; i < 50 && !(gone = ended(child)); i++)
+		usleep(100 * 1000);
+	if (die) {
+		ok(gone, "  its parent SIGKILLed: the child ends too");
+	} else {
+		ok(!gone, "  without it, the child outlives its parent");
+		kill(child, SIGKILL);
+	}
 }
 
 int main(void)
@@ -106,5 +163,7 @@ int main(void)
 	free(log);
 	strbuf_release(&sb);
 	rm_rf(dir);
+	parent_killed(1);
+	parent_killed(0);
 	return done_testing();
 }
