@@ -3,9 +3,9 @@
 # against side by side (cell_jobs = 0: one per CPU), in one run on this
 # machine (docs/matrix.md). The same queue (the shipped one of the branch)
 # is run as one candidate by the real CLI, each way twice: cold (an empty
-# build directory, ccache and build cache of its own) and warm (the same
-# directories again, a new build cache: every state built, from warm
-# ccache and objects). Prints each run's wall time, each cell's build and
+# build directory, build coverage directory, ccache and build cache of
+# its own) and warm (the same directories again, a new build cache: every
+# state built, from warm ccache and objects). Prints each run's wall time, each cell's build and
 # boot, and the ratio. The cells' worktrees (TREE-ARCH-COMPILER) are made
 # before the first run, outside the timing. Knobs: BRANCH (6.1 or 6.12),
 # ARCHES (default "x86_64 arm64"), COMPILERS ("gcc"), MODES ("cold warm"),
@@ -47,6 +47,7 @@ db = $d/$2.db
 var_dir = $d/var-$2
 build_cache_dir = $d/cache-$2
 ccache_dir = $d/ccache
+coverage_build_dir = $d/cover
 make_jobs = 0
 arches = $ARCHES
 compilers = $COMPILERS

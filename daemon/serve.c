@@ -2,6 +2,7 @@
 #include "serve.h"
 #include "app.h"
 #include "branch-status.h"
+#include "cell.h"
 #include "cli.h"
 #include "db.h"
 #include "event.h"
@@ -139,10 +140,20 @@ static void step_done(const struct step *s)
 		  b->delay, s->log_path);
 }
 
+/* A step's time: each build of each cell of the branch's matrix (cell_jobs
+ * 1 runs them one after another) with its boots. */
 static int deadline_of(const struct config *c, const struct job *j)
 {
-	return j->seconds +
-	       j->builds * (c->build_timeout + 4 * c->boot_timeout + 600);
+	struct cell *cells = NULL;
+	size_t n = 0;
+
+	if (cell_matrix(c, &cells, &n) < 0 || n < 1) {
+		err_clear();
+		n = 1;
+	}
+	free(cells);
+	return j->seconds + j->builds * (int)n *
+				    (c->build_timeout + 4 * c->boot_timeout + 600);
 }
 
 static int step_start(struct app *app, struct step *s, const struct job *j,
