@@ -1033,10 +1033,8 @@ static int boot_once(struct branch_ctx *bc, long long id,
 		     void (*progress)(const char *line, void *ctx), void *ctx)
 {
 	/* a cell's own: cells side by side write their initramfs there */
-	char *work = cell_is_default(&bs->cell)
-			     ? xstrfmt("%s/guest", bc->cfg.var_dir)
-			     : xstrfmt("%s/guest-%s-%s", bc->cfg.var_dir,
-				       bs->cell.arch, bs->cell.compiler);
+	char *guest = xstrfmt("%s/guest", bc->cfg.var_dir);
+	char *work = cell_path(guest, &bs->cell);
 	char *clog =
 		xstrfmt("%s/log/console-%lld-%d.log", bc->cfg.var_dir, id, run);
 	struct runner_opts ro;
@@ -1064,6 +1062,7 @@ static int boot_once(struct branch_ctx *bc, long long id,
 	ret = runner_boot(&ro, &rr);
 	only_release(&only);
 	free(work);
+	free(guest);
 	/* the candidate's log is the console of its last boot */
 	if (db_exec(bc->db,
 		    "UPDATE candidates SET boots = boots + ?,"
@@ -1721,12 +1720,12 @@ int candidate_run(struct branch_ctx *bc, long long id, int runs,
 	if ((ret = cell_tree_ready(bc, &bs.cell, &cell_tree)) < 0)
 		goto out;
 	bc->cfg.tree_dir = cell_tree;
-	/* the other cells of the matrix start beside this one (cell.h) */
-	if ((ret = cell_runs_start(bc, id, &cells, progress, ctx)) < 0)
-		goto out;
 	logdir = xstrfmt("%s/log", bc->cfg.var_dir);
 	mkdir_p(logdir);
 	free(logdir);
+	/* the other cells of the matrix start beside this one (cell.h) */
+	if ((ret = cell_runs_start(bc, id, &cells, progress, ctx)) < 0)
+		goto out;
 	say_estimate(bc, id, purpose, progress, ctx);
 
 	/* apply */
@@ -1911,10 +1910,10 @@ judge:;
 	if (lockfd >= 0)
 		close(lockfd);
 	lockfd = -1;
-	if ((ret = cell_run_matrix(bc, cells, &verdict, &why)) < 0)
+	ret = cell_run_matrix(bc, cells, &verdict, &why);
+	cells = NULL; /* freed by it */
+	if (ret < 0)
 		goto out;
-	cell_runs_end(bc, cells, "the matrix ended");
-	cells = NULL;
 	ret = finish(bc, id, verdict, why.len ? why.buf : NULL);
 	/* which of the patches' lines ran: after the verdict, never
 	 * changing it (gcov.h) */

@@ -2,7 +2,6 @@
 #include "cell.h"
 #include "db.h"
 #include "err.h"
-#include "file.h"
 #include "karch.h"
 #include "kbuild.h"
 #include "log.h"
@@ -175,11 +174,20 @@ int cell_copy(sqlite3 *db, long long from, long long to)
 	return ret < 0 ? ret : 0;
 }
 
+char *cell_path(const char *base, const struct cell *c)
+{
+	size_t n = strlen(base);
+
+	if (cell_is_default(c))
+		return xstrdup(base);
+	while (n > 1 && base[n - 1] == '/')
+		n--;
+	return xstrfmt("%.*s-%s-%s", (int)n, base, c->arch, c->compiler);
+}
+
 char *cell_build_dir(const struct branch_ctx *bc, const struct cell *c)
 {
-	if (cell_is_default(c))
-		return xstrdup(bc->cfg.build_dir);
-	return xstrfmt("%s-%s-%s", bc->cfg.build_dir, c->arch, c->compiler);
+	return cell_path(bc->cfg.build_dir, c);
 }
 
 char *cell_fragments(const char *fragments, const struct cell *c)
@@ -231,31 +239,23 @@ static int is_first(const struct config *cfg, const struct cell *c)
 	       !strcmp(first.compiler, c->compiler);
 }
 
-/* TREE_DIR-ARCH-COMPILER, or the tree itself for the first cell (cell.h). */
-static char *cell_tree_dir(const struct branch_ctx *bc, const struct cell *c)
-{
-	const char *t = bc->cfg.branches[bc->cfg.selected].tree_dir;
-	size_t n = strlen(t);
-
-	if (is_first(&bc->cfg, c))
-		return xstrdup(t);
-	while (n > 1 && t[n - 1] == '/')
-		n--;
-	return xstrfmt("%.*s-%s-%s", (int)n, t, c->arch, c->compiler);
-}
-
 int cell_tree_ready(const struct branch_ctx *bc, const struct cell *c,
 		    char **dir)
 {
+	const char *tree = bc->cfg.branches[bc->cfg.selected].tree_dir;
+	size_t n = strlen(tree);
 	char *name;
 	int ret;
 
-	*dir = cell_tree_dir(bc, c);
-	if (is_first(&bc->cfg, c))
+	if (is_first(&bc->cfg, c)) {
+		*dir = xstrdup(tree);
 		return 0;
+	}
+	while (n > 1 && tree[n - 1] == '/')
+		n--;
+	*dir = xstrfmt("%.*s-%s-%s", (int)n, tree, c->arch, c->compiler);
 	name = xstrfmt("stableq-cell-%s-%s", c->arch, c->compiler);
-	ret = repo_worktree_ensure(bc->cfg.branches[bc->cfg.selected].tree_dir,
-				   *dir, name);
+	ret = repo_worktree_ensure(tree, *dir, name);
 	free(name);
 	if (ret < 0) {
 		err_prefix(ret, "the %s/%s cell's worktree", c->arch,
@@ -326,37 +326,35 @@ static void job_start(struct branch_ctx *bc, struct cell_runs *cr,
 		      struct cell_job *j)
 {
 	struct spawn init = SPAWN_INIT;
-	char *name = cell_name(&j->cell);
+	char *name = cell_name(&j->cell), *why;
 
 	j->state = JOB_ENDED;
-	{
-		char *dir = xstrfmt("%s/log", bc->cfg.var_dir);
-		mkdir_p(dir);
-		free(dir);
-	}
 	j->log = xstrfmt("%s/log/cell-%lld.log", bc->cfg.var_dir, j->child);
-	strvec_push(&j->argv, bc->self ? bc->self : "stableq");
+	j->sp = init;
+	if (!bc->self) {
+		err_set(ERR_INVALID, "no stableq binary to run the cell with");
+		goto fail;
+	}
+	strvec_push(&j->argv, bc->self);
 	if (bc->cfg.path)
 		strvec_pushl(&j->argv, "-c", bc->cfg.path, NULL);
 	strvec_pushl(&j->argv, "--db", bc->cfg.db, "--branch",
 		     bc->cfg.branch_key, "candidate", "--run", NULL);
 	strvec_pushf(&j->argv, "%lld", j->child);
-	j->sp = init;
 	j->sp.argv = j->argv.v;
 	j->sp.log_path = j->log;
 	j->sp.die_with_parent = 1; /* never a cell with no one to wait for it */
-	if (!bc->self) {
-		err_set(ERR_INVALID, "no stableq binary to run the cell with");
-	} else if (spawn_start(&j->sp) == 0) {
-		j->state = JOB_RUNNING;
-		tell(cr->progress, cr->ctx,
-		     xstrfmt("candidate %lld: cell %s: candidate %lld runs"
-			     " (pid %ld, log %s)",
-			     cr->id, name, j->child, (long)j->sp.pid, j->log));
-		free(name);
-		return;
-	}
-	char *why = xstrfmt("could not start: %s", err_msg());
+	if (spawn_start(&j->sp) < 0)
+		goto fail;
+	j->state = JOB_RUNNING;
+	tell(cr->progress, cr->ctx,
+	     xstrfmt("candidate %lld: cell %s: candidate %lld runs (pid %ld,"
+		     " log %s)",
+		     cr->id, name, j->child, (long)j->sp.pid, j->log));
+	free(name);
+	return;
+fail:
+	why = xstrfmt("could not start: %s", err_msg());
 	err_clear();
 	tell(cr->progress, cr->ctx,
 	     xstrfmt("candidate %lld: cell %s not run: %s", cr->id, name, why));
@@ -539,6 +537,7 @@ int cell_run_matrix(struct branch_ctx *bc, struct cell_runs *cr,
 		free(label);
 		free(detail);
 	}
+	cell_runs_end(bc, cr, NULL); /* every cell has ended */
 	return 0;
 }
 
@@ -554,7 +553,7 @@ void cell_runs_end(struct branch_ctx *bc, struct cell_runs *cr,
 			spawn_poll(&j->sp, 1);
 			err_clear();
 		}
-		if (j->state != JOB_ENDED) {
+		if (j->state != JOB_ENDED && why) {
 			char *name = cell_name(&j->cell);
 			tell(cr->progress, cr->ctx,
 			     xstrfmt("candidate %lld: cell %s not run: %s",

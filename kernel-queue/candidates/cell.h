@@ -62,6 +62,8 @@ char *cell_name(const struct cell *c);
  * own and tests.config shared). Caller frees.
  */
 char *cell_build_dir(const struct branch_ctx *bc, const struct cell *c);
+/* base for x86_64/gcc, else BASE-ARCH-COMPILER: a cell's own directory. */
+char *cell_path(const char *base, const struct cell *c);
 char *cell_fragments(const char *fragments, const struct cell *c);
 /* kbuild_compiler_id() of the cell: the build cache key's compiler part. */
 int cell_compiler_id(const struct cell *c, char **out);
@@ -87,9 +89,10 @@ int cell_tree_ready(const struct branch_ctx *bc, const struct cell *c,
  * its detail), cell_run_matrix() runs the rest and waits for all: a cell
  * that failed fails the candidate by name ("build-failed (clang):
  * candidate N: ..."), the first in matrix order; a cell that could not run
- * is marked not run with why, never a pass. cell_runs_end() stops the
- * cells still waiting or running (the own cell ended first: they are
- * marked not run, why) and frees cr. Negative when the store failed.
+ * is marked not run with why, never a pass; cr is freed. When the own
+ * cell ended first, cell_runs_end() instead stops the cells still waiting
+ * or running (each marked not run, why) and frees cr. Negative when the
+ * store failed.
  */
 struct cell_runs;
 int cell_runs_start(struct branch_ctx *bc, long long id,

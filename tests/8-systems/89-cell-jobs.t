@@ -28,20 +28,11 @@ py() { /usr/bin/python3 -c "$1"; }
 SQ() { (cd "$TOP" && "$STABLEQ" -c "$T/stableq.conf" "$@"); }
 j() { py "import json; j = json.load(open('$T/$1.json')); print($2)"; }
 line() { grep -n -m1 -- "$2" "$T/$1.log" | cut -d: -f1; }
-conf() {
-	cat > "$T/stableq.conf" <<CONF
-db = $T/stableq.db
-var_dir = $T/var
-build_cache_dir = $TOP/var/build-cache
-tree_dir = $TREE
-branch = t36
-build_dir = $TOP/var/build
-queue_dir = $T/q
-kernel_config_dir = $TOP/config/kernel/6.1/quick
-tests_file = $TOP/config/tests.conf
-arches = x86_64 arm64
-cell_jobs = $1
-CONF
+conf() { # the kernel tests' shared directories (kernel.sh), two cells
+	{
+		coverage_conf "$T" t36 "$T/q"
+		printf 'arches = x86_64 arm64\ncell_jobs = %s\n' "$1"
+	} > "$T/stableq.conf"
 }
 stable_tree
 git -C "$TREE" branch -f t36 "$tag"
